@@ -1,0 +1,158 @@
+# relayd, portable: GNU make, no autoconf.
+#
+#   make            build usr.sbin/relayd/relayd and usr.sbin/relayctl/relayctl
+#   make test       install what is missing, build, run the kyua suite
+#   make run        build and run the sample configuration in the foreground
+#   make install    binaries, man pages, example config, the _relayd user
+#   make deps       install the packages the build and tests need
+#   make lint       man pages and shell scripts
+#   make bench      benchmarks (regress/perf)
+#   make fuzz       fuzz targets (libFuzzer)
+
+PREFIX ?=	/usr/local
+SBINDIR ?=	$(PREFIX)/sbin
+MANDIR ?=	$(PREFIX)/share/man
+EXAMPLEDIR ?=	$(PREFIX)/share/examples/relayd
+DESTDIR ?=
+RELAYD_USER ?=	_relayd
+RELAYD_CHROOT ?= /var/empty
+
+CC ?=		cc
+CFLAGS ?=	-O2 -g
+WARNINGS =	-Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+		-Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare -Werror
+CPPFLAGS +=	-I$(RD) -DRELAYD_USER=\"$(RELAYD_USER)\"
+
+UNAME_S :=	$(shell uname -s)
+
+ifeq ($(UNAME_S),Linux)
+YACC ?=		byacc
+PKGS =		libbsd-overlay libevent libtls libcrypto
+CPPFLAGS +=	-D_GNU_SOURCE $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
+		    echo -lbsd -levent -ltls -lcrypto)
+DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
+		    grep -vc '^install ok installed' | grep -qx 0
+DEPS_INSTALL =	apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		    apt-get install -y -qq --no-install-recommends $(DEBIAN_PKGS)
+endif
+ifeq ($(UNAME_S),FreeBSD)
+# FreeBSD: libevent and libretls from packages; SO_SPLICE since 14.2.
+YACC ?=		yacc
+CPPFLAGS +=	-I/usr/local/include
+LDFLAGS +=	-L/usr/local/lib
+LDLIBS +=	-levent -ltls -lcrypto -lutil
+DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
+DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
+endif
+ifeq ($(UNAME_S),OpenBSD)
+# OpenBSD: everything is in base but kyua and libevent 2.
+YACC ?=		yacc
+CPPFLAGS +=	-I/usr/local/include
+LDFLAGS +=	-L/usr/local/lib
+LDLIBS +=	-levent -ltls -lcrypto -lutil
+DEPS_CHECK =	true
+DEPS_INSTALL =	true
+endif
+
+DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
+		atf-sh libatf-dev libbsd-dev mandoc
+
+RD =		usr.sbin/relayd
+RC =		usr.sbin/relayctl
+
+COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
+		$(RD)/compat/privdrop.c $(RD)/compat/tcpstate.c
+SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
+		$(RD)/splice_so.c
+LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
+		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
+		$(RD)/ca.c $(RD)/util.c $(SPLICE_SRCS) $(COMPAT_SRCS)
+RELAYD_SRCS =	$(RD)/relayd.c
+RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c
+
+LIB_OBJS =	$(LIB_SRCS:.c=.o)
+LIB =		$(RD)/librelayd.a
+RELAYD =	$(RD)/relayd
+RELAYCTL =	$(RC)/relayctl
+HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
+		$(RD)/compat/compat.h $(RC)/parser.h
+
+REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
+		regress/splice/splice_test
+
+ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
+
+.PHONY: all deps test check run install lint bench bench-deps fuzz clean
+
+all: $(RELAYD) $(RELAYCTL)
+
+$(RD)/parse.c: $(RD)/parse.y
+	$(YACC) -o $@ $<
+
+# The generated parser is not held to every warning.
+$(RD)/parse.o: $(RD)/parse.c $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-unused-but-set-variable \
+	    -Wno-sign-compare -Wno-unused-parameter -c -o $@ $<
+
+%.o: %.c $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJS)
+
+$(RELAYD): $(RELAYD_SRCS:.c=.o) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(RELAYD_SRCS:.c=.o) $(LIB) $(LDLIBS)
+
+$(RELAYCTL): $(RELAYCTL_SRCS:.c=.o) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(RELAYCTL_SRCS:.c=.o) $(LIB) $(LDLIBS)
+
+# Unit tests (ATF-C)
+regress/%_test: regress/%_test.c $(LIB) $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
+	    $(LDLIBS) -latf-c
+
+deps:
+	@if $(DEPS_CHECK); then :; else \
+		echo "installing: $(DEBIAN_PKGS)"; $(DEPS_INSTALL); fi
+
+# A fresh machine has none of the packages: install them first, then
+# build in a new make so that pkg-config is asked again.
+test: deps
+	@$(MAKE) --no-print-directory all $(REGRESS_PROGS)
+	@sh regress/run.sh
+
+check: all $(REGRESS_PROGS)
+	@sh regress/run.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@sh etc/run-demo.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(EXAMPLEDIR)
+	install -m 555 $(RELAYD) $(RELAYCTL) $(DESTDIR)$(SBINDIR)
+	install -m 444 man/relayd.conf.5 $(DESTDIR)$(MANDIR)/man5
+	install -m 444 man/relayd.8 man/relayctl.8 $(DESTDIR)$(MANDIR)/man8
+	install -m 444 etc/relayd.conf $(DESTDIR)$(EXAMPLEDIR)
+	@if [ -z "$(DESTDIR)" ]; then \
+		RELAYD_USER=$(RELAYD_USER) RELAYD_CHROOT=$(RELAYD_CHROOT) \
+		    sh etc/mkuser.sh; \
+	fi
+
+lint:
+	mandoc -Tlint -Wwarning man/*.[58]
+	@if command -v shellcheck >/dev/null; then \
+		shellcheck -s sh etc/*.sh regress/*.sh; fi
+
+bench bench-deps:
+	@$(MAKE) --no-print-directory -C regress/perf $@
+
+fuzz:
+	@$(MAKE) --no-print-directory -C regress/fuzz
+
+clean:
+	rm -f $(LIB_OBJS) $(RELAYD_SRCS:.c=.o) $(RELAYCTL_SRCS:.c=.o) \
+	    $(LIB) $(RELAYD) $(RELAYCTL) $(RD)/parse.c $(REGRESS_PROGS)

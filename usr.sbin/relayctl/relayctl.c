@@ -1,0 +1,590 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "relayd.h"
+#include "parser.h"
+
+__dead void	 usage(void);
+static int	 show_summary_msg(struct imsg *, int);
+static int	 show_session_msg(struct imsg *);
+static int	 show_status_msg(struct imsg *);
+static int	 show_command_output(struct imsg *);
+static int	 monitor(struct imsg *);
+static void	 print_stats(struct relay_stats *);
+static void	 sum_stats(struct relay *, struct relay_stats *);
+
+struct imsgname {
+	int		 type;
+	const char	*name;
+};
+
+static const struct imsgname imsgs[] = {
+	{ IMSG_CTL_TABLE_ENABLE,	"ctl_table_enable" },
+	{ IMSG_CTL_TABLE_DISABLE,	"ctl_table_disable" },
+	{ IMSG_CTL_HOST_ENABLE,		"ctl_host_enable" },
+	{ IMSG_CTL_HOST_DISABLE,	"ctl_host_disable" },
+	{ 0,				NULL }
+};
+
+static struct imsgbuf	*ibuf;
+static int		 error;
+
+__dead void
+usage(void)
+{
+	extern char	*__progname;
+
+	fprintf(stderr, "usage: %s [-s socket] command [argument ...]\n",
+	    __progname);
+	exit(1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sockaddr_un	 sun;
+	struct parse_result	*res = NULL;
+	struct imsg		 imsg;
+	char			 path[PATH_MAX];
+	const char		*sockname = RELAYD_SOCKET;
+	ssize_t			 n;
+	int			 ctl_sock, done = 0, ch, v = 0;
+
+	while ((ch = getopt(argc, argv, "s:")) != -1) {
+		switch (ch) {
+		case 's':
+			sockname = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if ((res = parse(argc, argv)) == NULL)
+		exit(1);
+
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((ctl_sock = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, sockname, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path))
+		errx(1, "socket `%s' too long", sockname);
+	for (;;) {
+		if (connect(ctl_sock, (struct sockaddr *)&sun,
+		    sizeof(sun)) == 0)
+			break;
+		/* a monitor waits for the daemon to come (back) */
+		if (res->action == MONITOR &&
+		    (errno == ENOENT || errno == ECONNREFUSED)) {
+			sleep(1);
+			continue;
+		}
+		err(1, "connect: %s (is relayd running?)", sockname);
+	}
+
+	if ((ibuf = malloc(sizeof(struct imsgbuf))) == NULL)
+		err(1, NULL);
+	imsg_init(ibuf, ctl_sock);
+	done = 0;
+
+	/* process user request */
+	switch (res->action) {
+	case NONE:
+		usage();
+		/* NOTREACHED */
+	case SHOW_SUM:
+	case SHOW_HOSTS:
+	case SHOW_RDRS:
+	case SHOW_RELAYS:
+	case SHOW_ROUTERS:
+		imsg_compose(ibuf, IMSG_CTL_SHOW_SUM, 0, 0, -1, NULL, 0);
+		printf("%-4s\t%-8s\t%-24s\t%-7s\tStatus\n",
+		    "Id", "Type", "Name", "Avlblty");
+		break;
+	case SHOW_SESSIONS:
+		imsg_compose(ibuf, IMSG_CTL_SESSION, 0, 0, -1, NULL, 0);
+		break;
+	case STATUS:
+		imsg_compose(ibuf, IMSG_CTL_STATUS, 0, 0, -1, NULL, 0);
+		break;
+	case RDR_ENABLE:
+	case RDR_DISABLE:
+		errx(1, "redirections need pf(4), not available on this "
+		    "platform");
+	case TABLE_ENABLE:
+		imsg_compose(ibuf, IMSG_CTL_TABLE_ENABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
+	case TABLE_DISABLE:
+		imsg_compose(ibuf, IMSG_CTL_TABLE_DISABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
+	case HOST_ENABLE:
+		imsg_compose(ibuf, IMSG_CTL_HOST_ENABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
+	case HOST_DISABLE:
+		imsg_compose(ibuf, IMSG_CTL_HOST_DISABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
+	case SHUTDOWN:
+		imsg_compose(ibuf, IMSG_CTL_SHUTDOWN, 0, 0, -1, NULL, 0);
+		break;
+	case POLL:
+		imsg_compose(ibuf, IMSG_CTL_POLL, 0, 0, -1, NULL, 0);
+		break;
+	case LOAD:
+		/* the daemon does not share our working directory */
+		if (realpath(res->path, path) == NULL)
+			err(1, "%s", res->path);
+		imsg_compose(ibuf, IMSG_CTL_RELOAD, 0, 0, -1, path,
+		    strlen(path));
+		break;
+	case RELOAD:
+		imsg_compose(ibuf, IMSG_CTL_RELOAD, 0, 0, -1, NULL, 0);
+		break;
+	case MONITOR:
+		imsg_compose(ibuf, IMSG_CTL_NOTIFY, 0, 0, -1, NULL, 0);
+		break;
+	case LOG_VERBOSE:
+		v = 2;
+		/* FALLTHROUGH */
+	case LOG_BRIEF:
+		imsg_compose(ibuf, IMSG_CTL_VERBOSE, 0, 0, -1, &v, sizeof(v));
+		printf("logging request sent.\n");
+		done = 1;
+		break;
+	}
+
+	if (imsg_flush(ibuf) == -1)
+		err(1, "write error");
+
+	while (!done) {
+		if ((n = imsg_read(ibuf)) == -1 && errno != EAGAIN)
+			err(1, "read error");
+		if (n == 0)
+			errx(1, "pipe closed");
+
+		while (!done) {
+			if ((n = imsg_get(ibuf, &imsg)) == -1)
+				errx(1, "bad message from relayd");
+			if (n == 0)
+				break;
+			switch (res->action) {
+			case SHOW_SUM:
+			case SHOW_HOSTS:
+			case SHOW_RDRS:
+			case SHOW_RELAYS:
+			case SHOW_ROUTERS:
+				done = show_summary_msg(&imsg, res->action);
+				break;
+			case SHOW_SESSIONS:
+				done = show_session_msg(&imsg);
+				break;
+			case STATUS:
+				done = show_status_msg(&imsg);
+				break;
+			case RDR_DISABLE:
+			case RDR_ENABLE:
+			case TABLE_DISABLE:
+			case TABLE_ENABLE:
+			case HOST_DISABLE:
+			case HOST_ENABLE:
+			case POLL:
+			case SHUTDOWN:
+				done = show_command_output(&imsg);
+				break;
+			case RELOAD:
+			case LOAD:
+				/* silent on success, as OpenBSD's relayctl */
+				if (imsg.hdr.type == IMSG_CTL_FAIL) {
+					printf("reload failed: the "
+					    "configuration was rejected, see "
+					    "the log\n");
+					error = 1;
+				}
+				done = 1;
+				break;
+			case NONE:
+			case LOG_VERBOSE:
+			case LOG_BRIEF:
+				break;
+			case MONITOR:
+				done = monitor(&imsg);
+				break;
+			}
+			imsg_free(&imsg);
+		}
+	}
+	close(ctl_sock);
+	free(ibuf);
+
+	return (error ? 1 : 0);
+}
+
+static int
+monitor(struct imsg *imsg)
+{
+	const struct imsgname	*imn;
+	time_t			 now;
+	int			 done = 0;
+
+	for (imn = imsgs; imn->name != NULL; imn++)
+		if (imn->type == (int)imsg->hdr.type)
+			break;
+	if (imn->name == NULL) {
+		printf("unknown imsg type %u\n", imsg->hdr.type);
+		return (1);
+	}
+	printf("%s: imsg type %u len %u peerid %u pid %u\n", imn->name,
+	    imsg->hdr.type, imsg->hdr.len, imsg->hdr.peerid, imsg->hdr.pid);
+	now = time(NULL);
+	printf("\ttimestamp: %lld, %s", (long long)now, ctime(&now));
+	fflush(stdout);
+	return (done);
+}
+
+static void
+sum_stats(struct relay *rlay, struct relay_stats *crs)
+{
+	unsigned int	 i;
+	int		 d, k;
+
+	memset(crs, 0, sizeof(*crs));
+	crs->interval = RELAY_STATINTERVAL;
+	for (i = 0; i < PROC_MAX_INSTANCES; i++) {
+		struct relay_stats *rs = &rlay->rl_stats[i];
+
+		crs->cnt += rs->cnt;
+		crs->last += rs->last;
+		crs->avg += rs->avg;
+		crs->last_hour += rs->last_hour;
+		crs->avg_hour += rs->avg_hour;
+		crs->last_day += rs->last_day;
+		crs->avg_day += rs->avg_day;
+		crs->active += rs->active;
+		crs->sessions += rs->sessions;
+		for (d = 0; d < 2; d++)
+			for (k = 0; k < 2; k++)
+				crs->bytes[d][k] += rs->bytes[d][k];
+	}
+}
+
+static void
+print_bytes(const char *indent, struct relay_stats *crs)
+{
+	unsigned long long	in, out;
+
+	in = crs->bytes[RELAY_DIR_REQUEST][RELAY_BYTES_SPLICED] +
+	    crs->bytes[RELAY_DIR_REQUEST][RELAY_BYTES_COPIED];
+	out = crs->bytes[RELAY_DIR_RESPONSE][RELAY_BYTES_SPLICED] +
+	    crs->bytes[RELAY_DIR_RESPONSE][RELAY_BYTES_COPIED];
+	printf("%sbytes: in %llu (spliced %llu, copied %llu), "
+	    "out %llu (spliced %llu, copied %llu)\n", indent, in,
+	    (unsigned long long)
+	    crs->bytes[RELAY_DIR_REQUEST][RELAY_BYTES_SPLICED],
+	    (unsigned long long)
+	    crs->bytes[RELAY_DIR_REQUEST][RELAY_BYTES_COPIED], out,
+	    (unsigned long long)
+	    crs->bytes[RELAY_DIR_RESPONSE][RELAY_BYTES_SPLICED],
+	    (unsigned long long)
+	    crs->bytes[RELAY_DIR_RESPONSE][RELAY_BYTES_COPIED]);
+}
+
+static void
+print_stats(struct relay_stats *crs)
+{
+	char	 indent[16];
+
+	if (crs->sessions == 0)
+		return;
+	(void)snprintf(indent, sizeof(indent), "\t%8s\t", "");
+	printf("%stotal: %llu sessions\n", indent,
+	    (unsigned long long)crs->sessions);
+	printf("%slast: %llu/%llus %llu/h %llu/d sessions\n", indent,
+	    (unsigned long long)crs->last, (unsigned long long)crs->interval,
+	    (unsigned long long)crs->last_hour,
+	    (unsigned long long)crs->last_day);
+	printf("%saverage: %llu/%llus %llu/h %llu/d sessions\n", indent,
+	    (unsigned long long)crs->avg, (unsigned long long)crs->interval,
+	    (unsigned long long)crs->avg_hour,
+	    (unsigned long long)crs->avg_day);
+	printf("%sactive: %llu sessions\n", indent,
+	    (unsigned long long)crs->active);
+	print_bytes(indent, crs);
+}
+
+static int
+table_up(struct table *tb, unsigned int *nhosts)
+{
+	(void)nhosts;
+	return (tb->up);
+}
+
+static int
+show_summary_msg(struct imsg *imsg, int type)
+{
+	struct relay		*rlay;
+	struct relay_stats	 crs;
+	struct table		*tb;
+	struct host		*host;
+	char			 name[RELAYD_HOSTNAME_MAX + 32];
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_RELAY:
+		if (type == SHOW_HOSTS || type == SHOW_RDRS ||
+		    type == SHOW_ROUTERS)
+			break;
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
+			errx(1, "bad relay message");
+		rlay = imsg->data;
+		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
+		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+		    rlay->rl_conf.id, "relay", rlay->rl_conf.name, "",
+		    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active");
+		if (type == SHOW_RELAYS) {
+			sum_stats(rlay, &crs);
+			print_stats(&crs);
+		}
+		break;
+	case IMSG_CTL_TABLE:
+		if (type == SHOW_RELAYS || type == SHOW_RDRS ||
+		    type == SHOW_ROUTERS)
+			break;
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))
+			errx(1, "bad table message");
+		tb = imsg->data;
+		tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
+		if (tb->conf.flags & F_DISABLE)
+			(void)strlcpy(name, "disabled", sizeof(name));
+		else if (tb->conf.check == CHECK_NOCHECK)
+			(void)strlcpy(name, "active (no check)", sizeof(name));
+		else if (table_up(tb, NULL) == 0)
+			(void)strlcpy(name, "empty", sizeof(name));
+		else
+			(void)snprintf(name, sizeof(name), "active (%d hosts)",
+			    tb->up);
+		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+		    tb->conf.id, "table", tb->conf.name, "", name);
+		break;
+	case IMSG_CTL_HOST:
+		if (type == SHOW_RELAYS || type == SHOW_RDRS ||
+		    type == SHOW_ROUTERS)
+			break;
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*host))
+			errx(1, "bad host message");
+		host = imsg->data;
+		host->conf.name[sizeof(host->conf.name) - 1] = '\0';
+		if (host->conf.parentid)
+			(void)snprintf(name, sizeof(name), "%s parent %u",
+			    host->conf.name, host->conf.parentid);
+		else
+			(void)strlcpy(name, host->conf.name, sizeof(name));
+		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+		    host->conf.id, "host", name,
+		    print_availability(host->check_cnt, host->up_cnt),
+		    (host->flags & F_DISABLE) ? "disabled" :
+		    host_status(host->up));
+		if (type == SHOW_HOSTS && host->check_cnt) {
+			printf("\t%8s\ttotal: %lu/%lu checks", "",
+			    host->up_cnt, host->check_cnt);
+			if (host->retry_cnt)
+				printf(", %d retries", host->retry_cnt);
+			if (host->he && host->up == HOST_DOWN)
+				printf(", error: %s", host_error(host->he));
+			printf("\n");
+		}
+		break;
+	case IMSG_CTL_END:
+		return (1);
+	default:
+		errx(1, "wrong message in summary: %u", imsg->hdr.type);
+	}
+	return (0);
+}
+
+static int
+show_session_msg(struct imsg *imsg)
+{
+	struct ctl_session	*cs;
+	char			 a[128], b[128];
+	char			 age[32], idle[32];
+	struct relay_stats	 crs;
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_SESSION:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*cs))
+			errx(1, "bad session message");
+		cs = imsg->data;
+		cs->cs_relay[sizeof(cs->cs_relay) - 1] = '\0';
+		if (print_host(&cs->cs_src, a, sizeof(a)) == NULL)
+			(void)strlcpy(a, "<unknown>", sizeof(a));
+		if (print_host(&cs->cs_dst, b, sizeof(b)) == NULL)
+			(void)strlcpy(b, "<unknown>", sizeof(b));
+		printf("session %u:%u %s:%d -> %s:%d\t%s\n",
+		    cs->cs_instance, cs->cs_id, a, ss_port(&cs->cs_src), b,
+		    ss_port(&cs->cs_dst), cs->cs_running ? "RUNNING" : "DONE");
+		printf("\tage %s, idle %s, relay %u, pid %u\n",
+		    print_time(&cs->cs_now, &cs->cs_start, age, sizeof(age)),
+		    print_time(&cs->cs_now, &cs->cs_last, idle, sizeof(idle)),
+		    cs->cs_relayid, (unsigned int)cs->cs_pid);
+		memset(&crs, 0, sizeof(crs));
+		memcpy(crs.bytes, cs->cs_bytes, sizeof(crs.bytes));
+		print_bytes("\t", &crs);
+		break;
+	case IMSG_CTL_END:
+		return (1);
+	default:
+		errx(1, "wrong message in session: %u", imsg->hdr.type);
+	}
+	return (0);
+}
+
+/* relayctl status: one screen for the daemon, an extension. */
+static int
+show_status_msg(struct imsg *imsg)
+{
+	static struct ctl_status	 st;
+	static enum privsep_procid	 lastproc = PROC_MAX;
+	struct ctl_procinfo		*pi;
+	struct relay			*rlay;
+	struct relay_stats		 crs;
+	struct table			*tb;
+	struct host			*h;
+	static int			 nhosts, nup;
+	static struct table		 lasttb;
+	static int			 havetb;
+	long long			 up;
+
+	if (havetb && imsg->hdr.type != IMSG_CTL_HOST) {
+		printf("\ttable %s: %s, hosts %d/%d up%s\n",
+		    lasttb.conf.name,
+		    (lasttb.conf.flags & F_DISABLE) ? "disabled" : "active",
+		    nup, nhosts,
+		    lasttb.conf.check == CHECK_NOCHECK ? " (no check)" : "");
+		havetb = 0;
+	}
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_STATUS_INFO:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(st))
+			errx(1, "bad status message");
+		memcpy(&st, imsg->data, sizeof(st));
+		st.version[sizeof(st.version) - 1] = '\0';
+		st.engine[sizeof(st.engine) - 1] = '\0';
+		up = st.now - st.started;
+		if (up < 0)
+			up = 0;
+		printf("relayd %s, pid %d, up %lldd %02lld:%02lld:%02lld\n",
+		    st.version, (int)st.parent_pid, up / 86400,
+		    up / 3600 % 24, up / 60 % 60, up % 60);
+		printf("splice engine: %s\n", st.engine);
+		printf("relays: %u, tables: %u, hosts: %u\n", st.nrelays,
+		    st.ntables, st.nhosts);
+		printf("processes:");
+		break;
+	case IMSG_CTL_PROC:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*pi))
+			errx(1, "bad process message");
+		pi = imsg->data;
+		pi->pi_title[sizeof(pi->pi_title) - 1] = '\0';
+		if (pi->pi_id != lastproc)
+			printf("%s %s", lastproc == PROC_MAX ? "" : ",",
+			    pi->pi_title);
+		printf(" %d", (int)pi->pi_pid);
+		lastproc = pi->pi_id;
+		break;
+	case IMSG_CTL_RELAY:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
+			errx(1, "bad relay message");
+		if (lastproc != PROC_MAX) {
+			printf("\n");
+			lastproc = PROC_MAX;
+		}
+		rlay = imsg->data;
+		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
+		sum_stats(rlay, &crs);
+		printf("relay %s: %s, sessions: %llu active, %llu total\n",
+		    rlay->rl_conf.name,
+		    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active",
+		    (unsigned long long)crs.active,
+		    (unsigned long long)crs.sessions);
+		print_bytes("\t", &crs);
+		break;
+	case IMSG_CTL_TABLE:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))
+			errx(1, "bad table message");
+		tb = imsg->data;
+		tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
+		lasttb = *tb;
+		havetb = 1;
+		nhosts = nup = 0;
+		break;
+	case IMSG_CTL_HOST:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*h))
+			errx(1, "bad host message");
+		h = imsg->data;
+		nhosts++;
+		nup += h->up == HOST_UP;
+		break;
+	case IMSG_CTL_END:
+		if (lastproc != PROC_MAX)
+			printf("\n");
+		return (1);
+	default:
+		errx(1, "wrong message in status: %u", imsg->hdr.type);
+	}
+	return (0);
+}
+
+static int
+show_command_output(struct imsg *imsg)
+{
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_OK:
+		printf("command succeeded\n");
+		break;
+	case IMSG_CTL_FAIL:
+		printf("command failed\n");
+		error++;
+		break;
+	default:
+		errx(1, "wrong message in command output: %u",
+		    imsg->hdr.type);
+	}
+	return (1);
+}

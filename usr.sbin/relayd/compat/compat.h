@@ -1,0 +1,44 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* What the daemon needs that the platform may lack. */
+
+#ifndef RELAYD_COMPAT_H
+#define RELAYD_COMPAT_H
+
+#include <sys/types.h>
+
+#ifndef __dead
+#define __dead		__attribute__((__noreturn__))
+#endif
+#ifndef nitems
+#define nitems(_a)	(sizeof((_a)) / sizeof((_a)[0]))
+#endif
+
+/* getdtablecount.c */
+void	 getdtablecount_init(void);
+#ifndef __OpenBSD__
+int	 getdtablecount(void);
+#endif
+
+/* tcpstate.c */
+int	 compat_tcp_connected(int);
+
+/* privdrop.c */
+int	 compat_nonewprivs(void);
+int	 compat_getexecpath(const char *, char *, size_t);
+
+#endif /* RELAYD_COMPAT_H */

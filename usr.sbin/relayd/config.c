@@ -1,0 +1,344 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Configuration crosses processes only here, as *_config structs in
+ * config_set<obj>() (parent) and config_get<obj>() (children) pairs.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+int
+config_init(struct relayd *env)
+{
+	if (env->sc_tables == NULL &&
+	    (env->sc_tables = calloc(1, sizeof(*env->sc_tables))) == NULL)
+		return (-1);
+	if (env->sc_relays == NULL &&
+	    (env->sc_relays = calloc(1, sizeof(*env->sc_relays))) == NULL)
+		return (-1);
+	if (env->sc_protos == NULL &&
+	    (env->sc_protos = calloc(1, sizeof(*env->sc_protos))) == NULL)
+		return (-1);
+	TAILQ_INIT(env->sc_tables);
+	TAILQ_INIT(env->sc_relays);
+	TAILQ_INIT(env->sc_protos);
+	TAILQ_INIT(&env->sc_hosts);
+
+	env->sc_conf.interval.tv_sec = CHECK_INTERVAL;
+	env->sc_conf.interval.tv_usec = 0;
+	env->sc_conf.timeout.tv_sec = 0;
+	env->sc_conf.timeout.tv_usec = CHECK_TIMEOUT * 1000;
+	env->sc_conf.prefork_relay = RELAY_NUMPROC;
+	env->sc_conf.splice_engine = SPLICE_ENGINE_AUTO;
+	(void)strlcpy(env->sc_conf.socket, RELAYD_SOCKET,
+	    sizeof(env->sc_conf.socket));
+
+	memset(&env->sc_proto_default, 0, sizeof(env->sc_proto_default));
+	env->sc_proto_default.id = 0;
+	env->sc_proto_default.type = RELAY_PROTO_TCP;
+	env->sc_proto_default.tcpflags = TCPFLAG_DEFAULT;
+	env->sc_proto_default.tcpbacklog = RELAY_BACKLOG;
+	(void)strlcpy(env->sc_proto_default.name, "default",
+	    sizeof(env->sc_proto_default.name));
+	return (0);
+}
+
+/* Free every object; the lists stay, empty. */
+void
+config_purge(struct relayd *env)
+{
+	struct table		*tb;
+	struct host		*h;
+	struct relay		*r;
+	struct relay_table	*rlt;
+	struct protocol		*p;
+
+	while ((tb = TAILQ_FIRST(env->sc_tables)) != NULL) {
+		TAILQ_REMOVE(env->sc_tables, tb, entry);
+		while ((h = TAILQ_FIRST(&tb->hosts)) != NULL) {
+			TAILQ_REMOVE(&tb->hosts, h, entry);
+			free(h);
+		}
+		free(tb->sendbuf);
+		free(tb);
+	}
+	TAILQ_INIT(&env->sc_hosts);
+	while ((r = TAILQ_FIRST(env->sc_relays)) != NULL) {
+		TAILQ_REMOVE(env->sc_relays, r, rl_entry);
+		while ((rlt = TAILQ_FIRST(&r->rl_tables)) != NULL) {
+			TAILQ_REMOVE(&r->rl_tables, rlt, rlt_entry);
+			free(rlt);
+		}
+		if (r->rl_s != -1)
+			close(r->rl_s);
+		free(r);
+	}
+	while ((p = TAILQ_FIRST(env->sc_protos)) != NULL) {
+		TAILQ_REMOVE(env->sc_protos, p, entry);
+		free(p);
+	}
+}
+
+int
+config_setreset(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	unsigned int	 id;
+
+	for (id = PROC_PFE; id < PROC_MAX; id++)
+		proc_compose(ps, id, IMSG_CTL_RESET, NULL, 0);
+	return (0);
+}
+
+int
+config_getreset(struct relayd *env, struct imsg *imsg)
+{
+	(void)imsg;
+	config_purge(env);
+	return (0);
+}
+
+int
+config_setglobal(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	unsigned int	 id;
+
+	for (id = PROC_PFE; id < PROC_MAX; id++)
+		proc_compose(ps, id, IMSG_CFG_GLOBAL, &env->sc_conf,
+		    sizeof(env->sc_conf));
+	return (0);
+}
+
+int
+config_getcfg(struct relayd *env, struct imsg *imsg)
+{
+	IMSG_EXACT_SIZE_CHECK(imsg, &env->sc_conf);
+	memcpy(&env->sc_conf, imsg->data, sizeof(env->sc_conf));
+	env->sc_conf.socket[sizeof(env->sc_conf.socket) - 1] = '\0';
+	return (0);
+}
+
+int
+config_settable(struct relayd *env, struct table *tb)
+{
+	struct privsep	*ps = env->sc_ps;
+	struct host	*h;
+	static const enum privsep_procid to[] = {
+		PROC_PFE, PROC_HCE, PROC_RELAY
+	};
+	unsigned int	 i;
+
+	for (i = 0; i < nitems(to); i++) {
+		proc_compose(ps, to[i], IMSG_CFG_TABLE, &tb->conf,
+		    sizeof(tb->conf));
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			proc_compose(ps, to[i], IMSG_CFG_HOST, &h->conf,
+			    sizeof(h->conf));
+	}
+	return (0);
+}
+
+int
+config_gettable(struct relayd *env, struct imsg *imsg)
+{
+	struct table	*tb;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &tb->conf);
+	if ((tb = calloc(1, sizeof(*tb))) == NULL)
+		return (-1);
+	memcpy(&tb->conf, imsg->data, sizeof(tb->conf));
+	tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
+	tb->conf.path[sizeof(tb->conf.path) - 1] = '\0';
+	tb->conf.exbuf[sizeof(tb->conf.exbuf) - 1] = '\0';
+	tb->conf.digest[sizeof(tb->conf.digest) - 1] = '\0';
+	TAILQ_INIT(&tb->hosts);
+	TAILQ_INSERT_TAIL(env->sc_tables, tb, entry);
+	return (0);
+}
+
+int
+config_gethost(struct relayd *env, struct imsg *imsg)
+{
+	struct host	*h;
+	struct table	*tb;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &h->conf);
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return (-1);
+	memcpy(&h->conf, imsg->data, sizeof(h->conf));
+	h->conf.name[sizeof(h->conf.name) - 1] = '\0';
+	if ((tb = table_find(env, h->conf.tableid)) == NULL) {
+		log_warnx("%s: host %s for unknown table %u", __func__,
+		    h->conf.name, h->conf.tableid);
+		free(h);
+		return (-1);
+	}
+	h->tablename = tb->conf.name;
+	h->up = HOST_UNKNOWN;
+	h->last_up = HOST_UNKNOWN;
+	TAILQ_INSERT_TAIL(&tb->hosts, h, entry);
+	TAILQ_INSERT_TAIL(&env->sc_hosts, h, globalentry);
+	return (0);
+}
+
+int
+config_setproto(struct relayd *env, struct protocol *p)
+{
+	return (proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, p,
+	    sizeof(*p)));
+}
+
+int
+config_getproto(struct relayd *env, struct imsg *imsg)
+{
+	struct protocol	*p;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, p);
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return (-1);
+	memcpy(p, imsg->data, sizeof(*p));
+	p->name[sizeof(p->name) - 1] = '\0';
+	TAILQ_INSERT_TAIL(env->sc_protos, p, entry);
+	return (0);
+}
+
+/*
+ * A relay: its config to pfe, relay and ca, its tables to the relays and
+ * pfe, and a duplicate of its listening socket to every relay process.
+ */
+int
+config_setrelay(struct relayd *env, struct relay *rlay)
+{
+	struct privsep		*ps = env->sc_ps;
+	struct relay_table	*rlt;
+	struct ctl_relaytable	 crt;
+	struct ctl_relayfd	 rfd;
+	static const enum privsep_procid to[] = {
+		PROC_PFE, PROC_RELAY, PROC_CA
+	};
+	unsigned int		 i;
+
+	for (i = 0; i < nitems(to); i++)
+		proc_compose(ps, to[i], IMSG_CFG_RELAY, &rlay->rl_conf,
+		    sizeof(rlay->rl_conf));
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		memset(&crt, 0, sizeof(crt));
+		crt.id = rlt->rlt_table->conf.id;
+		crt.relayid = rlay->rl_conf.id;
+		crt.mode = rlt->rlt_mode;
+		crt.flags = rlt->rlt_flags;
+		proc_compose(ps, PROC_RELAY, IMSG_CFG_RELAY_TABLE, &crt,
+		    sizeof(crt));
+		proc_compose(ps, PROC_PFE, IMSG_CFG_RELAY_TABLE, &crt,
+		    sizeof(crt));
+	}
+	if (rlay->rl_s != -1) {
+		memset(&rfd, 0, sizeof(rfd));
+		rfd.relayid = rlay->rl_conf.id;
+		proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CFG_RELAY_FD, 0,
+		    rlay->rl_s, &rfd, sizeof(rfd));
+		/* the relay processes own it now */
+		rlay->rl_s = -1;
+	}
+	return (0);
+}
+
+int
+config_getrelay(struct relayd *env, struct imsg *imsg)
+{
+	struct relay	*rlay;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &rlay->rl_conf);
+	if ((rlay = calloc(1, sizeof(*rlay))) == NULL)
+		return (-1);
+	memcpy(&rlay->rl_conf, imsg->data, sizeof(rlay->rl_conf));
+	rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
+	rlay->rl_s = -1;
+	TAILQ_INIT(&rlay->rl_tables);
+	if ((rlay->rl_proto = proto_find(env, rlay->rl_conf.proto)) == NULL)
+		rlay->rl_proto = &env->sc_proto_default;
+	TAILQ_INSERT_TAIL(env->sc_relays, rlay, rl_entry);
+	return (0);
+}
+
+int
+config_getrelaytable(struct relayd *env, struct imsg *imsg)
+{
+	struct ctl_relaytable	 crt;
+	struct relay_table	*rlt;
+	struct relay		*rlay;
+	struct table		*tb;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &crt);
+	memcpy(&crt, imsg->data, sizeof(crt));
+	if ((rlay = relay_find(env, crt.relayid)) == NULL ||
+	    (tb = table_find(env, crt.id)) == NULL) {
+		log_warnx("%s: unknown relay %u or table %u", __func__,
+		    crt.relayid, crt.id);
+		return (-1);
+	}
+	if ((rlt = calloc(1, sizeof(*rlt))) == NULL)
+		return (-1);
+	rlt->rlt_table = tb;
+	rlt->rlt_mode = crt.mode;
+	rlt->rlt_flags = crt.flags;
+	TAILQ_INSERT_TAIL(&rlay->rl_tables, rlt, rlt_entry);
+	return (0);
+}
+
+int
+config_getrelayfd(struct relayd *env, struct imsg *imsg)
+{
+	struct ctl_relayfd	 rfd;
+	struct relay		*rlay;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &rfd);
+	memcpy(&rfd, imsg->data, sizeof(rfd));
+	if (imsg->fd == -1 ||
+	    (rlay = relay_find(env, rfd.relayid)) == NULL) {
+		log_warnx("%s: no socket or unknown relay %u", __func__,
+		    rfd.relayid);
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return (-1);
+	}
+	if (rlay->rl_s != -1)
+		close(rlay->rl_s);
+	rlay->rl_s = imsg->fd;
+	return (0);
+}
+
+int
+config_setdone(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	unsigned int	 id;
+
+	for (id = PROC_PFE; id < PROC_MAX; id++)
+		proc_compose(ps, id, IMSG_CFG_DONE, NULL, 0);
+	return (0);
+}

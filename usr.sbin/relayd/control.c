@@ -1,0 +1,381 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The control socket: created by the parent (it runs as root outside the
+ * chroot and can remove it again), served by pfe.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+#define CONTROL_BACKLOG	5
+
+static struct ctl_connlist	 ctl_conns = TAILQ_HEAD_INITIALIZER(ctl_conns);
+static struct event		 ctl_ev;
+static struct event		 ctl_evt;
+static int			 ctl_fd = -1;
+static gid_t			 ctl_gid;
+static uint32_t			 ctl_lastid;
+static volatile int		 ctl_inflight;
+static struct relayd		*ctl_env;
+
+static void	 control_accept(int, short, void *);
+static void	 control_close(struct ctl_conn *);
+static void	 control_dispatch_imsg(int, short, void *);
+
+/* Parent: create the socket, refusing to steal a live one. */
+int
+control_init(const char *path, gid_t *gid)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	mode_t			 old_umask;
+	int			 fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		log_warnx("control socket %s: path too long", path);
+		return (-1);
+	}
+
+	if ((probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("%s: socket", __func__);
+		return (-1);
+	}
+	if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		log_warnx("control socket %s is in use: is relayd already "
+		    "running?", path);
+		close(probe);
+		return (-1);
+	}
+	close(probe);
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1) {
+		log_warn("%s: socket", __func__);
+		return (-1);
+	}
+	if (unlink(path) == -1 && errno != ENOENT) {
+		log_warn("control socket %s: unlink", path);
+		close(fd);
+		return (-1);
+	}
+	old_umask = umask(S_IXUSR | S_IXGRP | S_IWOTH | S_IROTH | S_IXOTH);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_warn("control socket %s: bind", path);
+		(void)umask(old_umask);
+		close(fd);
+		return (-1);
+	}
+	(void)umask(old_umask);
+	if (chmod(path, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP) == -1 ||
+	    stat(path, &st) == -1) {
+		log_warn("control socket %s: chmod", path);
+		close(fd);
+		(void)unlink(path);
+		return (-1);
+	}
+	if (listen(fd, CONTROL_BACKLOG) == -1) {
+		log_warn("control socket %s: listen", path);
+		close(fd);
+		(void)unlink(path);
+		return (-1);
+	}
+	*gid = st.st_gid;
+	return (fd);
+}
+
+void
+control_cleanup(const char *path)
+{
+	if (path != NULL)
+		(void)unlink(path);
+}
+
+/* pfe: serve the socket the parent passed. */
+void
+control_listen(struct relayd *env, int fd, gid_t gid)
+{
+	if (ctl_fd != -1) {
+		close(fd);
+		return;
+	}
+	ctl_env = env;
+	ctl_fd = fd;
+	ctl_gid = gid;
+	socket_set_blockmode(fd, 0);
+	event_set(&ctl_ev, ctl_fd, EV_READ, control_accept, NULL);
+	event_add(&ctl_ev, NULL);
+	evtimer_set(&ctl_evt, control_accept, NULL);
+}
+
+static void
+control_accept(int listenfd, short event, void *arg)
+{
+	struct sockaddr_un	 sun;
+	struct ctl_conn		*c;
+	struct timeval		 tv = { 1, 0 };
+	socklen_t		 len;
+	uid_t			 uid;
+	gid_t			 gid;
+	int			 connfd;
+
+	(void)listenfd;
+	(void)arg;
+	event_add(&ctl_ev, NULL);
+	if (event & EV_TIMEOUT)
+		return;
+
+	len = sizeof(sun);
+	if ((connfd = accept_reserve(ctl_fd, (struct sockaddr *)&sun, &len,
+	    FD_RESERVE, &ctl_inflight)) == -1) {
+		if (errno == ENFILE || errno == EMFILE) {
+			/* no descriptors: stop accepting for a second */
+			event_del(&ctl_ev);
+			evtimer_add(&ctl_evt, &tv);
+		} else if (errno != EWOULDBLOCK && errno != EINTR &&
+		    errno != ECONNABORTED)
+			log_warn("%s: accept", __func__);
+		return;
+	}
+	ctl_inflight--;
+
+	if (getpeereid(connfd, &uid, &gid) == -1) {
+		log_warn("%s: getpeereid", __func__);
+		close(connfd);
+		return;
+	}
+	if (uid != 0 && gid != ctl_gid) {
+		log_warnx("control: connection of uid %u gid %u refused",
+		    (unsigned int)uid, (unsigned int)gid);
+		close(connfd);
+		return;
+	}
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("%s", __func__);
+		close(connfd);
+		return;
+	}
+	imsg_init(&c->iev.ibuf, connfd);
+	c->iev.handler = control_dispatch_imsg;
+	c->iev.events = EV_READ;
+	c->iev.data = c;
+	c->id = ++ctl_lastid;
+	if (c->id == 0)
+		c->id = ++ctl_lastid;
+	c->uid = uid;
+	event_set(&c->iev.ev, connfd, c->iev.events, c->iev.handler, c);
+	event_add(&c->iev.ev, NULL);
+	TAILQ_INSERT_TAIL(&ctl_conns, c, entry);
+}
+
+struct ctl_conn *
+control_connbyid(uint32_t id)
+{
+	struct ctl_conn	*c;
+
+	TAILQ_FOREACH(c, &ctl_conns, entry)
+		if (c->id == id)
+			return (c);
+	return (NULL);
+}
+
+static void
+control_close(struct ctl_conn *c)
+{
+	TAILQ_REMOVE(&ctl_conns, c, entry);
+	event_del(&c->iev.ev);
+	imsg_clear(&c->iev.ibuf);
+	close(c->iev.ibuf.fd);
+	free(c);
+
+	/* a descriptor is free again */
+	if (evtimer_pending(&ctl_evt, NULL)) {
+		evtimer_del(&ctl_evt);
+		event_add(&ctl_ev, NULL);
+	}
+}
+
+void
+control_close_all(void)
+{
+	struct ctl_conn	*c;
+
+	while ((c = TAILQ_FIRST(&ctl_conns)) != NULL)
+		control_close(c);
+}
+
+/* A request that cannot be valid: say so in the log and hang up. */
+static void
+control_drop(struct ctl_conn *c, const char *why)
+{
+	log_warnx("control: %s from uid %u, connection closed", why,
+	    (unsigned int)c->uid);
+	control_close(c);
+}
+
+static void
+control_dispatch_imsg(int fd, short event, void *arg)
+{
+	struct ctl_conn	*c = arg;
+	struct privsep	*ps = ctl_env->sc_ps;
+	struct imsg	 imsg;
+	ssize_t		 n;
+	int		 verbose;
+
+	(void)fd;
+	if (event & EV_READ) {
+		n = imsg_read(&c->iev.ibuf);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			if (n == -1 && errno != ECONNRESET)
+				control_drop(c, "unreadable message");
+			else
+				control_close(c);
+			return;
+		}
+	}
+	if (event & EV_WRITE) {
+		if (msgbuf_write(&c->iev.ibuf.w) == -1 && errno != EAGAIN) {
+			control_close(c);
+			return;
+		}
+	}
+
+	for (;;) {
+		if ((n = imsg_get(&c->iev.ibuf, &imsg)) == -1) {
+			control_drop(c, "malformed message");
+			return;
+		}
+		if (n == 0)
+			break;
+		if (imsg.fd != -1) {
+			close(imsg.fd);
+			imsg.fd = -1;
+		}
+
+		if (c->flags & CTL_CONN_NOTIFY) {
+			/* a monitor only listens */
+			imsg_free(&imsg);
+			control_drop(c, "request on a monitor connection");
+			return;
+		}
+
+		switch (imsg.hdr.type) {
+		case IMSG_CTL_SHOW_SUM:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			show(c);
+			break;
+		case IMSG_CTL_STATUS:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			show_status(c);
+			break;
+		case IMSG_CTL_SESSION:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			show_sessions(c);
+			break;
+		case IMSG_CTL_RELOAD:
+			if (IMSG_DATA_SIZE(&imsg) >= PATH_MAX)
+				goto bad;
+			proc_compose_imsg(ps, PROC_PARENT, 0, IMSG_CTL_RELOAD,
+			    c->id, -1, imsg.data, IMSG_DATA_SIZE(&imsg));
+			break;
+		case IMSG_CTL_SHUTDOWN:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
+			    NULL, 0);
+			(void)imsg_flush(&c->iev.ibuf);
+			proc_compose(ps, PROC_PARENT, IMSG_CTL_SHUTDOWN,
+			    NULL, 0);
+			break;
+		case IMSG_CTL_NOTIFY:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			c->flags |= CTL_CONN_NOTIFY;
+			break;
+		case IMSG_CTL_VERBOSE:
+			if (IMSG_DATA_SIZE(&imsg) != sizeof(verbose))
+				goto bad;
+			memcpy(&verbose, imsg.data, sizeof(verbose));
+			if (verbose < 0 || verbose > 2)
+				goto bad;
+			log_setverbose(verbose);
+			proc_compose(ps, PROC_PARENT, IMSG_CTL_VERBOSE,
+			    &verbose, sizeof(verbose));
+			break;
+		case IMSG_CTL_POLL:
+		case IMSG_CTL_HOST_ENABLE:
+		case IMSG_CTL_HOST_DISABLE:
+		case IMSG_CTL_TABLE_ENABLE:
+		case IMSG_CTL_TABLE_DISABLE:
+			/* host checks are not there yet */
+			imsg_compose_event(&c->iev, IMSG_CTL_FAIL, 0, 0, -1,
+			    NULL, 0);
+			break;
+		default:
+			goto bad;
+		}
+		imsg_free(&imsg);
+		continue;
+ bad:
+		imsg_free(&imsg);
+		control_drop(c, "invalid request");
+		return;
+	}
+	imsg_event_add(&c->iev);
+}
+
+/* Pass an event on to every relayctl monitor. */
+void
+control_imsg_forward(struct privsep *ps, struct imsg *imsg)
+{
+	struct ctl_conn	*c;
+
+	(void)ps;
+	TAILQ_FOREACH(c, &ctl_conns, entry)
+		if (c->flags & CTL_CONN_NOTIFY)
+			imsg_compose_event(&c->iev, imsg->hdr.type, 0,
+			    imsg->hdr.pid, -1, imsg->data,
+			    IMSG_DATA_SIZE(imsg));
+}
+
+/* Answer a relayctl request that went to another process. */
+void
+control_reply(uint32_t id, uint32_t type)
+{
+	struct ctl_conn	*c;
+
+	if ((c = control_connbyid(id)) == NULL)
+		return;
+	imsg_compose_event(&c->iev, type, 0, 0, -1, NULL, 0);
+}

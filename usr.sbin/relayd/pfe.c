@@ -1,0 +1,266 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * pfe: the state engine.  It keeps hosts, tables and relay statistics,
+ * and answers relayctl on the control socket.  (On OpenBSD it also
+ * drives pf; there is no pf here.)
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+static void	 pfe_init(struct privsep *, struct privsep_proc *, void *);
+static int	 pfe_dispatch_parent(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 pfe_dispatch_hce(int, struct privsep_proc *, struct imsg *);
+static int	 pfe_dispatch_relay(int, struct privsep_proc *,
+		    struct imsg *);
+
+static struct relayd		*env;
+
+static struct privsep_proc procs[] = {
+	{ "parent",	PROC_PARENT,	pfe_dispatch_parent,	NULL, NULL },
+	{ "relay",	PROC_RELAY,	pfe_dispatch_relay,	NULL, NULL },
+	{ "hce",	PROC_HCE,	pfe_dispatch_hce,	NULL, NULL }
+};
+
+void
+pfe(struct privsep *ps, struct privsep_proc *p)
+{
+	env = ps->ps_env;
+	proc_run(ps, p, procs, nitems(procs), pfe_init, NULL);
+}
+
+static void
+pfe_init(struct privsep *ps, struct privsep_proc *p, void *arg)
+{
+	(void)ps;
+	(void)p;
+	(void)arg;
+}
+
+static int
+pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	struct privsep		*ps = p->p_ps;
+	struct ctl_procinfo	 pi;
+	gid_t			 gid;
+
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_SOCKFD:
+		IMSG_EXACT_SIZE_CHECK(imsg, &gid);
+		if (imsg->fd == -1)
+			fatalx("%s: no control socket", __func__);
+		memcpy(&gid, imsg->data, sizeof(gid));
+		control_listen(env, imsg->fd, gid);
+		break;
+	case IMSG_CTL_PROCINFO:
+		IMSG_EXACT_SIZE_CHECK(imsg, &pi);
+		memcpy(&pi, imsg->data, sizeof(pi));
+		pi.pi_title[sizeof(pi.pi_title) - 1] = '\0';
+		if (env->sc_nprocinfo >= nitems(env->sc_procinfo))
+			fatalx("%s: too many processes", __func__);
+		if (pi.pi_id == PROC_PARENT) {
+			env->sc_parentpid = pi.pi_pid;
+			env->sc_started = time(NULL);
+		}
+		env->sc_procinfo[env->sc_nprocinfo++] = pi;
+		break;
+	case IMSG_CTL_RESET:
+		config_getreset(env, imsg);
+		break;
+	case IMSG_CFG_GLOBAL:
+		config_getcfg(env, imsg);
+		break;
+	case IMSG_CFG_TABLE:
+		if (config_gettable(env, imsg) == -1)
+			fatalx("%s: bad table", __func__);
+		break;
+	case IMSG_CFG_HOST:
+		if (config_gethost(env, imsg) == -1)
+			fatalx("%s: bad host", __func__);
+		break;
+	case IMSG_CFG_RELAY:
+		if (config_getrelay(env, imsg) == -1)
+			fatalx("%s: bad relay", __func__);
+		break;
+	case IMSG_CFG_RELAY_TABLE:
+		if (config_getrelaytable(env, imsg) == -1)
+			fatalx("%s: bad relay table", __func__);
+		break;
+	case IMSG_CFG_DONE:
+		proc_compose(ps, PROC_PARENT, IMSG_CFG_DONE, NULL, 0);
+		break;
+	case IMSG_CTL_START:
+		break;
+	case IMSG_CTL_OK:
+	case IMSG_CTL_FAIL:
+		/* the end of a reload asked by relayctl */
+		control_reply(imsg->hdr.peerid, imsg->hdr.type);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+pfe_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	(void)p;
+	(void)imsg;
+	return (-1);
+}
+
+static int
+pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	struct relay_stats	 st;
+	struct relay		*rlay;
+	struct ctl_conn		*c;
+
+	(void)fd;
+	(void)p;
+	switch (imsg->hdr.type) {
+	case IMSG_STATISTICS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &st);
+		memcpy(&st, imsg->data, sizeof(st));
+		if (st.proc >= PROC_MAX_INSTANCES)
+			fatalx("%s: invalid relay process %u", __func__,
+			    st.proc);
+		/* a relay of an older configuration is no news */
+		if ((rlay = relay_find(env, st.id)) == NULL)
+			break;
+		rlay->rl_stats[st.proc] = st;
+		break;
+	case IMSG_CTL_SESSION:
+		IMSG_EXACT_SIZE_CHECK(imsg, (struct ctl_session *)NULL);
+		if ((c = control_connbyid(imsg->hdr.peerid)) == NULL)
+			break;
+		imsg_compose_event(&c->iev, IMSG_CTL_SESSION, 0, 0, -1,
+		    imsg->data, IMSG_DATA_SIZE(imsg));
+		break;
+	case IMSG_CTL_END:
+		if ((c = control_connbyid(imsg->hdr.peerid)) == NULL ||
+		    c->waiting == 0)
+			break;
+		if (--c->waiting == 0)
+			imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1,
+			    NULL, 0);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+show_tables(struct ctl_conn *c, struct relay *rlay)
+{
+	struct relay_table	*rlt;
+	struct host		*h;
+
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		imsg_compose_event(&c->iev, IMSG_CTL_TABLE, 0, 0, -1,
+		    rlt->rlt_table, sizeof(*rlt->rlt_table));
+		TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry)
+			imsg_compose_event(&c->iev, IMSG_CTL_HOST, 0, 0, -1,
+			    h, sizeof(*h));
+	}
+}
+
+/* Every relay, each followed by its tables and their hosts. */
+void
+show(struct ctl_conn *c)
+{
+	struct relay	*rlay;
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		rlay->rl_stats[PROC_MAX_INSTANCES].id = EMPTY_ID;
+		imsg_compose_event(&c->iev, IMSG_CTL_RELAY, 0, 0, -1,
+		    rlay, sizeof(*rlay));
+		show_tables(c, rlay);
+	}
+	imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+}
+
+/* relayctl status: the daemon, its processes, and its relays. */
+void
+show_status(struct ctl_conn *c)
+{
+	struct ctl_status	 st;
+	struct relay		*rlay;
+	struct table		*tb;
+	struct host		*h;
+	unsigned int		 i;
+
+	memset(&st, 0, sizeof(st));
+	(void)strlcpy(st.version, RELAYD_VERSION, sizeof(st.version));
+	st.parent_pid = env->sc_parentpid;
+	st.started = env->sc_started;
+	st.now = time(NULL);
+	/* the relays chose the same way */
+	(void)splice_engine_init(env->sc_conf.splice_engine);
+	(void)strlcpy(st.engine, splice_engine_current(), sizeof(st.engine));
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		st.nrelays++;
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		st.ntables++;
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			st.nhosts++;
+	}
+	imsg_compose_event(&c->iev, IMSG_CTL_STATUS_INFO, 0, 0, -1, &st,
+	    sizeof(st));
+	for (i = 0; i < env->sc_nprocinfo; i++)
+		imsg_compose_event(&c->iev, IMSG_CTL_PROC, 0, 0, -1,
+		    &env->sc_procinfo[i], sizeof(env->sc_procinfo[i]));
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		imsg_compose_event(&c->iev, IMSG_CTL_RELAY, 0, 0, -1,
+		    rlay, sizeof(*rlay));
+		show_tables(c, rlay);
+	}
+	imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+}
+
+/* Every relay process answers with its sessions, then an end. */
+void
+show_sessions(struct ctl_conn *c)
+{
+	struct privsep	*ps = env->sc_ps;
+
+	if (c->waiting > 0)
+		return;
+	c->waiting = proc_ninstances(ps, PROC_RELAY);
+	if (c->waiting == 0) {
+		imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+		return;
+	}
+	proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CTL_SESSION, c->id, -1,
+	    NULL, 0);
+}

@@ -1,0 +1,853 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * relay: accepts clients, picks a backend, connects, and moves the bytes
+ * of both directions with the splice engine.  Every relay process serves
+ * every relay, on listening sockets the parent opened.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "relayd.h"
+
+#define RELAY_ACCEPT_ROUNDS	16
+
+static void	 relay_init(struct privsep *, struct privsep_proc *, void *);
+static int	 relay_dispatch_parent(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 relay_dispatch_pfe(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 relay_dispatch_ca(int, struct privsep_proc *,
+		    struct imsg *);
+static void	 relay_launch(void);
+static void	 relay_reset(void);
+static void	 relay_accept(int, short, void *);
+static int	 relay_fds_left(void);
+static void	 relay_socket_opts(int, struct protocol *, int);
+static struct host *
+		 relay_from_table(struct rsession *);
+static void	 relay_connect(struct rsession *);
+static void	 relay_connected(int, short, void *);
+static void	 relay_retry(struct rsession *, const char *);
+static void	 relay_session_start(struct rsession *);
+static void	 relay_splice_done(struct rsplice *, int, void *);
+static void	 relay_close(struct rsession *, const char *, int);
+static void	 relay_statistics(int, short, void *);
+static void	 relay_sessions_send(struct privsep *, uint32_t);
+static uint64_t	 relay_bytes(struct ctl_relay_event *);
+
+static struct relayd		*env;
+static struct privsep		*rps;
+static struct sessionlist	 relay_sessions =
+				    TAILQ_HEAD_INITIALIZER(relay_sessions);
+static int			 relay_nsessions;
+static objid_t			 relay_conid;
+static int			 relay_basefds;
+static int			 relay_maxfds;
+static struct event		 relay_statev;
+static int			 relay_started;
+static EVP_MAC			*relay_mac;
+
+static struct privsep_proc procs[] = {
+	{ "parent",	PROC_PARENT,	relay_dispatch_parent,	NULL, NULL },
+	{ "pfe",	PROC_PFE,	relay_dispatch_pfe,	NULL, NULL },
+	{ "ca",		PROC_CA,	relay_dispatch_ca,	NULL, NULL }
+};
+
+void
+relay(struct privsep *ps, struct privsep_proc *p)
+{
+	env = ps->ps_env;
+	rps = ps;
+	proc_run(ps, p, procs, nitems(procs), relay_init, NULL);
+}
+
+static void
+relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
+{
+	struct rlimit	 rl;
+	struct timeval	 tv = { 1, 0 };
+
+	(void)p;
+	(void)arg;
+	/* as many sessions as the system lets us have */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	relay_maxfds = getdtablesize();
+	relay_basefds = getdtablecount();
+
+	if ((relay_mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL)) == NULL)
+		fatalx("%s: no SipHash in libcrypto", __func__);
+
+	evtimer_set(&relay_statev, relay_statistics, ps);
+	evtimer_add(&relay_statev, &tv);
+}
+
+/*
+ * SipHash-2-4 of an address (and whatever the mode adds) with the relay's
+ * 128-bit key, as the hash modes of relayd.conf(5) want.
+ */
+uint64_t
+relay_hash_addr(const uint8_t *key, const void *data, size_t len,
+    uint64_t prev)
+{
+	EVP_MAC_CTX	*ctx;
+	OSSL_PARAM	 params[2];
+	size_t		 outlen = 8, out;
+	unsigned char	 buf[8];
+	uint64_t	 h = 0;
+
+	if ((ctx = EVP_MAC_CTX_new(relay_mac)) == NULL)
+		return (prev);
+	params[0] = OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE,
+	    &outlen);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_init(ctx, key, 16, params) == 1 &&
+	    EVP_MAC_update(ctx, (const unsigned char *)&prev,
+	    sizeof(prev)) == 1 &&
+	    EVP_MAC_update(ctx, data, len) == 1 &&
+	    EVP_MAC_final(ctx, buf, &out, sizeof(buf)) == 1)
+		memcpy(&h, buf, sizeof(h));
+	EVP_MAC_CTX_free(ctx);
+	return (h);
+}
+
+/*
+ * Parent: open the listening socket of a relay.  Every relay process
+ * gets a duplicate of it.
+ */
+int
+relay_privinit(struct relay *rlay)
+{
+	struct protocol	*p = rlay->rl_proto;
+	char		 buf[INET6_ADDRSTRLEN];
+	int		 s, on = 1, backlog;
+
+	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
+	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
+		log_warn("relay %s: socket", rlay->rl_conf.name);
+		return (-1);
+	}
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) == -1) {
+		log_warn("relay %s: setsockopt", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	relay_socket_opts(s, p, 1);
+	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
+	    ss_len(&rlay->rl_conf.ss)) == -1) {
+		log_warn("relay %s: cannot listen on %s port %d",
+		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
+		    sizeof(buf)), rlay->rl_conf.port);
+		close(s);
+		return (-1);
+	}
+	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
+	if (listen(s, backlog) == -1) {
+		log_warn("relay %s: listen", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	rlay->rl_s = s;
+	return (0);
+}
+
+static void
+relay_socket_opts(int s, struct protocol *p, int listening)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	int			 val;
+
+	if (p == NULL)
+		return;
+	if (getsockname(s, (struct sockaddr *)&ss, &len) == -1)
+		ss.ss_family = AF_INET;
+	if (p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) {
+		val = (p->tcpflags & TCPFLAG_NODELAY) ? 1 : 0;
+		if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: TCP_NODELAY", __func__);
+	}
+	if (p->tcpflags & TCPFLAG_BUFSIZ) {
+		val = p->tcpbufsiz;
+		if (setsockopt(s, SOL_SOCKET, SO_RCVBUF, &val,
+		    sizeof(val)) == -1 ||
+		    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: socket buffer", __func__);
+	}
+	if (p->tcpflags & TCPFLAG_IPTTL) {
+		val = p->tcpipttl;
+		if (ss.ss_family == AF_INET6) {
+			if (setsockopt(s, IPPROTO_IPV6, IPV6_UNICAST_HOPS,
+			    &val, sizeof(val)) == -1)
+				log_warn("%s: IPV6_UNICAST_HOPS", __func__);
+		} else if (setsockopt(s, IPPROTO_IP, IP_TTL, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: IP_TTL", __func__);
+	}
+	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening) {
+		val = p->tcpipminttl;
+		if (ss.ss_family == AF_INET6) {
+#ifdef IPV6_MINHOPCOUNT
+			if (setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT,
+			    &val, sizeof(val)) == -1)
+				log_warn("%s: IPV6_MINHOPCOUNT", __func__);
+#endif
+		} else {
+#ifdef IP_MINTTL
+			if (setsockopt(s, IPPROTO_IP, IP_MINTTL, &val,
+			    sizeof(val)) == -1)
+				log_warn("%s: IP_MINTTL", __func__);
+#endif
+		}
+	}
+}
+
+static int
+relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_RESET:
+		relay_reset();
+		config_getreset(env, imsg);
+		break;
+	case IMSG_CFG_GLOBAL:
+		config_getcfg(env, imsg);
+		break;
+	case IMSG_CFG_TABLE:
+		if (config_gettable(env, imsg) == -1)
+			fatalx("%s: bad table", __func__);
+		break;
+	case IMSG_CFG_HOST:
+		if (config_gethost(env, imsg) == -1)
+			fatalx("%s: bad host", __func__);
+		break;
+	case IMSG_CFG_PROTO:
+		if (config_getproto(env, imsg) == -1)
+			fatalx("%s: bad protocol", __func__);
+		break;
+	case IMSG_CFG_RELAY:
+		if (config_getrelay(env, imsg) == -1)
+			fatalx("%s: bad relay", __func__);
+		break;
+	case IMSG_CFG_RELAY_TABLE:
+		if (config_getrelaytable(env, imsg) == -1)
+			fatalx("%s: bad relay table", __func__);
+		break;
+	case IMSG_CFG_RELAY_FD:
+		if (config_getrelayfd(env, imsg) == -1)
+			fatalx("%s: bad relay socket", __func__);
+		break;
+	case IMSG_CFG_DONE:
+		proc_compose(p->p_ps, PROC_PARENT, IMSG_CFG_DONE, NULL, 0);
+		break;
+	case IMSG_CTL_START:
+		relay_launch();
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_SESSION:
+		relay_sessions_send(p->p_ps, imsg->hdr.peerid);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+relay_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	(void)p;
+	(void)imsg;
+	return (-1);
+}
+
+static void
+relay_launch(void)
+{
+	struct relay		*rlay;
+	struct relay_table	*rlt;
+	struct host		*h;
+
+	if (splice_engine_init(env->sc_conf.splice_engine) == -1)
+		log_warnx("splice engine %s is not available here, "
+		    "using %s", splice_engine_name(env->sc_conf.splice_engine),
+		    splice_engine_current());
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		if ((rlay->rl_proto = proto_find(env,
+		    rlay->rl_conf.proto)) == NULL)
+			rlay->rl_proto = &env->sc_proto_default;
+		TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+			rlt->rlt_nhosts = 0;
+			TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry) {
+				if (rlt->rlt_nhosts >= RELAY_MAXHOSTS)
+					fatalx("%s: too many hosts in table "
+					    "%s", __func__,
+					    rlt->rlt_table->conf.name);
+				h->idx = rlt->rlt_nhosts;
+				rlt->rlt_host[rlt->rlt_nhosts++] = h;
+			}
+			log_debug("adding %d hosts from table %s%s",
+			    rlt->rlt_nhosts, rlt->rlt_table->conf.name,
+			    rlt->rlt_table->conf.check ? "" : " (no check)");
+		}
+		if (rlay->rl_s == -1)
+			continue;
+		if ((rlay->rl_conf.flags & F_HASHKEY) == 0)
+			arc4random_buf(rlay->rl_conf.hashkey.key8,
+			    sizeof(rlay->rl_conf.hashkey.key8));
+		event_set(&rlay->rl_ev, rlay->rl_s, EV_READ | EV_PERSIST,
+		    relay_accept, rlay);
+		event_add(&rlay->rl_ev, NULL);
+		evtimer_set(&rlay->rl_evt, relay_accept, rlay);
+		rlay->rl_up = 1;
+		log_debug("relay_launch: running relay %s",
+		    rlay->rl_conf.name);
+	}
+	relay_started = 1;
+}
+
+/* Before a new configuration: every session and listener goes. */
+static void
+relay_reset(void)
+{
+	struct rsession	*con;
+	struct relay	*rlay;
+
+	while ((con = TAILQ_FIRST(&relay_sessions)) != NULL)
+		relay_close(con, "relay reset", 1);
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		if (rlay->rl_up) {
+			event_del(&rlay->rl_ev);
+			evtimer_del(&rlay->rl_evt);
+			rlay->rl_up = 0;
+		}
+	}
+	relay_started = 0;
+}
+
+/* Descriptors left after the sessions we have and a reserve. */
+static int
+relay_fds_left(void)
+{
+	return (relay_maxfds - relay_basefds - 2 * relay_nsessions -
+	    splice_fds_held() - 2 * FD_RESERVE);
+}
+
+static void
+relay_accept(int fd, short event, void *arg)
+{
+	struct relay		*rlay = arg;
+	struct rsession		*con;
+	struct sockaddr_storage	 ss;
+	struct timeval		 tv = { 1, 0 };
+	socklen_t		 slen;
+	int			 s, i;
+
+	(void)fd;
+	if (event & EV_TIMEOUT) {
+		/* the back-off is over */
+		event_add(&rlay->rl_ev, NULL);
+		return;
+	}
+
+	for (i = 0; i < RELAY_ACCEPT_ROUNDS; i++) {
+		s = -1;
+		if (relay_fds_left() <= 0)
+			errno = EMFILE;
+		else {
+			slen = sizeof(ss);
+			s = accept4(rlay->rl_s, (struct sockaddr *)&ss, &slen,
+			    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		}
+		if (s == -1) {
+			if (errno == ENFILE || errno == EMFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				/* no room: stop accepting for a second */
+				log_debug("relay_accept: deferring "
+				    "connections");
+				event_del(&rlay->rl_ev);
+				evtimer_add(&rlay->rl_evt, &tv);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR && errno != ECONNABORTED)
+				log_warn("relay %s: accept",
+				    rlay->rl_conf.name);
+			return;
+		}
+
+		if (rlay->rl_conf.flags & F_DISABLE) {
+			close(s);
+			continue;
+		}
+		if ((con = calloc(1, sizeof(*con))) == NULL) {
+			log_warn("%s", __func__);
+			close(s);
+			continue;
+		}
+		con->se_in.s = s;
+		con->se_in.ss = ss;
+		con->se_in.con = con;
+		con->se_in.dir = RELAY_DIR_REQUEST;
+		con->se_out.s = -1;
+		con->se_out.con = con;
+		con->se_out.dir = RELAY_DIR_RESPONSE;
+		splice_init(&con->se_in.sp);
+		splice_init(&con->se_out.sp);
+		con->se_relay = rlay;
+		con->se_relayid = rlay->rl_conf.id;
+		con->se_id = ++relay_conid;
+		con->se_nosplice =
+		    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0;
+		gettimeofday(&con->se_tv_start, NULL);
+		relay_socket_opts(s, rlay->rl_proto, 0);
+
+		TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
+		relay_nsessions++;
+		rlay->rl_stats[rps->ps_instance].active++;
+		rlay->rl_stats[rps->ps_instance].last++;
+		rlay->rl_stats[rps->ps_instance].sessions++;
+
+		relay_connect(con);
+	}
+}
+
+static int
+host_usable(struct table *tb, struct host *h)
+{
+	if (tb->conf.flags & F_DISABLE || h->flags & F_DISABLE)
+		return (0);
+	/* a table without checks is always usable */
+	return (tb->conf.check == CHECK_NOCHECK || h->up == HOST_UP);
+}
+
+static const void *
+ss_addr(struct sockaddr_storage *ss, size_t *len)
+{
+	if (ss->ss_family == AF_INET6) {
+		*len = sizeof(struct in6_addr);
+		return (&((struct sockaddr_in6 *)ss)->sin6_addr);
+	}
+	*len = sizeof(struct in_addr);
+	return (&((struct sockaddr_in *)ss)->sin_addr);
+}
+
+/* The backend for a session: first table with a usable host wins. */
+static struct host *
+relay_from_table(struct rsession *con)
+{
+	struct relay		*rlay = con->se_relay;
+	struct relay_table	*rlt;
+	struct table		*tb;
+	struct host		*h;
+	const uint8_t		*key = rlay->rl_conf.hashkey.key8;
+	const void		*addr;
+	size_t			 len;
+	uint64_t		 p = 0;
+	int			 idx, n, i, up, tries;
+	in_port_t		 port;
+
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		tb = rlt->rlt_table;
+		n = rlt->rlt_nhosts;
+		for (i = 0, up = 0; i < n; i++)
+			up += host_usable(tb, rlt->rlt_host[i]);
+		if (up == 0)
+			continue;
+
+		switch (rlt->rlt_mode) {
+		case RELAY_DSTMODE_RANDOM:
+			idx = arc4random_uniform(n);
+			break;
+		case RELAY_DSTMODE_ROUNDROBIN:
+			idx = rlt->rlt_index++ % n;
+			break;
+		case RELAY_DSTMODE_SRCHASH:
+		case RELAY_DSTMODE_LOADBALANCE:
+		case RELAY_DSTMODE_HASH:
+			if (rlt->rlt_mode != RELAY_DSTMODE_HASH) {
+				addr = ss_addr(&con->se_in.ss, &len);
+				p = relay_hash_addr(key, addr, len, p);
+			}
+			if (rlt->rlt_mode != RELAY_DSTMODE_SRCHASH) {
+				addr = ss_addr(&rlay->rl_conf.ss, &len);
+				p = relay_hash_addr(key, addr, len, p);
+				port = htons(rlay->rl_conf.port);
+				p = relay_hash_addr(key, &port, sizeof(port),
+				    p);
+			}
+			/* a host that is down: shift the hash and retry */
+			tries = n < 5 ? n : 5;
+			for (i = 0; i < tries; i++) {
+				idx = p % n;
+				if (host_usable(tb, rlt->rlt_host[idx]))
+					return (rlt->rlt_host[idx]);
+				p >>= 1;
+			}
+			idx = p % n;
+			break;
+		default:
+			idx = 0;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			h = rlt->rlt_host[(idx + i) % n];
+			if (host_usable(tb, h)) {
+				if (rlt->rlt_mode == RELAY_DSTMODE_ROUNDROBIN)
+					rlt->rlt_index = (idx + i) % n + 1;
+				return (h);
+			}
+		}
+	}
+	return (NULL);
+}
+
+static void
+relay_connect(struct rsession *con)
+{
+	struct relay	*rlay = con->se_relay;
+	struct timeval	 tv;
+	int		 s;
+
+	if (con->se_retrycount == 0) {
+		if (!TAILQ_EMPTY(&rlay->rl_tables)) {
+			if ((con->se_host = relay_from_table(con)) == NULL) {
+				relay_close(con, "session failed: no host "
+				    "up", 1);
+				return;
+			}
+			con->se_out.ss = con->se_host->conf.ss;
+			con->se_retry = con->se_host->conf.retry;
+		} else {
+			con->se_out.ss = rlay->rl_conf.dstss;
+			con->se_retry = rlay->rl_conf.dstretry;
+		}
+	}
+
+	if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
+	    SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP)) == -1) {
+		relay_close(con, "connect failed", 1);
+		return;
+	}
+	con->se_out.s = s;
+	relay_socket_opts(s, rlay->rl_proto, 0);
+	if (connect(s, (struct sockaddr *)&con->se_out.ss,
+	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS) {
+		relay_retry(con, "connect failed");
+		return;
+	}
+	tv = rlay->rl_conf.timeout;
+	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
+	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
+}
+
+static void
+relay_retry(struct rsession *con, const char *msg)
+{
+	if (con->se_out.s != -1) {
+		close(con->se_out.s);
+		con->se_out.s = -1;
+	}
+	if (con->se_retrycount < con->se_retry) {
+		con->se_retrycount++;
+		relay_connect(con);
+		return;
+	}
+	relay_close(con, msg, 1);
+}
+
+static void
+relay_connected(int fd, short event, void *arg)
+{
+	struct rsession	*con = arg;
+	int		 error = 0;
+	socklen_t	 len = sizeof(error);
+
+	if (event & EV_TIMEOUT) {
+		relay_retry(con, "connect timeout");
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1 ||
+	    error != 0) {
+		relay_retry(con, "connect failed");
+		return;
+	}
+	con->se_connected = 1;
+	relay_session_start(con);
+}
+
+static void
+relay_session_start(struct rsession *con)
+{
+	struct relay	*rlay = con->se_relay;
+	struct timeval	*idle = &rlay->rl_conf.timeout;
+
+	if (splice_start(&con->se_in.sp, con->se_in.s, con->se_out.s, 0,
+	    idle, relay_splice_done, &con->se_in, con->se_nosplice) == -1 ||
+	    splice_start(&con->se_out.sp, con->se_out.s, con->se_in.s, 0,
+	    idle, relay_splice_done, &con->se_out, con->se_nosplice) == -1) {
+		relay_close(con, strerror(errno), 1);
+		return;
+	}
+}
+
+static uint64_t
+relay_bytes(struct ctl_relay_event *cre)
+{
+	if (cre->sp.sp_be != NULL && cre->sp.sp_active)
+		(void)splice_count(&cre->sp);
+	return (cre->sp.sp_total);
+}
+
+/*
+ * One direction ended.  End of file half-closes the other side; an idle
+ * direction ends the session only when the other one is idle too.
+ */
+static void
+relay_splice_done(struct rsplice *sp, int reason, void *arg)
+{
+	struct ctl_relay_event	*cre = arg, *other;
+	struct rsession		*con = cre->con;
+	struct relay		*rlay = con->se_relay;
+	off_t			 total;
+
+	(void)sp;
+	other = cre == &con->se_in ? &con->se_out : &con->se_in;
+
+	switch (reason) {
+	case 0:
+		cre->done = 1;
+		(void)shutdown(other->s, SHUT_WR);
+		if (other->done)
+			relay_close(con, "done", 0);
+		return;
+	case ETIMEDOUT:
+		total = relay_bytes(other);
+		if (!other->done && other->sp.sp_active &&
+		    total != other->mark) {
+			other->mark = total;
+			cre->mark = relay_bytes(cre);
+			if (splice_start(&cre->sp, cre->s, other->s, 0,
+			    &rlay->rl_conf.timeout, relay_splice_done, cre,
+			    con->se_nosplice) == -1)
+				relay_close(con, strerror(errno), 1);
+			return;
+		}
+		relay_close(con, con->se_nosplice ? "buffer event timeout" :
+		    "splice timeout", 1);
+		return;
+	default:
+		relay_close(con, strerror(reason), 1);
+		return;
+	}
+}
+
+static void
+relay_close(struct rsession *con, const char *msg, int err)
+{
+	struct relay		*rlay = con->se_relay;
+	struct relay_stats	*st;
+	char			 ibuf[INET6_ADDRSTRLEN];
+	char			 obuf[INET6_ADDRSTRLEN];
+	uint64_t		 in, out;
+	int			 kind;
+
+	in = relay_bytes(&con->se_in);
+	out = relay_bytes(&con->se_out);
+	kind = con->se_nosplice ? RELAY_BYTES_COPIED : RELAY_BYTES_SPLICED;
+
+	if ((env->sc_conf.opts & (RELAYD_OPT_LOGCON | RELAYD_OPT_LOGCONERR)) &&
+	    (err ? (env->sc_conf.opts & RELAYD_OPT_LOGCONERR) :
+	    (env->sc_conf.opts & RELAYD_OPT_LOGCON))) {
+		if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
+			(void)strlcpy(ibuf, "-", sizeof(ibuf));
+		if (con->se_out.ss.ss_family == AF_UNSPEC ||
+		    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
+			(void)strlcpy(obuf, "-", sizeof(obuf));
+		logit(err ? LOG_WARNING : LOG_INFO,
+		    "relay %s, session %u (%d active), %s, %s -> %s:%d, %s, "
+		    "bytes in %llu (spliced %llu copied %llu) "
+		    "out %llu (spliced %llu copied %llu)",
+		    rlay->rl_conf.name, con->se_id, relay_nsessions, "0",
+		    ibuf, obuf, ss_port(&con->se_out.ss), msg,
+		    (unsigned long long)in,
+		    (unsigned long long)(kind == RELAY_BYTES_SPLICED ? in : 0),
+		    (unsigned long long)(kind == RELAY_BYTES_COPIED ? in : 0),
+		    (unsigned long long)out,
+		    (unsigned long long)(kind == RELAY_BYTES_SPLICED ? out : 0),
+		    (unsigned long long)(kind == RELAY_BYTES_COPIED ? out : 0));
+	}
+
+	st = &rlay->rl_stats[rps->ps_instance];
+	st->bytes[RELAY_DIR_REQUEST][kind] += in;
+	st->bytes[RELAY_DIR_RESPONSE][kind] += out;
+	if (st->active > 0)
+		st->active--;
+
+	if (event_initialized(&con->se_ev))
+		event_del(&con->se_ev);
+	splice_free(&con->se_in.sp);
+	splice_free(&con->se_out.sp);
+	if (con->se_in.s != -1)
+		close(con->se_in.s);
+	if (con->se_out.s != -1)
+		close(con->se_out.s);
+	TAILQ_REMOVE(&relay_sessions, con, se_entry);
+	relay_nsessions--;
+	free(con);
+
+	/* a descriptor is free: accept again if we stopped */
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (rlay->rl_up && evtimer_pending(&rlay->rl_evt, NULL) &&
+		    relay_fds_left() > 0) {
+			evtimer_del(&rlay->rl_evt);
+			event_add(&rlay->rl_ev, NULL);
+		}
+}
+
+/*
+ * Every second: statistics of this process to pfe, with the bytes of
+ * the sessions still running.  Every RELAY_STATINTERVAL the session
+ * rates roll over as OpenBSD's do.
+ */
+static void
+relay_statistics(int fd, short event, void *arg)
+{
+	struct privsep		*ps = arg;
+	struct relay		*rlay;
+	struct relay_stats	 st, *cur;
+	struct rsession		*con;
+	struct timeval		 tv = { 1, 0 };
+	int			 kind;
+
+	(void)fd;
+	(void)event;
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		cur = &rlay->rl_stats[ps->ps_instance];
+		if (++cur->tick >= RELAY_STATINTERVAL) {
+			cur->tick = 0;
+			cur->cnt += cur->last;
+			cur->avg = (cur->last + cur->avg) / 2;
+			cur->last_hour += cur->last;
+			cur->last_day += cur->last;
+			cur->last = 0;
+			if (++cur->interval % (3600 / RELAY_STATINTERVAL) ==
+			    0) {
+				cur->avg_hour = (cur->last_hour +
+				    cur->avg_hour) / 2;
+				cur->last_hour = 0;
+			}
+			if (cur->interval % (86400 / RELAY_STATINTERVAL) ==
+			    0) {
+				cur->avg_day = (cur->last_day +
+				    cur->avg_day) / 2;
+				cur->last_day = 0;
+			}
+		}
+		st = *cur;
+		st.id = rlay->rl_conf.id;
+		st.proc = ps->ps_instance;
+		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
+			if (con->se_relay != rlay)
+				continue;
+			kind = con->se_nosplice ? RELAY_BYTES_COPIED :
+			    RELAY_BYTES_SPLICED;
+			st.bytes[RELAY_DIR_REQUEST][kind] +=
+			    relay_bytes(&con->se_in);
+			st.bytes[RELAY_DIR_RESPONSE][kind] +=
+			    relay_bytes(&con->se_out);
+		}
+		proc_compose(ps, PROC_PFE, IMSG_STATISTICS, &st, sizeof(st));
+	}
+	evtimer_add(&relay_statev, &tv);
+}
+
+static void
+relay_sessions_send(struct privsep *ps, uint32_t peerid)
+{
+	struct rsession		*con;
+	struct ctl_session	 cs;
+	int			 kind;
+
+	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
+		memset(&cs, 0, sizeof(cs));
+		cs.cs_id = con->se_id;
+		cs.cs_relayid = con->se_relayid;
+		(void)strlcpy(cs.cs_relay, con->se_relay->rl_conf.name,
+		    sizeof(cs.cs_relay));
+		cs.cs_src = con->se_in.ss;
+		cs.cs_dst = con->se_out.ss;
+		cs.cs_start = con->se_tv_start;
+		cs.cs_last = con->se_in.sp.sp_lastmove;
+		if (timercmp(&con->se_out.sp.sp_lastmove, &cs.cs_last, >))
+			cs.cs_last = con->se_out.sp.sp_lastmove;
+		if (!timerisset(&cs.cs_last))
+			cs.cs_last = cs.cs_start;
+		gettimeofday(&cs.cs_now, NULL);
+		cs.cs_pid = getpid();
+		cs.cs_instance = ps->ps_instance;
+		cs.cs_running = con->se_connected;
+		kind = con->se_nosplice ? RELAY_BYTES_COPIED :
+		    RELAY_BYTES_SPLICED;
+		cs.cs_bytes[RELAY_DIR_REQUEST][kind] =
+		    relay_bytes(&con->se_in);
+		cs.cs_bytes[RELAY_DIR_RESPONSE][kind] =
+		    relay_bytes(&con->se_out);
+		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
+		    -1, &cs, sizeof(cs));
+	}
+	proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_END, peerid, -1, NULL, 0);
+}

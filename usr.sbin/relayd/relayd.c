@@ -1,0 +1,508 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+extern char	**environ;
+
+__dead void	 usage(void);
+
+static int	 parent_dispatch_pfe(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 parent_dispatch_hce(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 parent_dispatch_relay(int, struct privsep_proc *,
+		    struct imsg *);
+static int	 parent_dispatch_ca(int, struct privsep_proc *,
+		    struct imsg *);
+static void	 parent_sig_handler(int, short, void *);
+static int	 parent_open_sockets(struct relayd *);
+static void	 parent_push(struct relayd *);
+static int	 parent_reload(struct relayd *, const char *, uint32_t);
+static void	 parent_configure_done(struct relayd *);
+static void	 parent_send_procinfo(struct relayd *);
+static __dead void
+		 parent_shutdown(struct relayd *);
+
+static struct privsep_proc procs[] = {
+	{ "pfe",	PROC_PFE,	parent_dispatch_pfe,	pfe, NULL },
+	{ "hce",	PROC_HCE,	parent_dispatch_hce,	hce, NULL },
+	{ "relay",	PROC_RELAY,	parent_dispatch_relay,	relay, NULL },
+	{ "ca",		PROC_CA,	parent_dispatch_ca,	ca, NULL }
+};
+
+/* the relayctl connection waiting for the end of a reload */
+static uint32_t	 reload_peerid;
+static int	 reload_waiting;
+
+__dead void
+usage(void)
+{
+	extern char	*__progname;
+
+	fprintf(stderr, "usage: %s [-dnv] [-D macro=value] [-f file]\n",
+	    __progname);
+	exit(1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct relayd		*env;
+	struct privsep		*ps;
+	const char		*conffile = CONF_FILE;
+	const char		*errstr, *title = NULL;
+	enum privsep_procid	 proc_id = PROC_PARENT;
+	unsigned int		 i;
+	int			 c, debug = 0, verbose = 0, noaction = 0;
+	int			 instance = 0;
+
+	setproctitle_init(argc, argv, environ);
+	log_init(1, LOG_DAEMON);	/* stderr until daemonized */
+
+	while ((c = getopt(argc, argv, "dD:nf:I:P:v")) != -1) {
+		switch (c) {
+		case 'd':
+			debug = 2;
+			break;
+		case 'D':
+			if (cmdline_symset(optarg) < 0)
+				log_warnx("could not parse macro definition %s",
+				    optarg);
+			break;
+		case 'n':
+			debug = 2;
+			noaction = 1;
+			break;
+		case 'f':
+			conffile = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'P':
+			title = optarg;
+			break;
+		case 'I':
+			instance = strtonum(optarg, 0, PROC_MAX_INSTANCES - 1,
+			    &errstr);
+			if (errstr)
+				fatalx("invalid instance %s: %s", optarg,
+				    errstr);
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	if (argc > 0)
+		usage();
+
+	if (title != NULL) {
+		for (i = 0; i < nitems(procs); i++)
+			if (strcmp(procs[i].p_title, title) == 0)
+				proc_id = procs[i].p_id;
+		if (proc_id == PROC_PARENT)
+			fatalx("unknown process title %s", title);
+	}
+
+	if ((env = calloc(1, sizeof(*env))) == NULL ||
+	    (ps = calloc(1, sizeof(*ps))) == NULL)
+		err(1, NULL);
+	env->sc_ps = ps;
+	ps->ps_env = env;
+	ps->ps_csock = -1;
+	ps->ps_debug = debug;
+	ps->ps_verbose = verbose;
+	ps->ps_instance = instance;
+	if (config_init(env) == -1)
+		err(1, "config_init");
+	env->sc_conffile = conffile;
+	if (verbose)
+		env->sc_conf.opts |= RELAYD_OPT_VERBOSE;
+
+	if (proc_id != PROC_PARENT) {
+		/* a child started by the parent: no config, no checks */
+		log_init(debug, LOG_DAEMON);
+		log_setverbose(verbose);
+		if ((ps->ps_pw = getpwnam(RELAYD_USER)) == NULL)
+			fatalx("unknown user %s", RELAYD_USER);
+		proc_init(ps, procs, nitems(procs), argc, argv, proc_id);
+		/* NOTREACHED */
+		exit(1);
+	}
+
+	if (parse_config(conffile, env) == -1)
+		exit(1);
+	if (debug)
+		env->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
+	if (noaction) {
+		fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+
+	if (geteuid())
+		errx(1, "need root privileges");
+	if ((ps->ps_pw = getpwnam(RELAYD_USER)) == NULL)
+		errx(1, "unknown user %s", RELAYD_USER);
+	if (compat_getexecpath(argv[0], ps->ps_execpath,
+	    sizeof(ps->ps_execpath)) == -1)
+		errx(1, "cannot find myself as %s: start relayd with a path",
+		    argv[0]);
+	ps->ps_instances[PROC_PFE] = 1;
+	ps->ps_instances[PROC_HCE] = 1;
+	ps->ps_instances[PROC_RELAY] = env->sc_conf.prefork_relay;
+	ps->ps_instances[PROC_CA] = env->sc_conf.prefork_relay;
+
+	if ((ps->ps_csock = control_init(env->sc_conf.socket,
+	    &ps->ps_csock_gid)) == -1)
+		exit(1);
+	if (parent_open_sockets(env) == -1) {
+		control_cleanup(env->sc_conf.socket);
+		exit(1);
+	}
+
+	log_init(debug, LOG_DAEMON);
+	log_setverbose(verbose);
+	if (!debug && daemon(1, 0) == -1)
+		err(1, "failed to daemonize");
+
+	log_info("startup");
+	env->sc_started = time(NULL);
+	env->sc_parentpid = getpid();
+
+	event_init();
+	signal_set(&ps->ps_evsigint, SIGINT, parent_sig_handler, ps);
+	signal_set(&ps->ps_evsigterm, SIGTERM, parent_sig_handler, ps);
+	signal_set(&ps->ps_evsighup, SIGHUP, parent_sig_handler, ps);
+	signal_add(&ps->ps_evsigint, NULL);
+	signal_add(&ps->ps_evsigterm, NULL);
+	signal_add(&ps->ps_evsighup, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+
+	proc_init(ps, procs, nitems(procs), argc, argv, PROC_PARENT);
+	proc_connect(ps);
+	parent_send_procinfo(env);
+	proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_SOCKFD, 0, ps->ps_csock,
+	    &ps->ps_csock_gid, sizeof(ps->ps_csock_gid));
+	ps->ps_csock = -1;
+	parent_push(env);
+
+	event_dispatch();
+
+	parent_shutdown(env);
+	/* NOTREACHED */
+	return (0);
+}
+
+static void
+parent_send_procinfo(struct relayd *env)
+{
+	struct privsep		*ps = env->sc_ps;
+	struct ctl_procinfo	 pi;
+	unsigned int		 id, i;
+
+	for (id = PROC_PARENT; id < PROC_MAX; id++)
+		for (i = 0; i < (id == PROC_PARENT ? 1 :
+		    ps->ps_instances[id]); i++) {
+			memset(&pi, 0, sizeof(pi));
+			pi.pi_id = id;
+			pi.pi_instance = i;
+			pi.pi_pid = id == PROC_PARENT ? getpid() :
+			    ps->ps_pids[id][i];
+			(void)strlcpy(pi.pi_title, proc_name(id),
+			    sizeof(pi.pi_title));
+			proc_compose(ps, PROC_PFE, IMSG_CTL_PROCINFO, &pi,
+			    sizeof(pi));
+		}
+}
+
+/* Open every relay's listening socket; on failure, none stays open. */
+static int
+parent_open_sockets(struct relayd *env)
+{
+	struct relay	*rlay;
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (relay_privinit(rlay) == -1) {
+			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+				if (rlay->rl_s != -1) {
+					close(rlay->rl_s);
+					rlay->rl_s = -1;
+				}
+			return (-1);
+		}
+	return (0);
+}
+
+/* Send the whole configuration; children answer IMSG_CFG_DONE. */
+static void
+parent_push(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	struct table	*tb;
+	struct protocol	*p;
+	struct relay	*rlay;
+	unsigned int	 id;
+
+	config_setglobal(env);
+	TAILQ_FOREACH(tb, env->sc_tables, entry)
+		config_settable(env, tb);
+	TAILQ_FOREACH(p, env->sc_protos, entry)
+		config_setproto(env, p);
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		config_setrelay(env, rlay);
+
+	env->sc_reload = 0;
+	for (id = PROC_PFE; id < PROC_MAX; id++)
+		env->sc_reload += ps->ps_instances[id];
+	config_setdone(env);
+}
+
+static void
+parent_configure_done(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	unsigned int	 id;
+
+	if (env->sc_reload == 0) {
+		log_warnx("%s: configuration already finished", __func__);
+		return;
+	}
+	if (--env->sc_reload > 0)
+		return;
+	for (id = PROC_PFE; id < PROC_MAX; id++)
+		proc_compose(ps, id, IMSG_CTL_START, NULL, 0);
+	if (reload_waiting) {
+		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_OK,
+		    reload_peerid, -1, NULL, 0);
+		reload_waiting = 0;
+	}
+}
+
+/*
+ * Two-phase reload: the new file is parsed, checked and its sockets
+ * opened before anything running is touched; a file that fails any of
+ * that is rejected whole.
+ */
+static int
+parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
+{
+	struct privsep	*ps = env->sc_ps;
+	struct relayd	*new;
+
+	if (env->sc_reload) {
+		log_warnx("reload of %s refused: a reload is still in "
+		    "progress", filename);
+		return (-1);
+	}
+	if ((new = calloc(1, sizeof(*new))) == NULL ||
+	    config_init(new) == -1) {
+		log_warn("%s", __func__);
+		free(new);
+		return (-1);
+	}
+	new->sc_conffile = filename;
+	new->sc_ps = ps;
+	new->sc_conf.opts = env->sc_conf.opts & RELAYD_OPT_VERBOSE;
+	if (parse_config(filename, new) == -1 ||
+	    parent_open_sockets(new) == -1) {
+		log_warnx("configuration %s rejected, the running "
+		    "configuration stays", filename);
+		config_purge(new);
+		free(new->sc_tables);
+		free(new->sc_relays);
+		free(new->sc_protos);
+		free(new);
+		return (-1);
+	}
+	if (ps->ps_debug)
+		new->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
+	if (new->sc_conf.prefork_relay != env->sc_conf.prefork_relay) {
+		log_warnx("prefork change ignored: it takes effect at the "
+		    "next start");
+		new->sc_conf.prefork_relay = env->sc_conf.prefork_relay;
+	}
+	if (strcmp(new->sc_conf.socket, env->sc_conf.socket) != 0) {
+		log_warnx("socket change ignored: it takes effect at the "
+		    "next start");
+		(void)strlcpy(new->sc_conf.socket, env->sc_conf.socket,
+		    sizeof(new->sc_conf.socket));
+	}
+
+	log_info("reloading configuration from %s", filename);
+	config_purge(env);
+	free(env->sc_tables);
+	free(env->sc_relays);
+	free(env->sc_protos);
+	env->sc_conf = new->sc_conf;
+	env->sc_tables = new->sc_tables;
+	env->sc_relays = new->sc_relays;
+	env->sc_protos = new->sc_protos;
+	TAILQ_INIT(&env->sc_hosts);
+	TAILQ_CONCAT(&env->sc_hosts, &new->sc_hosts, globalentry);
+	/* relays point at the default protocol of the env they came in */
+	{
+		struct relay	*rlay;
+
+		TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+			if (rlay->rl_proto == &new->sc_proto_default)
+				rlay->rl_proto = &env->sc_proto_default;
+	}
+	free(new);
+
+	config_setreset(env);
+	reload_peerid = peerid;
+	reload_waiting = peerid != 0;
+	parent_push(env);
+	return (0);
+}
+
+static __dead void
+parent_shutdown(struct relayd *env)
+{
+	struct privsep	*ps = env->sc_ps;
+	int		 lost;
+
+	lost = proc_kill(ps);
+	control_cleanup(env->sc_conf.socket);
+	log_info("parent terminating, pid %d", (int)getpid());
+	exit(lost ? 1 : 0);
+}
+
+static void
+parent_sig_handler(int sig, short event, void *arg)
+{
+	struct privsep	*ps = arg;
+	struct relayd	*env = ps->ps_env;
+
+	(void)event;
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		parent_shutdown(env);
+		break;
+	case SIGHUP:
+		log_info("%s: reload requested with SIGHUP", __func__);
+		(void)parent_reload(env, env->sc_conffile, 0);
+		break;
+	default:
+		fatalx("unexpected signal");
+	}
+}
+
+static int
+parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	struct privsep	*ps = p->p_ps;
+	struct relayd	*env = ps->ps_env;
+	char		 path[PATH_MAX];
+	const char	*file;
+	size_t		 len;
+
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_RELOAD:
+		len = IMSG_DATA_SIZE(imsg);
+		if (len >= sizeof(path))
+			fatalx("%s: reload path too long", __func__);
+		if (len > 0) {
+			memcpy(path, imsg->data, len);
+			path[len] = '\0';
+		}
+		file = (len > 0 && path[0] != '\0') ? path :
+		    env->sc_conffile;
+		/* parsing is done before parent_reload() returns */
+		if (parent_reload(env, file, imsg->hdr.peerid) == -1)
+			proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_FAIL,
+			    imsg->hdr.peerid, -1, NULL, 0);
+		break;
+	case IMSG_CTL_SHUTDOWN:
+		log_info("shutdown requested by relayctl");
+		parent_shutdown(env);
+		break;
+	case IMSG_CFG_DONE:
+		parent_configure_done(env);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+parent_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CFG_DONE:
+		parent_configure_done(p->p_ps->ps_env);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+parent_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CFG_DONE:
+		parent_configure_done(p->p_ps->ps_env);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+parent_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
+{
+	(void)fd;
+	switch (imsg->hdr.type) {
+	case IMSG_CFG_DONE:
+		parent_configure_done(p->p_ps->ps_env);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}

@@ -1,0 +1,671 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#ifndef RELAYD_H
+#define RELAYD_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/tree.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <netinet/in.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <pwd.h>
+#include <event.h>
+
+#include "compat/compat.h"
+#include "compat/imsg.h"
+#include "splice.h"
+
+#define RELAYD_VERSION		"0.1.0"
+#ifndef CONF_FILE
+#define CONF_FILE		"/etc/relayd.conf"
+#endif
+#ifndef RELAYD_SOCKET
+#define RELAYD_SOCKET		"/var/run/relayd.sock"
+#endif
+#ifndef RELAYD_USER
+#define RELAYD_USER		"_relayd"
+#endif
+
+#define CHECK_INTERVAL		10
+#define CHECK_TIMEOUT		200
+#define RELAY_TIMEOUT		600
+#define RELAY_BACKLOG		10
+#define RELAY_MAXBACKLOG	512
+#define RELAY_NUMPROC		3
+#define RELAY_MAXHOSTS		32
+#define RELAY_STATINTERVAL	60
+#define RELAY_MAXPROTOTTL	255
+#define PROC_MAX_INSTANCES	32
+#define FD_RESERVE		5
+#define FD_NEEDED		6
+#define SRV_NAME_SIZE		64
+#define TABLE_NAME_SIZE		64
+#define MAX_NAME_SIZE		64
+#define RELAYD_HOSTNAME_MAX	255
+
+#define PROC_PARENT_SOCK_FILENO	3
+
+typedef uint32_t		 objid_t;
+#define EMPTY_ID		 UINT32_MAX
+
+/*
+ * Messages.  Adding one is one entry here and one case in the dispatcher
+ * of the process that receives it.
+ */
+enum imsg_type {
+	IMSG_NONE,
+	IMSG_CTL_OK,			/* answer to relayctl */
+	IMSG_CTL_FAIL,
+	IMSG_CTL_END,
+	IMSG_CTL_VERBOSE,
+	IMSG_CTL_PROCFD,		/* parent -> child: socket to a peer */
+	IMSG_CTL_SOCKFD,		/* parent -> pfe: control socket */
+	IMSG_CTL_PROCINFO,		/* parent -> pfe: who runs where */
+	IMSG_CTL_RESET,			/* parent -> children: purge config */
+	IMSG_CTL_START,			/* parent -> children: go live */
+	IMSG_CTL_RELOAD,		/* pfe -> parent: reload (path) */
+	IMSG_CTL_RELOAD_DONE,		/* parent -> pfe: result of reload */
+	IMSG_CTL_SHUTDOWN,
+	IMSG_CTL_NOTIFY,		/* relayctl monitor */
+	IMSG_CTL_SHOW_SUM,
+	IMSG_CTL_STATUS,
+	IMSG_CTL_STATUS_INFO,
+	IMSG_CTL_RELAY,
+	IMSG_CTL_TABLE,
+	IMSG_CTL_HOST,
+	IMSG_CTL_PROC,
+	IMSG_CTL_POLL,
+	IMSG_CTL_HOST_ENABLE,
+	IMSG_CTL_HOST_DISABLE,
+	IMSG_CTL_TABLE_ENABLE,
+	IMSG_CTL_TABLE_DISABLE,
+	IMSG_CTL_SESSION,
+	IMSG_CFG_GLOBAL,
+	IMSG_CFG_TABLE,
+	IMSG_CFG_HOST,
+	IMSG_CFG_PROTO,
+	IMSG_CFG_RELAY,
+	IMSG_CFG_RELAY_TABLE,
+	IMSG_CFG_RELAY_FD,
+	IMSG_CFG_DONE,
+	IMSG_STATISTICS,
+	IMSG_SESS_PUBLISH,
+	IMSG_SESS_UNPUBLISH,
+	IMSG_MAX
+};
+
+enum privsep_procid {
+	PROC_PARENT = 0,
+	PROC_PFE,
+	PROC_HCE,
+	PROC_RELAY,
+	PROC_CA,
+	PROC_MAX
+};
+
+struct privsep;
+struct privsep_proc;
+
+struct imsgev {
+	struct imsgbuf		 ibuf;
+	void			(*handler)(int, short, void *);
+	struct event		 ev;
+	struct privsep_proc	*proc;
+	void			*data;
+	short			 events;
+	enum privsep_procid	 peer;
+	unsigned int		 instance;
+};
+
+#define IMSG_SIZE_CHECK(imsg, p) do {					\
+	if (IMSG_DATA_SIZE(imsg) < sizeof(*p))				\
+		fatalx("%s: bad length imsg received (%s)", __func__,	\
+		    imsg_type_name((imsg)->hdr.type));			\
+} while (0)
+#define IMSG_EXACT_SIZE_CHECK(imsg, p) do {				\
+	if (IMSG_DATA_SIZE(imsg) != sizeof(*p))				\
+		fatalx("%s: bad length imsg received (%s)", __func__,	\
+		    imsg_type_name((imsg)->hdr.type));			\
+} while (0)
+#define IMSG_DATA_SIZE(imsg)	((imsg)->hdr.len - IMSG_HEADER_SIZE)
+
+struct privsep_proc {
+	const char		*p_title;
+	enum privsep_procid	 p_id;
+	int			(*p_cb)(int, struct privsep_proc *,
+				    struct imsg *);
+	void			(*p_run)(struct privsep *,
+				    struct privsep_proc *);
+	struct privsep		*p_ps;
+};
+
+struct privsep {
+	struct imsgev		*ps_ievs[PROC_MAX][PROC_MAX_INSTANCES];
+	unsigned int		 ps_instances[PROC_MAX];
+	pid_t			 ps_pids[PROC_MAX][PROC_MAX_INSTANCES];
+	enum privsep_procid	 ps_id;
+	unsigned int		 ps_instance;
+	const char		*ps_title;
+	struct passwd		*ps_pw;
+	int			 ps_debug;
+	int			 ps_verbose;
+	int			 ps_csock;
+	gid_t			 ps_csock_gid;
+	struct relayd		*ps_env;
+	struct privsep_proc	*ps_procs;
+	unsigned int		 ps_nprocs;
+	char			 ps_execpath[PATH_MAX];
+	int			 ps_argc;
+	char			**ps_argv;
+	struct event		 ps_evsigint;
+	struct event		 ps_evsigterm;
+	struct event		 ps_evsighup;
+	struct event		 ps_evsigpipe;
+	struct event		 ps_evsigusr1;
+	struct event		 ps_evsigchld;
+};
+
+struct ctl_procfd {
+	enum privsep_procid	 cp_id;
+	unsigned int		 cp_instance;
+};
+
+/* What pfe is told of every process, for relayctl status. */
+struct ctl_procinfo {
+	enum privsep_procid	 pi_id;
+	unsigned int		 pi_instance;
+	pid_t			 pi_pid;
+	char			 pi_title[16];
+};
+
+/* A relayctl argument: an id, or a name */
+struct ctl_id {
+	objid_t			 id;
+	char			 name[MAX_NAME_SIZE];
+};
+
+/* Addresses and ports */
+struct portrange {
+	in_port_t		 val[2];
+	uint8_t			 op;
+};
+
+/* Global configuration, as sent to every process */
+struct relayd_config {
+	struct timeval		 interval;
+	struct timeval		 timeout;
+	unsigned int		 prefork_relay;
+	uint32_t		 opts;
+	uint32_t		 flags;
+	int			 splice_engine;
+	char			 socket[PATH_MAX];
+};
+
+#define RELAYD_OPT_VERBOSE	0x01
+#define RELAYD_OPT_NOACTION	0x04
+#define RELAYD_OPT_LOGUPDATE	0x08
+#define RELAYD_OPT_LOGHOSTCHECK	0x10
+#define RELAYD_OPT_LOGCON	0x20
+#define RELAYD_OPT_LOGCONERR	0x40
+#define RELAYD_OPT_LOGNOTIFY	(RELAYD_OPT_LOGUPDATE | \
+				    RELAYD_OPT_LOGHOSTCHECK)
+#define RELAYD_OPT_LOGALL	(RELAYD_OPT_LOGNOTIFY | \
+				    RELAYD_OPT_LOGCON | RELAYD_OPT_LOGCONERR)
+
+/* Object flags */
+#define F_DISABLE		0x00000001
+#define F_BACKUP		0x00000002
+#define F_USED			0x00000004
+#define F_DOWN			0x00000008
+#define F_ADD			0x00000010
+#define F_DEL			0x00000020
+#define F_CHANGED		0x00000040
+#define F_ACTIVE_RULESET	0x00000080
+#define F_CHECK_SENT		0x00000100
+#define F_CHECK_DONE		0x00000200
+#define F_PORT			0x00000400
+#define F_TLS			0x00000800
+#define F_TLSCLIENT		0x00001000
+#define F_NEEDPF		0x00002000
+#define F_STICKY		0x00004000
+#define F_RETRY			0x00008000
+#define F_DEMOTE		0x00010000
+#define F_PARENT		0x00020000
+#define F_HASHKEY		0x00040000
+#define F_NATLOOK		0x00080000
+#define F_DIVERT		0x00100000
+#define F_TRANSPARENT		0x00200000
+
+/* Host check types (issue: health checks) */
+enum table_check {
+	CHECK_NOCHECK		= 0,
+	CHECK_ICMP		= 1,
+	CHECK_TCP		= 2,
+	CHECK_HTTP_CODE		= 3,
+	CHECK_HTTP_DIGEST	= 4,
+	CHECK_SEND_EXPECT	= 5,
+	CHECK_BINSEND_EXPECT	= 6,
+	CHECK_SCRIPT		= 7
+};
+
+enum host_status {
+	HOST_DOWN		= -1,
+	HOST_UNKNOWN		= 0,
+	HOST_UP			= 1
+};
+#define HOST_ISUP(x)		((x) == HOST_UP)
+
+enum host_error {
+	HCE_NONE = 0,
+	HCE_ABORT,
+	HCE_INTERVAL_TIMEOUT
+};
+
+enum forwardmode {
+	RELAY_DSTMODE_LOADBALANCE = 0,
+	RELAY_DSTMODE_ROUNDROBIN,
+	RELAY_DSTMODE_HASH,
+	RELAY_DSTMODE_SRCHASH,
+	RELAY_DSTMODE_LEASTSTATES,
+	RELAY_DSTMODE_RANDOM
+};
+#define RELAY_DSTMODE_DEFAULT	RELAY_DSTMODE_ROUNDROBIN
+
+struct host_config {
+	objid_t			 id;
+	objid_t			 parentid;
+	objid_t			 tableid;
+	int			 retry;
+	char			 name[RELAYD_HOSTNAME_MAX + 1];
+	struct sockaddr_storage	 ss;
+	int			 ttl;
+	int			 priority;
+};
+
+struct host {
+	TAILQ_ENTRY(host)	 entry;
+	TAILQ_ENTRY(host)	 globalentry;
+	struct host_config	 conf;
+	uint32_t		 flags;
+	char			*tablename;
+	int			 up;
+	int			 last_up;
+	unsigned long		 check_cnt;
+	unsigned long		 up_cnt;
+	int			 retry_cnt;
+	int			 idx;
+	enum host_error		 he;
+};
+TAILQ_HEAD(hostlist, host);
+
+struct table_config {
+	objid_t			 id;
+	objid_t			 rdrid;
+	uint32_t		 flags;
+	int			 check;
+	struct timeval		 timeout;
+	in_port_t		 port;
+	int			 retcode;
+	int			 skip_cnt;
+	char			 name[TABLE_NAME_SIZE];
+	char			 path[PATH_MAX];
+	char			 exbuf[256];
+	char			 digest[41];
+	int			 digest_type;
+	enum forwardmode	 fwdmode;
+};
+
+struct table {
+	TAILQ_ENTRY(table)	 entry;
+	struct table_config	 conf;
+	int			 up;
+	int			 skipped;
+	struct hostlist		 hosts;
+	char			*sendbuf;
+	size_t			 sendbuf_len;
+};
+TAILQ_HEAD(tablelist, table);
+
+/* Protocols */
+enum prototype {
+	RELAY_PROTO_TCP		= 0,
+	RELAY_PROTO_HTTP,
+	RELAY_PROTO_DNS
+};
+
+#define TCPFLAG_NODELAY		0x01
+#define TCPFLAG_NNODELAY	0x02
+#define TCPFLAG_SACK		0x04
+#define TCPFLAG_NSACK		0x08
+#define TCPFLAG_BUFSIZ		0x10
+#define TCPFLAG_IPTTL		0x20
+#define TCPFLAG_IPMINTTL	0x40
+#define TCPFLAG_NSPLICE		0x80
+#define TCPFLAG_DEFAULT		0x00
+
+struct protocol {
+	objid_t			 id;
+	uint32_t		 flags;
+	uint32_t		 tcpflags;
+	int			 tcpbufsiz;
+	int			 tcpbacklog;
+	uint8_t			 tcpipttl;
+	uint8_t			 tcpipminttl;
+	enum prototype		 type;
+	char			 name[MAX_NAME_SIZE];
+	TAILQ_ENTRY(protocol)	 entry;
+};
+TAILQ_HEAD(protolist, protocol);
+
+/* Relays */
+struct relay_config {
+	objid_t			 id;
+	uint32_t		 flags;
+	objid_t			 proto;
+	char			 name[MAX_NAME_SIZE];
+	in_port_t		 port;
+	in_port_t		 dstport;
+	int			 dstretry;
+	struct sockaddr_storage	 ss;
+	struct sockaddr_storage	 dstss;
+	struct timeval		 timeout;
+	enum forwardmode	 fwdmode;
+	union {
+		uint8_t		 key8[16];
+		uint64_t	 key64[2];
+	} hashkey;
+};
+
+struct relay_table {
+	struct table		*rlt_table;
+	uint32_t		 rlt_flags;
+	enum forwardmode	 rlt_mode;
+	uint32_t		 rlt_index;
+	struct host		*rlt_host[RELAY_MAXHOSTS];
+	int			 rlt_nhosts;
+	TAILQ_ENTRY(relay_table) rlt_entry;
+};
+TAILQ_HEAD(relaytables, relay_table);
+
+struct ctl_relaytable {
+	objid_t			 id;
+	objid_t			 relayid;
+	enum forwardmode	 mode;
+	uint32_t		 flags;
+};
+
+struct ctl_relayfd {
+	objid_t			 relayid;
+	int			 type;
+};
+
+struct relay_stats {
+	uint64_t		 interval;
+	uint64_t		 cnt;
+	uint64_t		 tick;
+	uint64_t		 avg;
+	uint64_t		 last;
+	uint64_t		 avg_hour;
+	uint64_t		 last_hour;
+	uint64_t		 avg_day;
+	uint64_t		 last_day;
+	uint64_t		 active;
+	uint64_t		 sessions;
+	uint64_t		 bytes[2][2];	/* [dir][spliced, copied] */
+	objid_t			 id;
+	unsigned int		 proc;
+};
+
+struct relay {
+	TAILQ_ENTRY(relay)	 rl_entry;
+	struct relay_config	 rl_conf;
+	int			 rl_up;
+	struct protocol		*rl_proto;
+	int			 rl_s;
+	struct event		 rl_ev;
+	struct event		 rl_evt;
+	struct relaytables	 rl_tables;
+	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES + 1];
+};
+TAILQ_HEAD(relaylist, relay);
+
+/* Sessions (relay processes) */
+struct ctl_relay_event {
+	int			 s;
+	struct sockaddr_storage	 ss;
+	struct rsession		*con;
+	struct rsplice		 sp;		/* this side to the other */
+	off_t			 mark;		/* sp_total at the last look */
+	int			 done;		/* end of file passed on */
+	int			 dir;
+};
+
+#define RELAY_DIR_REQUEST	0		/* client to backend */
+#define RELAY_DIR_RESPONSE	1		/* backend to client */
+#define RELAY_BYTES_SPLICED	0
+#define RELAY_BYTES_COPIED	1
+
+struct rsession {
+	objid_t			 se_id;
+	objid_t			 se_relayid;
+	struct relay		*se_relay;
+	struct ctl_relay_event	 se_in;		/* the client */
+	struct ctl_relay_event	 se_out;	/* the backend */
+	struct event		 se_ev;		/* connect */
+	struct timeval		 se_tv_start;
+	struct host		*se_host;
+	int			 se_retry;
+	int			 se_retrycount;
+	int			 se_nosplice;
+	int			 se_connected;
+	TAILQ_ENTRY(rsession)	 se_entry;
+};
+TAILQ_HEAD(sessionlist, rsession);
+
+/* One session as relayctl show sessions sees it */
+struct ctl_session {
+	objid_t			 cs_id;
+	objid_t			 cs_relayid;
+	char			 cs_relay[MAX_NAME_SIZE];
+	struct sockaddr_storage	 cs_src;
+	struct sockaddr_storage	 cs_dst;
+	struct timeval		 cs_start;
+	struct timeval		 cs_last;
+	struct timeval		 cs_now;
+	pid_t			 cs_pid;
+	unsigned int		 cs_instance;
+	int			 cs_running;
+	uint64_t		 cs_bytes[2][2];	/* [dir][spliced, copied] */
+};
+
+/* What pfe tells relayctl status */
+struct ctl_status {
+	char			 version[32];
+	pid_t			 parent_pid;
+	time_t			 started;
+	time_t			 now;
+	char			 engine[16];
+	char			 conffile[PATH_MAX];
+	unsigned int		 nrelays;
+	unsigned int		 ntables;
+	unsigned int		 nhosts;
+};
+
+/* Control connections (pfe) */
+struct ctl_conn {
+	TAILQ_ENTRY(ctl_conn)	 entry;
+	uint8_t			 flags;
+#define CTL_CONN_NOTIFY		 0x01
+	unsigned int		 waiting;	/* relay answers still due */
+	uint32_t		 id;
+	uid_t			 uid;
+	struct imsgev		 iev;
+};
+TAILQ_HEAD(ctl_connlist, ctl_conn);
+
+/* The whole state of one process */
+struct relayd {
+	struct relayd_config	 sc_conf;
+	const char		*sc_conffile;
+	struct tablelist	*sc_tables;
+	struct relaylist	*sc_relays;
+	struct protolist	*sc_protos;
+	struct hostlist		 sc_hosts;
+	struct protocol		 sc_proto_default;
+	struct privsep		*sc_ps;
+	int			 sc_reload;
+	time_t			 sc_started;
+	pid_t			 sc_parentpid;
+	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
+	unsigned int		 sc_nprocinfo;
+};
+
+#define SPLICE_ENGINE_AUTO	0
+#define SPLICE_ENGINE_COPY	1
+#define SPLICE_ENGINE_PIPE	2
+#define SPLICE_ENGINE_SO_SPLICE	3
+
+/* parse.y */
+int		 parse_config(const char *, struct relayd *);
+int		 cmdline_symset(char *);
+
+/* proc.c */
+void		 proc_init(struct privsep *, struct privsep_proc *,
+		    unsigned int, int, char **, enum privsep_procid);
+void		 proc_connect(struct privsep *);
+int		 proc_kill(struct privsep *);
+__dead void	 proc_run(struct privsep *, struct privsep_proc *,
+		    struct privsep_proc *, unsigned int,
+		    void (*)(struct privsep *, struct privsep_proc *, void *),
+		    void *);
+void		 proc_dispatch(int, short, void *);
+int		 proc_compose_imsg(struct privsep *, enum privsep_procid, int,
+		    uint32_t, uint32_t, int, const void *, size_t);
+int		 proc_compose(struct privsep *, enum privsep_procid,
+		    uint32_t, const void *, size_t);
+int		 proc_forward_imsg(struct privsep *, struct imsg *,
+		    enum privsep_procid, int);
+struct imsgbuf	*proc_ibuf(struct privsep *, enum privsep_procid, int);
+struct imsgev	*proc_iev(struct privsep *, enum privsep_procid, int);
+unsigned int	 proc_ninstances(struct privsep *, enum privsep_procid);
+void		 imsg_event_add(struct imsgev *);
+int		 imsg_compose_event(struct imsgev *, uint32_t, uint32_t,
+		    pid_t, int, const void *, size_t);
+const char	*imsg_type_name(uint32_t);
+const char	*proc_name(enum privsep_procid);
+
+/* config.c */
+int		 config_init(struct relayd *);
+void		 config_purge(struct relayd *);
+int		 config_setreset(struct relayd *);
+int		 config_getreset(struct relayd *, struct imsg *);
+int		 config_getcfg(struct relayd *, struct imsg *);
+int		 config_setglobal(struct relayd *);
+int		 config_settable(struct relayd *, struct table *);
+int		 config_gettable(struct relayd *, struct imsg *);
+int		 config_gethost(struct relayd *, struct imsg *);
+int		 config_setproto(struct relayd *, struct protocol *);
+int		 config_getproto(struct relayd *, struct imsg *);
+int		 config_setrelay(struct relayd *, struct relay *);
+int		 config_getrelay(struct relayd *, struct imsg *);
+int		 config_getrelaytable(struct relayd *, struct imsg *);
+int		 config_getrelayfd(struct relayd *, struct imsg *);
+int		 config_setdone(struct relayd *);
+
+/* pfe.c */
+void		 pfe(struct privsep *, struct privsep_proc *);
+
+void		 show(struct ctl_conn *);
+void		 show_status(struct ctl_conn *);
+void		 show_sessions(struct ctl_conn *);
+
+/* hce.c */
+void		 hce(struct privsep *, struct privsep_proc *);
+
+/* relay.c */
+void		 relay(struct privsep *, struct privsep_proc *);
+int		 relay_privinit(struct relay *);
+uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
+		    uint64_t);
+
+/* ca.c */
+void		 ca(struct privsep *, struct privsep_proc *);
+
+/* control.c */
+int		 control_init(const char *, gid_t *);
+void		 control_listen(struct relayd *, int, gid_t);
+void		 control_reply(uint32_t, uint32_t);
+void		 control_cleanup(const char *);
+void		 control_imsg_forward(struct privsep *, struct imsg *);
+struct ctl_conn	*control_connbyid(uint32_t);
+void		 control_close_all(void);
+
+/* util.c */
+struct table	*table_find(struct relayd *, objid_t);
+struct table	*table_findbyname(struct relayd *, const char *);
+struct table	*table_findbyconf(struct relayd *, struct table *);
+struct host	*host_find(struct relayd *, objid_t);
+struct host	*host_findbyname(struct relayd *, const char *);
+struct relay	*relay_find(struct relayd *, objid_t);
+struct relay	*relay_findbyname(struct relayd *, const char *);
+struct relay	*relay_findbyaddr(struct relayd *, struct relay_config *);
+struct protocol	*proto_find(struct relayd *, objid_t);
+const char	*host_status(enum host_status);
+const char	*table_check(enum table_check);
+const char	*host_error(enum host_error);
+const char	*relay_mode_name(enum forwardmode);
+const char	*splice_engine_name(int);
+const char	*print_availability(unsigned long, unsigned long);
+const char	*print_host(struct sockaddr_storage *, char *, size_t);
+const char	*print_time(struct timeval *, struct timeval *, char *,
+		    size_t);
+const char	*printb_flags(const uint32_t, const char *);
+int		 ss_port(struct sockaddr_storage *);
+void		 ss_setport(struct sockaddr_storage *, in_port_t);
+socklen_t	 ss_len(const struct sockaddr_storage *);
+void		 socket_set_blockmode(int, int);
+int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,
+		    volatile int *);
+
+/* log.c */
+void		 log_init(int, int);
+void		 log_procinit(const char *);
+void		 log_setverbose(int);
+int		 log_getverbose(void);
+void		 log_warn(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+void		 log_warnx(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+void		 log_info(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+void		 log_debug(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+void		 logit(int, const char *, ...)
+		    __attribute__((__format__ (printf, 2, 3)));
+void		 vlog(int, const char *, va_list)
+		    __attribute__((__format__ (printf, 2, 0)));
+__dead void	 fatal(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+__dead void	 fatalx(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+
+#endif /* RELAYD_H */

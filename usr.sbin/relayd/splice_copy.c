@@ -1,0 +1,174 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The copy back end: read into a buffer, write it out.  It is the
+ * reference the other back ends are tested against, the fallback where
+ * the system cannot splice, and the relay's path for "tcp no splice".
+ * Back-pressure: while the buffer cannot be written, nothing is read.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+#include "splice.h"
+
+#define COPY_BUFSIZE	(64 * 1024)
+#define COPY_ROUNDS	16		/* reads per event, for fairness */
+
+static int	 copy_available(void);
+static int	 copy_start(struct rsplice *);
+static void	 copy_stop(struct rsplice *);
+static void	 copy_free(struct rsplice *);
+static void	 copy_read(int, short, void *);
+static void	 copy_write(int, short, void *);
+
+const struct splice_backend splice_copy_backend = {
+	"copy", SPLICE_ENGINE_COPY, 0, copy_available, copy_start, copy_stop,
+	copy_free, NULL
+};
+
+static int
+copy_available(void)
+{
+	return (1);
+}
+
+static int
+copy_start(struct rsplice *sp)
+{
+	if (sp->sp_buf == NULL &&
+	    (sp->sp_buf = malloc(COPY_BUFSIZE)) == NULL)
+		return (-1);
+	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
+	    copy_read, sp);
+	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, copy_write, sp);
+	sp->sp_evset = 1;
+	if (sp->sp_buflen > sp->sp_bufoff)
+		event_add(&sp->sp_evwrite, NULL);
+	else
+		event_add(&sp->sp_evread, NULL);
+	return (0);
+}
+
+static void
+copy_stop(struct rsplice *sp)
+{
+	if (!sp->sp_evset)
+		return;
+	event_del(&sp->sp_evread);
+	event_del(&sp->sp_evwrite);
+	sp->sp_evset = 0;
+}
+
+static void
+copy_free(struct rsplice *sp)
+{
+	free(sp->sp_buf);
+	sp->sp_buf = NULL;
+	sp->sp_buflen = sp->sp_bufoff = 0;
+}
+
+/*
+ * Write what the buffer holds.  Returns 1 when the buffer is empty, 0
+ * when the drain is full (a write event is waiting), -1 when the splice
+ * ended (and may be gone).
+ */
+int
+splice_copy_flush(struct rsplice *sp)
+{
+	ssize_t	 n;
+
+	while (sp->sp_bufoff < sp->sp_buflen) {
+		n = send(sp->sp_drain, sp->sp_buf + sp->sp_bufoff,
+		    sp->sp_buflen - sp->sp_bufoff, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				event_del(&sp->sp_evread);
+				event_add(&sp->sp_evwrite, NULL);
+				return (0);
+			}
+			splice_finish(sp, errno);
+			return (-1);
+		}
+		sp->sp_bufoff += n;
+		if (sp->sp_bufoff == sp->sp_buflen)
+			sp->sp_bufoff = sp->sp_buflen = 0;
+		if (splice_moved(sp, n))
+			return (-1);
+	}
+	return (1);
+}
+
+static void
+copy_read(int fd, short event, void *arg)
+{
+	struct rsplice	*sp = arg;
+	off_t		 room;
+	ssize_t		 n;
+	int		 i, r;
+
+	(void)fd;
+	(void)event;
+	for (i = 0; i < COPY_ROUNDS; i++) {
+		if ((r = splice_copy_flush(sp)) != 1)
+			return;
+		room = splice_room(sp, 0);
+		if (room > COPY_BUFSIZE)
+			room = COPY_BUFSIZE;
+		if (room == 0)
+			return;
+		n = read(sp->sp_src, sp->sp_buf, room);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			splice_finish(sp, errno);
+			return;
+		}
+		if (n == 0) {
+			sp->sp_srceof = 1;
+			splice_finish(sp, 0);
+			return;
+		}
+		sp->sp_bufoff = 0;
+		sp->sp_buflen = n;
+	}
+	(void)splice_copy_flush(sp);
+}
+
+static void
+copy_write(int fd, short event, void *arg)
+{
+	struct rsplice	*sp = arg;
+
+	(void)fd;
+	(void)event;
+	if (splice_copy_flush(sp) != 1)
+		return;
+	event_add(&sp->sp_evread, NULL);
+	/* the source may have data and no edge to tell us */
+	copy_read(sp->sp_src, EV_READ, sp);
+}

@@ -1,0 +1,298 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The pipe back end (Linux): splice(2) from the source socket into a
+ * pipe and from the pipe into the drain, so the bytes never reach user
+ * space.  A full pipe stops reading: the TCP window of the source closes
+ * (back-pressure).  Where splice(2) refuses a socket, the splice carries
+ * on with the copy back end.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+#include "splice.h"
+
+#if defined(__linux__) && defined(SPLICE_F_MOVE)
+
+#define PIPE_WANTSIZE	(256 * 1024)
+#define PIPE_ROUNDS	16
+#define PIPE_POOLMAX	128
+
+struct pipe_pool_entry {
+	int	 fds[2];
+	size_t	 size;
+};
+
+static struct pipe_pool_entry	 pool[PIPE_POOLMAX];
+static int			 npool;
+static int			 npipes;	/* open, pooled or not */
+
+static int	 pipe_available(void);
+static int	 pipe_start(struct rsplice *);
+static void	 pipe_stop(struct rsplice *);
+static void	 pipe_free(struct rsplice *);
+static void	 pipe_read(int, short, void *);
+static void	 pipe_write(int, short, void *);
+
+const struct splice_backend splice_pipe_backend = {
+	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_available, pipe_start, pipe_stop,
+	pipe_free, NULL
+};
+
+int
+splice_pipe_fds(void)
+{
+	return (2 * npipes);
+}
+
+static int
+pipe_available(void)
+{
+	int	 fds[2];
+
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1)
+		return (0);
+	close(fds[0]);
+	close(fds[1]);
+	return (1);
+}
+
+static int
+pipe_get(struct rsplice *sp)
+{
+	int	 size;
+
+	if (npool > 0) {
+		npool--;
+		sp->sp_pipe[0] = pool[npool].fds[0];
+		sp->sp_pipe[1] = pool[npool].fds[1];
+		sp->sp_pipesize = pool[npool].size;
+		return (0);
+	}
+	if (pipe2(sp->sp_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
+		return (-1);
+	npipes++;
+	/* a larger pipe means fewer rounds; the kernel may say no */
+	(void)fcntl(sp->sp_pipe[1], F_SETPIPE_SZ, PIPE_WANTSIZE);
+	if ((size = fcntl(sp->sp_pipe[1], F_GETPIPE_SZ)) <= 0)
+		size = 65536;
+	sp->sp_pipesize = size;
+	return (0);
+}
+
+static void
+pipe_put(struct rsplice *sp)
+{
+	if (sp->sp_pipe[0] == -1)
+		return;
+	/* only an empty pipe can serve another splice */
+	if (sp->sp_inpipe == 0 && npool < PIPE_POOLMAX) {
+		pool[npool].fds[0] = sp->sp_pipe[0];
+		pool[npool].fds[1] = sp->sp_pipe[1];
+		pool[npool].size = sp->sp_pipesize;
+		npool++;
+	} else {
+		close(sp->sp_pipe[0]);
+		close(sp->sp_pipe[1]);
+		npipes--;
+	}
+	sp->sp_pipe[0] = sp->sp_pipe[1] = -1;
+	sp->sp_inpipe = 0;
+}
+
+static int
+pipe_start(struct rsplice *sp)
+{
+	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1)
+		return (-1);
+	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
+	    pipe_read, sp);
+	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, pipe_write, sp);
+	sp->sp_evset = 1;
+	if (sp->sp_inpipe > 0)
+		event_add(&sp->sp_evwrite, NULL);
+	else
+		event_add(&sp->sp_evread, NULL);
+	return (0);
+}
+
+static void
+pipe_stop(struct rsplice *sp)
+{
+	if (!sp->sp_evset)
+		return;
+	event_del(&sp->sp_evread);
+	event_del(&sp->sp_evwrite);
+	sp->sp_evset = 0;
+}
+
+static void
+pipe_free(struct rsplice *sp)
+{
+	pipe_put(sp);
+}
+
+/* Empty the pipe into the drain; same returns as splice_copy_flush(). */
+static int
+pipe_flush(struct rsplice *sp)
+{
+	ssize_t	 n;
+
+	while (sp->sp_inpipe > 0) {
+		n = splice(sp->sp_pipe[0], NULL, sp->sp_drain, NULL,
+		    sp->sp_inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				event_del(&sp->sp_evread);
+				event_add(&sp->sp_evwrite, NULL);
+				return (0);
+			}
+			splice_finish(sp, errno);
+			return (-1);
+		}
+		sp->sp_inpipe -= n;
+		if (splice_moved(sp, n))
+			return (-1);
+	}
+	return (1);
+}
+
+/* splice(2) does not take this source: go on with the copy back end. */
+static void
+pipe_fallback(struct rsplice *sp)
+{
+	pipe_stop(sp);
+	pipe_put(sp);
+	sp->sp_be = &splice_copy_backend;
+	if (sp->sp_be->sb_start(sp) == -1)
+		splice_finish(sp, errno);
+}
+
+static void
+pipe_read(int fd, short event, void *arg)
+{
+	struct rsplice	*sp = arg;
+	off_t		 room;
+	size_t		 want;
+	ssize_t		 n;
+	int		 i;
+
+	(void)fd;
+	(void)event;
+	for (i = 0; i < PIPE_ROUNDS; i++) {
+		want = sp->sp_pipesize - sp->sp_inpipe;
+		room = splice_room(sp, sp->sp_inpipe);
+		if ((off_t)want > room)
+			want = room;
+		if (want == 0)
+			break;
+		n = splice(sp->sp_src, NULL, sp->sp_pipe[1], NULL, want,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			if (errno == EINVAL && sp->sp_count == 0 &&
+			    sp->sp_inpipe == 0) {
+				pipe_fallback(sp);
+				return;
+			}
+			if (pipe_flush(sp) == -1)
+				return;
+			splice_finish(sp, errno);
+			return;
+		}
+		if (n == 0) {
+			/* end of file: what is in the pipe goes first */
+			sp->sp_srceof = 1;
+			if (pipe_flush(sp) != 1) {
+				if (sp->sp_active)
+					event_del(&sp->sp_evread);
+				return;
+			}
+			splice_finish(sp, 0);
+			return;
+		}
+		sp->sp_inpipe += n;
+		if (pipe_flush(sp) != 1)
+			return;
+	}
+	(void)pipe_flush(sp);
+}
+
+static void
+pipe_write(int fd, short event, void *arg)
+{
+	struct rsplice	*sp = arg;
+
+	(void)fd;
+	(void)event;
+	if (pipe_flush(sp) != 1)
+		return;
+	if (sp->sp_srceof) {
+		splice_finish(sp, 0);
+		return;
+	}
+	event_add(&sp->sp_evread, NULL);
+	pipe_read(sp->sp_src, EV_READ, sp);
+}
+
+#else /* no splice(2) */
+
+int
+splice_pipe_fds(void)
+{
+	return (0);
+}
+
+static int
+pipe_none(void)
+{
+	return (0);
+}
+
+static int
+pipe_nostart(struct rsplice *sp)
+{
+	(void)sp;
+	errno = EOPNOTSUPP;
+	return (-1);
+}
+
+static void
+pipe_nostop(struct rsplice *sp)
+{
+	(void)sp;
+}
+
+const struct splice_backend splice_pipe_backend = {
+	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_none, pipe_nostart, pipe_nostop,
+	pipe_nostop, NULL
+};
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The so_splice back end (OpenBSD, FreeBSD >= 14.2): the kernel does all
+ * of it.  The end of a splice shows as the source becoming readable, and
+ * SO_ERROR says why.  It cannot be run on Linux, where it is never
+ * chosen.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "relayd.h"
+#include "splice.h"
+
+#ifdef SO_SPLICE
+
+static int	 so_available(void);
+static int	 so_start(struct rsplice *);
+static void	 so_stop(struct rsplice *);
+static void	 so_free(struct rsplice *);
+static void	 so_done(int, short, void *);
+static void	 so_poll(struct rsplice *);
+
+const struct splice_backend splice_so_backend = {
+	"so_splice", SPLICE_ENGINE_SO_SPLICE, 1, so_available, so_start,
+	so_stop, so_free, so_poll
+};
+
+static int
+so_available(void)
+{
+	return (1);
+}
+
+static int
+so_start(struct rsplice *sp)
+{
+	struct splice_ksp {
+		int		sp_fd;
+		off_t		sp_max;
+		struct timeval	sp_idle;
+	};
+	struct rsplice	ksp;
+
+	memset(&ksp, 0, sizeof(ksp));
+	ksp.sp_fd = sp->sp_drain;
+	ksp.sp_max = sp->sp_max;
+	/* the engine keeps the idle timer itself, as for the others */
+	if (setsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, &ksp,
+	    sizeof(ksp)) == -1)
+		return (-1);
+	event_set(&sp->sp_evread, sp->sp_src, EV_READ, so_done, sp);
+	event_add(&sp->sp_evread, NULL);
+	sp->sp_evset = 1;
+	return (0);
+}
+
+static void
+so_poll(struct rsplice *sp)
+{
+	off_t		 n = 0;
+	socklen_t	 len = sizeof(n);
+
+	if (getsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, &n, &len) == -1)
+		return;
+	sp->sp_total += n - sp->sp_count;
+	sp->sp_count = n;
+}
+
+static void
+so_stop(struct rsplice *sp)
+{
+	if (!sp->sp_evset)
+		return;
+	event_del(&sp->sp_evread);
+	sp->sp_evset = 0;
+	so_poll(sp);
+	(void)setsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, NULL, 0);
+}
+
+static void
+so_free(struct rsplice *sp)
+{
+	(void)sp;
+}
+
+static void
+so_done(int fd, short event, void *arg)
+{
+	struct rsplice	*sp = arg;
+	int		 error = 0;
+	socklen_t	 len = sizeof(error);
+
+	(void)event;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
+		error = errno;
+	so_poll(sp);
+	splice_finish(sp, error);
+}
+
+#else /* !SO_SPLICE */
+
+static int
+so_none(void)
+{
+	return (0);
+}
+
+static int
+so_nostart(struct rsplice *sp)
+{
+	(void)sp;
+	errno = EOPNOTSUPP;
+	return (-1);
+}
+
+static void
+so_nostop(struct rsplice *sp)
+{
+	(void)sp;
+}
+
+const struct splice_backend splice_so_backend = {
+	"so_splice", SPLICE_ENGINE_SO_SPLICE, 0, so_none, so_nostart,
+	so_nostop, so_nostop, NULL
+};
+
+#endif /* SO_SPLICE */

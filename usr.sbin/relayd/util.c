@@ -1,0 +1,323 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+struct table *
+table_find(struct relayd *env, objid_t id)
+{
+	struct table	*tb;
+
+	TAILQ_FOREACH(tb, env->sc_tables, entry)
+		if (tb->conf.id == id)
+			return (tb);
+	return (NULL);
+}
+
+struct table *
+table_findbyname(struct relayd *env, const char *name)
+{
+	struct table	*tb;
+
+	TAILQ_FOREACH(tb, env->sc_tables, entry)
+		if (strcmp(tb->conf.name, name) == 0)
+			return (tb);
+	return (NULL);
+}
+
+struct host *
+host_find(struct relayd *env, objid_t id)
+{
+	struct host	*h;
+
+	TAILQ_FOREACH(h, &env->sc_hosts, globalentry)
+		if (h->conf.id == id)
+			return (h);
+	return (NULL);
+}
+
+struct host *
+host_findbyname(struct relayd *env, const char *name)
+{
+	struct host	*h;
+
+	TAILQ_FOREACH(h, &env->sc_hosts, globalentry)
+		if (strcmp(h->conf.name, name) == 0)
+			return (h);
+	return (NULL);
+}
+
+struct relay *
+relay_find(struct relayd *env, objid_t id)
+{
+	struct relay	*r;
+
+	TAILQ_FOREACH(r, env->sc_relays, rl_entry)
+		if (r->rl_conf.id == id)
+			return (r);
+	return (NULL);
+}
+
+struct relay *
+relay_findbyname(struct relayd *env, const char *name)
+{
+	struct relay	*r;
+
+	TAILQ_FOREACH(r, env->sc_relays, rl_entry)
+		if (strcmp(r->rl_conf.name, name) == 0)
+			return (r);
+	return (NULL);
+}
+
+struct relay *
+relay_findbyaddr(struct relayd *env, struct relay_config *rc)
+{
+	struct relay	*r;
+
+	TAILQ_FOREACH(r, env->sc_relays, rl_entry)
+		if (r->rl_conf.port == rc->port &&
+		    r->rl_conf.ss.ss_family == rc->ss.ss_family &&
+		    memcmp(&r->rl_conf.ss, &rc->ss, ss_len(&rc->ss)) == 0)
+			return (r);
+	return (NULL);
+}
+
+struct protocol *
+proto_find(struct relayd *env, objid_t id)
+{
+	struct protocol	*p;
+
+	if (id == env->sc_proto_default.id)
+		return (&env->sc_proto_default);
+	TAILQ_FOREACH(p, env->sc_protos, entry)
+		if (p->id == id)
+			return (p);
+	return (NULL);
+}
+
+const char *
+host_status(enum host_status status)
+{
+	switch (status) {
+	case HOST_DOWN:
+		return ("down");
+	case HOST_UNKNOWN:
+		return ("unknown");
+	case HOST_UP:
+		return ("up");
+	}
+	return ("invalid");
+}
+
+const char *
+table_check(enum table_check check)
+{
+	switch (check) {
+	case CHECK_NOCHECK:
+		return ("none");
+	case CHECK_ICMP:
+		return ("icmp");
+	case CHECK_TCP:
+		return ("tcp");
+	case CHECK_HTTP_CODE:
+		return ("http code");
+	case CHECK_HTTP_DIGEST:
+		return ("http digest");
+	case CHECK_SEND_EXPECT:
+		return ("send expect");
+	case CHECK_BINSEND_EXPECT:
+		return ("binary send expect");
+	case CHECK_SCRIPT:
+		return ("script");
+	}
+	return ("invalid");
+}
+
+const char *
+host_error(enum host_error he)
+{
+	switch (he) {
+	case HCE_NONE:
+		return ("none");
+	case HCE_ABORT:
+		return ("aborted");
+	case HCE_INTERVAL_TIMEOUT:
+		return ("interval timeout");
+	}
+	return ("invalid");
+}
+
+const char *
+relay_mode_name(enum forwardmode mode)
+{
+	switch (mode) {
+	case RELAY_DSTMODE_LOADBALANCE:
+		return ("loadbalance");
+	case RELAY_DSTMODE_ROUNDROBIN:
+		return ("roundrobin");
+	case RELAY_DSTMODE_HASH:
+		return ("hash");
+	case RELAY_DSTMODE_SRCHASH:
+		return ("source-hash");
+	case RELAY_DSTMODE_LEASTSTATES:
+		return ("least-states");
+	case RELAY_DSTMODE_RANDOM:
+		return ("random");
+	}
+	return ("invalid");
+}
+
+const char *
+splice_engine_name(int engine)
+{
+	switch (engine) {
+	case SPLICE_ENGINE_AUTO:
+		return ("auto");
+	case SPLICE_ENGINE_COPY:
+		return ("copy");
+	case SPLICE_ENGINE_PIPE:
+		return ("pipe");
+	case SPLICE_ENGINE_SO_SPLICE:
+		return ("so_splice");
+	}
+	return ("invalid");
+}
+
+const char *
+print_availability(unsigned long cnt, unsigned long up)
+{
+	static char	 buf[BUFSIZ];
+
+	if (cnt == 0)
+		return ("");
+	(void)snprintf(buf, sizeof(buf), "%.2f%%", (double)up / cnt * 100);
+	return (buf);
+}
+
+const char *
+print_host(struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const void	*addr;
+
+	if (ss->ss_family == AF_INET)
+		addr = &((struct sockaddr_in *)ss)->sin_addr;
+	else if (ss->ss_family == AF_INET6)
+		addr = &((struct sockaddr_in6 *)ss)->sin6_addr;
+	else {
+		(void)strlcpy(buf, "<unknown>", len);
+		return (buf);
+	}
+	if (inet_ntop(ss->ss_family, addr, buf, len) == NULL) {
+		buf[0] = '\0';
+		return (NULL);
+	}
+	return (buf);
+}
+
+/* HH:MM:SS between two times, as relayctl shows age and idle. */
+const char *
+print_time(struct timeval *a, struct timeval *b, char *buf, size_t len)
+{
+	struct timeval	 tv;
+	unsigned long	 h, sec, min;
+
+	timerclear(&tv);
+	timersub(a, b, &tv);
+	if (tv.tv_sec < 0)
+		tv.tv_sec = 0;
+	sec = tv.tv_sec % 60;
+	min = tv.tv_sec / 60 % 60;
+	h = tv.tv_sec / 60 / 60;
+
+	(void)snprintf(buf, len, "%.2lu:%.2lu:%.2lu", h, min, sec);
+	return (buf);
+}
+
+int
+ss_port(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohs(((struct sockaddr_in *)ss)->sin_port));
+	if (ss->ss_family == AF_INET6)
+		return (ntohs(((struct sockaddr_in6 *)ss)->sin6_port));
+	return (0);
+}
+
+void
+ss_setport(struct sockaddr_storage *ss, in_port_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+socklen_t
+ss_len(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (sizeof(struct sockaddr_in));
+	if (ss->ss_family == AF_INET6)
+		return (sizeof(struct sockaddr_in6));
+	return (sizeof(*ss));
+}
+
+void
+socket_set_blockmode(int fd, int block)
+{
+	int	 flags;
+
+	if ((flags = fcntl(fd, F_GETFL)) == -1)
+		fatal("fcntl F_GETFL");
+	if (block)
+		flags &= ~O_NONBLOCK;
+	else
+		flags |= O_NONBLOCK;
+	if (fcntl(fd, F_SETFL, flags) == -1)
+		fatal("fcntl F_SETFL");
+}
+
+/*
+ * accept(2), but only while reserve descriptors are left over for what
+ * the new connection will need; *counter tracks connections in flight.
+ */
+int
+accept_reserve(int sockfd, struct sockaddr *addr, socklen_t *addrlen,
+    int reserve, volatile int *counter)
+{
+	int	 ret;
+
+	if (getdtablecount() + reserve + *counter >= getdtablesize()) {
+		errno = EMFILE;
+		return (-1);
+	}
+	if ((ret = accept4(sockfd, addr, addrlen, SOCK_NONBLOCK |
+	    SOCK_CLOEXEC)) > -1)
+		(*counter)++;
+	return (ret);
+}
