@@ -79,7 +79,7 @@ HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
-		regress/splice/splice_test
+		regress/splice/splice_test regress/tools/rtool
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -112,6 +112,9 @@ $(RELAYCTL): $(RELAYCTL_SRCS:.c=.o) $(LIB)
 regress/%_test: regress/%_test.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
 	    $(LDLIBS) -latf-c
+
+regress/tools/rtool: regress/tools/rtool.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 deps:
 	@if $(DEPS_CHECK); then :; else \
@@ -147,7 +150,10 @@ lint:
 	@if command -v shellcheck >/dev/null; then \
 		shellcheck -s sh etc/*.sh regress/*.sh; fi
 
-bench bench-deps:
+bench bench-regress/tools/rtool: regress/tools/rtool.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+deps:
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 fuzz:

@@ -144,7 +144,7 @@ typedef struct {
 %token	STATE TABLE TCP TIMEOUT TLS TO WITH ERROR
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
-%type	<v.string>	string tablename
+%type	<v.string>	string macroval tablename
 %type	<v.number>	loglevel opttls port retry prototype
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
@@ -185,7 +185,14 @@ string		: string STRING			{
 		| STRING
 		;
 
-varset		: STRING '=' string		{
+macroval	: string
+		| NUMBER			{
+			if (asprintf(&$$, "%lld", (long long)$1) == -1)
+				fatal("macroval: asprintf");
+		}
+		;
+
+varset		: STRING '=' macroval		{
 			char	*s;
 
 			for (s = $1; *s != '\0'; s++)
@@ -295,6 +302,7 @@ port		: PORT NUMBER			{
 			}
 			$$ = $2;
 		}
+		| PORT HTTP			{ $$ = 80; }
 		| PORT STRING			{
 			struct servent	*s;
 
@@ -781,10 +789,18 @@ struct keywords {
 static int
 yyerror(const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
+	static const char	*lastfile;
+	static int		 lastline;
+	va_list			 ap;
+	char			*msg;
 
 	file->errors++;
+	/* the parser's own complaint adds nothing to ours */
+	if (strcmp(fmt, "syntax error") == 0 && lastfile == file->name &&
+	    lastline == yylval.lineno)
+		return (0);
+	lastfile = file->name;
+	lastline = yylval.lineno;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) == -1)
 		fatalx("yyerror vasprintf");

@@ -1,0 +1,248 @@
+#! /usr/bin/env atf-sh
+# The daemon as a whole: processes, privileges, signals, reload.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+write_conf()
+{
+	_port=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 3
+socket "$PWD/relayd.sock"
+log connection
+table <back> { 127.0.0.1 }
+relay test {
+	listen on 127.0.0.1 port $_port
+	forward to <back> port ${1:-9}
+}
+CONF
+	echo "$_port" >relay.port
+}
+
+atf_test_case process_tree cleanup
+process_tree_head()
+{
+	atf_set descr "pfe, hce, 3 relay and 3 ca processes run as _relayd with their titles"
+	atf_set require.user root
+	atf_set timeout 30
+}
+process_tree_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	children "$(cat relayd.pid)" >tree
+	atf_check -o inline:"1\n" -x "grep -c ' _relayd relayd: pfe\$' tree"
+	atf_check -o inline:"1\n" -x "grep -c ' _relayd relayd: hce\$' tree"
+	atf_check -o inline:"3\n" -x "grep -c ' _relayd relayd: relay\$' tree"
+	atf_check -o inline:"3\n" -x "grep -c ' _relayd relayd: ca\$' tree"
+	atf_check -o inline:"8\n" -x "wc -l <tree | tr -d ' '"
+}
+process_tree_cleanup()
+{
+	stop_all
+}
+
+atf_test_case children_chrooted cleanup
+children_chrooted_head()
+{
+	atf_set descr "every child is chrooted, has no privileges and cannot regain them"
+	atf_set require.user root
+	atf_set timeout 30
+}
+children_chrooted_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	home=$(getent passwd _relayd | cut -d: -f6)
+	uid=$(id -u _relayd)
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		atf_check -o inline:"$(readlink -f "$home")\n" readlink "/proc/$c/root"
+		atf_check -o match:"^Uid:[[:space:]]+$uid[[:space:]]+$uid[[:space:]]+$uid[[:space:]]+$uid\$" \
+		    grep '^Uid:' "/proc/$c/status"
+		atf_check -o match:"^NoNewPrivs:[[:space:]]+1\$" \
+		    grep '^NoNewPrivs:' "/proc/$c/status"
+		atf_check -o match:"^Groups:[[:space:]]+$(id -g _relayd)[[:space:]]*\$" \
+		    grep '^Groups:' "/proc/$c/status"
+	done
+}
+children_chrooted_cleanup()
+{
+	stop_all
+}
+
+atf_test_case sigterm_clean cleanup
+sigterm_clean_head()
+{
+	atf_set descr "SIGTERM: every child exits, socket removed, exit 0"
+	atf_set require.user root
+	atf_set timeout 30
+}
+sigterm_clean_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	pid=$(cat relayd.pid)
+	kids=$(pgrep -P "$pid")
+	kill -TERM "$pid"
+	wait "$pid"
+	atf_check_equal 0 $?
+	rm -f relayd.pid
+	atf_check -o match:"parent terminating, pid $pid" cat relayd.log
+	atf_check -s exit:1 grep -q "lost child" relayd.log
+	atf_check -s exit:1 test -e relayd.sock
+	for k in $kids; do
+		atf_check -s exit:1 -e ignore kill -0 "$k"
+	done
+}
+sigterm_clean_cleanup()
+{
+	stop_all
+}
+
+atf_test_case lost_child cleanup
+lost_child_head()
+{
+	atf_set descr "a child killed takes the daemon down with lost child"
+	atf_set require.user root
+	atf_set timeout 30
+}
+lost_child_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	pid=$(cat relayd.pid)
+	victim=$(pgrep -P "$pid" | head -1)
+	kill -KILL "$victim"
+	wait "$pid"
+	rc=$?
+	rm -f relayd.pid
+	atf_check_equal 1 "$rc"
+	atf_check -o match:"lost child: pid $victim terminated; signal 9" cat relayd.log
+	atf_check -o match:"parent terminating" cat relayd.log
+	atf_check -s exit:1 pgrep -P "$pid"
+}
+lost_child_cleanup()
+{
+	stop_all
+}
+
+atf_test_case second_instance_refused cleanup
+second_instance_refused_head()
+{
+	atf_set descr "a second relayd on the same socket refuses to start"
+	atf_set require.user root
+	atf_set timeout 30
+}
+second_instance_refused_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	atf_check -s exit:1 -e match:"is in use: is relayd already running" \
+	    "$RELAYD" -d -f relayd.conf
+	atf_check -o match:"relay" "$RELAYCTL" -s relayd.sock show summary
+}
+second_instance_refused_cleanup()
+{
+	stop_all
+}
+
+atf_test_case sighup_reload cleanup
+sighup_reload_head()
+{
+	atf_set descr "SIGHUP reloads: a new relay appears, the old one goes"
+	atf_set require.user root
+	atf_set timeout 30
+}
+sighup_reload_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	atf_check -o match:"relay[[:space:]]+test[[:space:]]" "$RELAYCTL" -s relayd.sock show relays
+	sed -i 's/relay test/relay fresh/' relayd.conf
+	kill -HUP "$(cat relayd.pid)"
+	wait_log 10 "reload requested with SIGHUP" || atf_fail "no reload"
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show relays | grep -q fresh" ||
+	    atf_fail "the new relay did not appear"
+	atf_check -s exit:1 -x "$RELAYCTL -s $PWD/relayd.sock show relays | grep -q ' test '"
+	atf_check -o inline:"6\n" -x "grep -c 'relay_launch: running relay fresh' relayd.log"
+}
+sighup_reload_cleanup()
+{
+	stop_all
+}
+
+atf_test_case broken_reload_rejected cleanup
+broken_reload_rejected_head()
+{
+	atf_set descr "a reload of a broken file is rejected whole, the running config stays"
+	atf_set require.user root
+	atf_set timeout 30
+}
+broken_reload_rejected_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	cp relayd.conf good.conf
+	printf 'relay broken {\n\tlisten on 127.0.0.1 port 1\n}\n' >>relayd.conf
+	kill -HUP "$(cat relayd.pid)"
+	wait_log 10 "rejected, the running configuration stays" ||
+	    atf_fail "no rejection logged"
+	atf_check -o match:"relayd.conf:11: relay broken has no target, rdr, or table" cat relayd.log
+	atf_check -o match:"relay[[:space:]]+test[[:space:]]+active" "$RELAYCTL" -s relayd.sock show relays
+	atf_check -s exit:1 -x "grep -q 'relay_launch: running relay broken' relayd.log"
+	# the same file through relayctl load: the command says it failed
+	atf_check -s exit:1 -o match:"reload failed" "$RELAYCTL" -s relayd.sock load relayd.conf
+	atf_check -o match:"relay[[:space:]]+test[[:space:]]+active" "$RELAYCTL" -s relayd.sock show relays
+	# and a good one through relayctl reload
+	cp good.conf relayd.conf
+	sed -i 's/relay test/relay third/' relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	atf_check -o match:"relay[[:space:]]+third[[:space:]]+active" "$RELAYCTL" -s relayd.sock show relays
+}
+broken_reload_rejected_cleanup()
+{
+	stop_all
+}
+
+atf_test_case relayctl_stop cleanup
+relayctl_stop_head()
+{
+	atf_set descr "relayctl stop shuts the daemon down cleanly"
+	atf_set require.user root
+	atf_set timeout 30
+}
+relayctl_stop_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	pid=$(cat relayd.pid)
+	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock stop
+	wait "$pid"
+	atf_check_equal 0 $?
+	rm -f relayd.pid
+	atf_check -s exit:1 test -e relayd.sock
+}
+relayctl_stop_cleanup()
+{
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case process_tree
+	atf_add_test_case children_chrooted
+	atf_add_test_case sigterm_clean
+	atf_add_test_case lost_child
+	atf_add_test_case second_instance_refused
+	atf_add_test_case sighup_reload
+	atf_add_test_case broken_reload_rejected
+	atf_add_test_case relayctl_stop
+}

@@ -1,0 +1,106 @@
+# Helpers for the end-to-end tests: sourced by every ATF-sh program.
+# They start the real daemon, privilege separation on, and talk to it
+# over real sockets on 127.0.0.1.
+
+TOP=$(cd "$(atf_get_srcdir)/../.." && pwd)
+RELAYD=$TOP/usr.sbin/relayd/relayd
+RELAYCTL=$TOP/usr.sbin/relayctl/relayctl
+RTOOL=$TOP/regress/tools/rtool
+
+# Skip, with the reason, where the daemon cannot run.
+require_daemon()
+{
+	[ "$(id -u)" -eq 0 ] || atf_skip "the daemon needs root"
+	id _relayd >/dev/null 2>&1 || atf_skip "no _relayd user (run 'make install' or the tests as root)"
+	[ -x "$RELAYD" ] || atf_fail "relayd is not built"
+}
+
+freeport()
+{
+	"$RTOOL" freeport
+}
+
+# Wait until a command succeeds: every 0.1 s, at most $1 seconds.
+wait_for()
+{
+	_t=$(($1 * 10))
+	shift
+	while [ "$_t" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		_t=$((_t - 1))
+	done
+	return 1
+}
+
+# Wait until the log has a line matching $2, at most $1 seconds.
+wait_log()
+{
+	wait_for "$1" grep -q -- "$2" relayd.log
+}
+
+# A backend: rtool MODE, its port in $NAME.port.
+start_backend()
+{
+	_name=$1
+	_mode=$2
+	rm -f "$_name.port"
+	"$RTOOL" "$_mode" "$PWD/$_name.port" "${3:-120}" &
+	echo $! >"$_name.pid"
+	wait_for 10 test -s "$_name.port" || atf_fail "backend $_name did not start"
+	cat "$_name.port"
+}
+
+# Start relayd -dv on relayd.conf and wait for its relays to run.
+start_relayd()
+{
+	"$RELAYD" -dv -f relayd.conf "$@" 2>relayd.log &
+	echo $! >relayd.pid
+	_want=${RELAYS:-1}
+	_prefork=${PREFORK:-3}
+	_n=$((_want * _prefork))
+	_t=100
+	while [ "$_t" -gt 0 ]; do
+		_c=$(grep -c "relay_launch: running relay" relayd.log)
+		[ "$_c" -ge "$_n" ] && return 0
+		kill -0 "$(cat relayd.pid)" 2>/dev/null || break
+		sleep 0.1
+		_t=$((_t - 1))
+	done
+	cat relayd.log >&2
+	atf_fail "relayd did not start"
+}
+
+relayctl()
+{
+	"$RELAYCTL" -s "$PWD/relayd.sock" "$@"
+}
+
+# Stop everything this test started; used by every cleanup.
+stop_all()
+{
+	for _p in *.pid; do
+		[ -f "$_p" ] || continue
+		kill "$(cat "$_p")" 2>/dev/null
+	done
+	for _p in *.pid; do
+		[ -f "$_p" ] || continue
+		_i=50
+		while kill -0 "$(cat "$_p")" 2>/dev/null && [ "$_i" -gt 0 ]; do
+			sleep 0.1
+			_i=$((_i - 1))
+		done
+		kill -9 "$(cat "$_p")" 2>/dev/null
+		rm -f "$_p"
+	done
+	return 0
+}
+
+# Children of a pid, with their user and title.
+children()
+{
+	for _c in $(pgrep -P "$1"); do
+		printf '%s %s %s\n' "$_c" "$(ps -o user= -p "$_c")" \
+		    "$(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1)"
+	done
+}

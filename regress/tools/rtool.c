@@ -1,0 +1,326 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * rtool: the peers of the end-to-end tests, on loopback only.
+ *
+ *   rtool freeport                      print a free TCP port of 127.0.0.1
+ *   rtool echo PORTFILE [SECONDS]       echo server; port written to file
+ *   rtool reset PORTFILE [SECONDS]      read some bytes, then reset
+ *   rtool client PORT CONNS BYTES [SECONDS]
+ *                                       CONNS streams of BYTES each, sent,
+ *                                       half-closed and read back checked
+ *   rtool idle PORT SECONDS             connect, send one byte, wait for the
+ *                                       close; print how long it took
+ *
+ * Every mode ends by itself: servers after SECONDS (default 60), clients
+ * when done or after SECONDS.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUFSZ	(128 * 1024)
+
+static unsigned char
+pattern(uint64_t off)
+{
+	uint64_t	 x = off / 8 + 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 29;
+	return ((x >> ((off % 8) * 8)) & 0xff);
+}
+
+static void
+fill(unsigned char *buf, uint64_t off, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = pattern(off + i);
+}
+
+static int
+listen_any(const char *portfile)
+{
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	FILE			*f;
+	int			 s, on = 1;
+
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == -1)
+		err(1, "bind");
+	if (listen(s, 512) == -1)
+		err(1, "listen");
+	if (getsockname(s, (struct sockaddr *)&sin, &len) == -1)
+		err(1, "getsockname");
+	if (portfile != NULL) {
+		char tmp[1024];
+
+		(void)snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+		if ((f = fopen(tmp, "w")) == NULL)
+			err(1, "%s", tmp);
+		fprintf(f, "%d\n", ntohs(sin.sin_port));
+		fclose(f);
+		if (rename(tmp, portfile) == -1)
+			err(1, "rename");
+	} else
+		printf("%d\n", ntohs(sin.sin_port));
+	return (s);
+}
+
+static int
+connect_port(int port)
+{
+	struct sockaddr_in	 sin;
+	int			 s;
+
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(port);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1)
+		err(1, "connect %d", port);
+	return (s);
+}
+
+static void
+echo_conn(int s)
+{
+	static unsigned char	 buf[BUFSZ];
+	ssize_t			 n, w, off;
+
+	while ((n = read(s, buf, sizeof(buf))) > 0)
+		for (off = 0; off < n; off += w)
+			if ((w = write(s, buf + off, n - off)) <= 0)
+				_exit(1);
+	/* the peer half-closed: so do we, after all of it went back */
+	shutdown(s, SHUT_WR);
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	_exit(0);
+}
+
+static void
+reset_conn(int s)
+{
+	unsigned char	 buf[1024];
+	struct linger	 l = { 1, 0 };
+
+	(void)read(s, buf, sizeof(buf));
+	(void)setsockopt(s, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(s);
+	_exit(0);
+}
+
+static int
+serve(const char *portfile, int secs, void (*conn)(int))
+{
+	int	 l, s;
+
+	signal(SIGCHLD, SIG_IGN);
+	l = listen_any(portfile);
+	alarm(secs);
+	for (;;) {
+		if ((s = accept(l, NULL, NULL)) == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			err(1, "accept");
+		}
+		switch (fork()) {
+		case -1:
+			err(1, "fork");
+		case 0:
+			close(l);
+			alarm(secs);
+			conn(s);
+			_exit(0);
+		default:
+			close(s);
+		}
+	}
+}
+
+struct stream {
+	int		 s;
+	uint64_t	 sent;
+	uint64_t	 rcvd;
+	int		 wdone;
+	int		 rdone;
+};
+
+/* CONNS streams at once; every byte sent must come back in order. */
+static int
+client(int port, int conns, uint64_t bytes, int secs)
+{
+	struct stream	*st;
+	struct pollfd	*pfd;
+	unsigned char	*out, *in, *want;
+	struct timeval	 t0, t1;
+	uint64_t	 total = 0;
+	ssize_t		 n;
+	size_t		 len;
+	int		 i, left = conns, bad = 0;
+	double		 el;
+
+	if ((st = calloc(conns, sizeof(*st))) == NULL ||
+	    (pfd = calloc(conns, sizeof(*pfd))) == NULL ||
+	    (out = malloc(BUFSZ)) == NULL || (in = malloc(BUFSZ)) == NULL ||
+	    (want = malloc(BUFSZ)) == NULL)
+		err(1, NULL);
+	alarm(secs);
+	gettimeofday(&t0, NULL);
+	for (i = 0; i < conns; i++) {
+		st[i].s = connect_port(port);
+		fcntl(st[i].s, F_SETFL, O_NONBLOCK);
+		if (bytes == 0) {
+			shutdown(st[i].s, SHUT_WR);
+			st[i].wdone = 1;
+		}
+	}
+	while (left > 0) {
+		for (i = 0; i < conns; i++) {
+			pfd[i].fd = st[i].rdone ? -1 : st[i].s;
+			pfd[i].events = POLLIN | (st[i].wdone ? 0 : POLLOUT);
+		}
+		if (poll(pfd, conns, 1000) == -1 && errno != EINTR)
+			err(1, "poll");
+		for (i = 0; i < conns; i++) {
+			if (pfd[i].revents & POLLOUT && !st[i].wdone) {
+				len = bytes - st[i].sent < BUFSZ ?
+				    bytes - st[i].sent : BUFSZ;
+				fill(out, st[i].sent, len);
+				n = write(st[i].s, out, len);
+				if (n > 0)
+					st[i].sent += n;
+				if (st[i].sent == bytes) {
+					shutdown(st[i].s, SHUT_WR);
+					st[i].wdone = 1;
+				}
+			}
+			if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				n = read(st[i].s, in, BUFSZ);
+				if (n > 0) {
+					fill(want, st[i].rcvd, n);
+					if (memcmp(in, want, n) != 0 ||
+					    st[i].rcvd + n > bytes) {
+						warnx("stream %d: wrong data "
+						    "at %llu", i, (unsigned long
+						    long)st[i].rcvd);
+						bad++;
+					}
+					st[i].rcvd += n;
+				} else if (n == 0 || (errno != EAGAIN &&
+				    errno != EINTR)) {
+					if (n == -1)
+						warn("stream %d", i);
+					st[i].rdone = 1;
+					left--;
+					close(st[i].s);
+				}
+			}
+		}
+	}
+	gettimeofday(&t1, NULL);
+	el = (t1.tv_sec - t0.tv_sec) + (t1.tv_usec - t0.tv_usec) / 1e6;
+	for (i = 0; i < conns; i++) {
+		total += st[i].rcvd;
+		if (st[i].rcvd != bytes) {
+			warnx("stream %d: %llu of %llu bytes came back", i,
+			    (unsigned long long)st[i].rcvd,
+			    (unsigned long long)bytes);
+			bad++;
+		}
+	}
+	printf("%s %d streams %llu bytes %.3f s %.2f Gbit/s\n",
+	    bad ? "FAIL" : "ok", conns, (unsigned long long)total, el,
+	    el > 0 ? total * 8 / el / 1e9 : 0);
+	return (bad ? 1 : 0);
+}
+
+static int
+idle(int port, int secs)
+{
+	struct timeval	 t0, t1;
+	char		 c = 'x';
+	int		 s;
+
+	alarm(secs);
+	s = connect_port(port);
+	gettimeofday(&t0, NULL);
+	(void)write(s, &c, 1);
+	while (read(s, &c, 1) > 0)
+		;
+	gettimeofday(&t1, NULL);
+	printf("%.1f\n", (t1.tv_sec - t0.tv_sec) +
+	    (t1.tv_usec - t0.tv_usec) / 1e6);
+	return (0);
+}
+
+int
+main(int argc, char *argv[])
+{
+	int	 s;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 2 && strcmp(argv[1], "freeport") == 0) {
+		s = listen_any(NULL);
+		close(s);
+		return (0);
+	}
+	if (argc >= 3 && strcmp(argv[1], "echo") == 0)
+		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
+		    echo_conn));
+	if (argc >= 3 && strcmp(argv[1], "reset") == 0)
+		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
+		    reset_conn));
+	if (argc >= 5 && strcmp(argv[1], "client") == 0)
+		return (client(atoi(argv[2]), atoi(argv[3]),
+		    strtoull(argv[4], NULL, 10), argc > 5 ? atoi(argv[5]) :
+		    120));
+	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
+		return (idle(atoi(argv[2]), atoi(argv[3])));
+	fprintf(stderr, "usage: rtool freeport | echo portfile [secs] | "
+	    "reset portfile [secs] |\n"
+	    "       client port conns bytes [secs] | idle port secs\n");
+	return (2);
+}
