@@ -150,10 +150,7 @@ lint:
 	@if command -v shellcheck >/dev/null; then \
 		shellcheck -s sh etc/*.sh regress/*.sh; fi
 
-bench bench-regress/tools/rtool: regress/tools/rtool.c
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
-
-deps:
+bench bench-deps:
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 fuzz:

@@ -39,13 +39,15 @@ wait_log()
 	wait_for "$1" grep -q -- "$2" relayd.log
 }
 
-# A backend: rtool MODE, its port in $NAME.port.
+# A backend: rtool MODE PORTFILE [ARGS], its port in NAME.port and on
+# stdout.  Its own output goes to a file: callers use $(start_backend).
 start_backend()
 {
 	_name=$1
 	_mode=$2
+	shift 2
 	rm -f "$_name.port"
-	"$RTOOL" "$_mode" "$PWD/$_name.port" "${3:-120}" &
+	"$RTOOL" "$_mode" "$PWD/$_name.port" "${@:-120}" >"$_name.out" 2>&1 &
 	echo $! >"$_name.pid"
 	wait_for 10 test -s "$_name.port" || atf_fail "backend $_name did not start"
 	cat "$_name.port"
@@ -54,8 +56,18 @@ start_backend()
 # Start relayd -dv on relayd.conf and wait for its relays to run.
 start_relayd()
 {
+	start_relayd_bg "$@"
+	wait_started
+}
+
+start_relayd_bg()
+{
 	"$RELAYD" -dv -f relayd.conf "$@" 2>relayd.log &
 	echo $! >relayd.pid
+}
+
+wait_started()
+{
 	_want=${RELAYS:-1}
 	_prefork=${PREFORK:-3}
 	_n=$((_want * _prefork))

@@ -25,6 +25,24 @@
  *                                       half-closed and read back checked
  *   rtool idle PORT SECONDS             connect, send one byte, wait for the
  *                                       close; print how long it took
+ *   rtool sink PORTFILE [SECONDS]       read everything, answer nothing
+ *   rtool trickle PORT SECONDS          one byte every 100 ms for SECONDS,
+ *                                       then half-close; fails if the
+ *                                       connection ends early
+ *   rtool ident ADDR PORT NAME [SECONDS]
+ *                                       on ADDR:PORT, say NAME and close
+ *   rtool get PORT                      print what the server says
+ *   rtool hold PORT CONNS SECONDS       keep CONNS connections open
+ *   rtool greet PORTFILE BYTES [SECONDS]
+ *                                       send BYTES, half-close, then read
+ *                                       and check BYTES; the count read
+ *                                       goes to PORTFILE.got
+ *   rtool converse PORT BYTES           read and check BYTES to the end of
+ *                                       file, then send BYTES, half-close
+ *   rtool ctlsend SOCKET TYPE LEN [FLAGS]
+ *                                       send one raw imsg header to a unix
+ *                                       socket, print "closed" once the
+ *                                       peer hangs up
  *
  * Every mode ends by itself: servers after SECONDS (default 60), clients
  * when done or after SECONDS.
@@ -33,6 +51,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <netinet/in.h>
@@ -296,11 +315,212 @@ idle(int port, int secs)
 	return (0);
 }
 
+/* A raw frame to the control socket, as a broken client would send. */
+static int
+ctlsend(const char *path, uint32_t type, uint16_t len, uint16_t flags)
+{
+	struct sockaddr_un	 sun;
+	struct {
+		uint32_t	 type;
+		uint16_t	 len;
+		uint16_t	 flags;
+		uint32_t	 peerid;
+		uint32_t	 pid;
+	} hdr;
+	char			 buf[64];
+	int			 s;
+
+	alarm(10);
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	(void)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		err(1, "connect %s", path);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.type = type;
+	hdr.len = len;
+	hdr.flags = flags;
+	if (write(s, &hdr, sizeof(hdr)) != sizeof(hdr))
+		err(1, "write");
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	printf("closed\n");
+	return (0);
+}
+
+static void
+sink_conn(int s)
+{
+	static unsigned char	 buf[BUFSZ];
+
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	_exit(0);
+}
+
+static int
+trickle(int port, int secs)
+{
+	char		 c = 't';
+	int		 s, i;
+
+	alarm(secs + 10);
+	s = connect_port(port);
+	for (i = 0; i < secs * 10; i++) {
+		if (write(s, &c, 1) != 1) {
+			printf("FAIL: closed after %d.%d s\n", i / 10, i % 10);
+			return (1);
+		}
+		usleep(100000);
+	}
+	shutdown(s, SHUT_WR);
+	while (read(s, &c, 1) > 0)
+		;
+	printf("ok\n");
+	return (0);
+}
+
+static int
+ident(const char *addr, int port, const char *name, int secs)
+{
+	struct sockaddr_in	 sin;
+	int			 l, s, on = 1;
+
+	alarm(secs);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+		errx(1, "bad address %s", addr);
+	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(l, 128) == -1)
+		err(1, "listen %s:%d", addr, port);
+	for (;;) {
+		if ((s = accept(l, NULL, NULL)) == -1)
+			continue;
+		(void)write(s, name, strlen(name));
+		(void)write(s, "\n", 1);
+		close(s);
+	}
+}
+
+static int
+get(int port)
+{
+	char	 buf[256];
+	ssize_t	 n;
+	int	 s;
+
+	alarm(10);
+	s = connect_port(port);
+	while ((n = read(s, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, n, stdout);
+	return (0);
+}
+
+static __attribute__((__noreturn__)) int
+hold(int port, int conns, int secs)
+{
+	int	 i;
+
+	/* connects may wait on a full backlog: the alarm ends it all */
+	signal(SIGALRM, SIG_DFL);
+	alarm(secs);
+	for (i = 0; i < conns; i++)
+		(void)connect_port(port);
+	for (;;)
+		pause();
+}
+
+static uint64_t	 greet_bytes;
+static const char *greet_file;
+
+/* Read and check BYTES of the pattern to the end; return what came. */
+static uint64_t
+read_checked(int s, uint64_t bytes, int *bad)
+{
+	static unsigned char	 in[BUFSZ], want[BUFSZ];
+	uint64_t		 got = 0;
+	ssize_t			 n;
+
+	while ((n = read(s, in, sizeof(in))) > 0) {
+		fill(want, got, n);
+		if (got + n > bytes || memcmp(in, want, n) != 0)
+			*bad = 1;
+		got += n;
+	}
+	return (got);
+}
+
+static void
+write_pattern(int s, uint64_t bytes)
+{
+	static unsigned char	 out[BUFSZ];
+	uint64_t		 off = 0;
+	size_t			 len;
+	ssize_t			 n;
+
+	while (off < bytes) {
+		len = bytes - off < BUFSZ ? bytes - off : BUFSZ;
+		fill(out, off, len);
+		if ((n = write(s, out, len)) <= 0)
+			_exit(1);
+		off += n;
+	}
+}
+
+static void
+greet_conn(int s)
+{
+	char		 path[1024];
+	FILE		*f;
+	uint64_t	 got;
+	int		 bad = 0;
+
+	write_pattern(s, greet_bytes);
+	shutdown(s, SHUT_WR);
+	got = read_checked(s, greet_bytes, &bad);
+	(void)snprintf(path, sizeof(path), "%s.got", greet_file);
+	if ((f = fopen(path, "w")) != NULL) {
+		fprintf(f, "%s %llu\n", bad ? "FAIL" : "ok",
+		    (unsigned long long)got);
+		fclose(f);
+	}
+	_exit(0);
+}
+
+static int
+converse(int port, uint64_t bytes)
+{
+	uint64_t	 got;
+	int		 s, bad = 0;
+
+	alarm(60);
+	s = connect_port(port);
+	got = read_checked(s, bytes, &bad);
+	write_pattern(s, bytes);
+	shutdown(s, SHUT_WR);
+	printf("%s %llu\n", bad || got != bytes ? "FAIL" : "ok",
+	    (unsigned long long)got);
+	return (bad || got != bytes);
+}
+
 int
 main(int argc, char *argv[])
 {
+	sigset_t set;
 	int	 s;
 
+	/* every mode ends by alarm: it must not be blocked or ignored */
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	signal(SIGALRM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc >= 2 && strcmp(argv[1], "freeport") == 0) {
 		s = listen_any(NULL);
@@ -319,8 +539,30 @@ main(int argc, char *argv[])
 		    120));
 	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
 		return (idle(atoi(argv[2]), atoi(argv[3])));
-	fprintf(stderr, "usage: rtool freeport | echo portfile [secs] | "
-	    "reset portfile [secs] |\n"
-	    "       client port conns bytes [secs] | idle port secs\n");
+	if (argc >= 3 && strcmp(argv[1], "sink") == 0)
+		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
+		    sink_conn));
+	if (argc >= 4 && strcmp(argv[1], "trickle") == 0)
+		return (trickle(atoi(argv[2]), atoi(argv[3])));
+	if (argc >= 5 && strcmp(argv[1], "ident") == 0)
+		return (ident(argv[2], atoi(argv[3]), argv[4],
+		    argc > 5 ? atoi(argv[5]) : 60));
+	if (argc >= 3 && strcmp(argv[1], "get") == 0)
+		return (get(atoi(argv[2])));
+	if (argc >= 5 && strcmp(argv[1], "hold") == 0)
+		return (hold(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
+	if (argc >= 4 && strcmp(argv[1], "greet") == 0) {
+		greet_file = argv[2];
+		greet_bytes = strtoull(argv[3], NULL, 10);
+		return (serve(argv[2], argc > 4 ? atoi(argv[4]) : 60,
+		    greet_conn));
+	}
+	if (argc >= 4 && strcmp(argv[1], "converse") == 0)
+		return (converse(atoi(argv[2]), strtoull(argv[3], NULL, 10)));
+	if (argc >= 5 && strcmp(argv[1], "ctlsend") == 0)
+		return (ctlsend(argv[2], strtoul(argv[3], NULL, 0),
+		    strtoul(argv[4], NULL, 0), argc > 5 ?
+		    strtoul(argv[5], NULL, 0) : 0));
+	fprintf(stderr, "usage: see the comment at the top of rtool.c\n");
 	return (2);
 }

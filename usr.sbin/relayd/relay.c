@@ -380,12 +380,21 @@ relay_reset(void)
 	relay_started = 0;
 }
 
-/* Descriptors left after the sessions we have and a reserve. */
+/*
+ * Descriptors left for new sessions, after a reserve.  Counting them is
+ * not free, so it is estimated, and counted only when the estimate says
+ * the limit is near.
+ */
 static int
 relay_fds_left(void)
 {
-	return (relay_maxfds - relay_basefds - 2 * relay_nsessions -
-	    splice_fds_held() - 2 * FD_RESERVE);
+	int	 left;
+
+	left = relay_maxfds - relay_basefds - 2 * relay_nsessions -
+	    splice_fds_held() - FD_RESERVE;
+	if (left < 8 * FD_NEEDED)
+		left = relay_maxfds - getdtablecount() - FD_RESERVE;
+	return (left - FD_NEEDED);
 }
 
 static void
@@ -407,7 +416,7 @@ relay_accept(int fd, short event, void *arg)
 
 	for (i = 0; i < RELAY_ACCEPT_ROUNDS; i++) {
 		s = -1;
-		if (relay_fds_left() <= 0)
+		if (relay_fds_left() < 0)
 			errno = EMFILE;
 		else {
 			slen = sizeof(ss);
@@ -752,7 +761,7 @@ relay_close(struct rsession *con, const char *msg, int err)
 	/* a descriptor is free: accept again if we stopped */
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		if (rlay->rl_up && evtimer_pending(&rlay->rl_evt, NULL) &&
-		    relay_fds_left() > 0) {
+		    relay_fds_left() >= 0) {
 			evtimer_del(&rlay->rl_evt);
 			event_add(&rlay->rl_ev, NULL);
 		}

@@ -102,13 +102,27 @@ pipe_get(struct rsplice *sp)
 	return (0);
 }
 
+/* The pool never holds more than a sixteenth of our descriptors. */
+static int
+pipe_poolmax(void)
+{
+	static int	 max = -1;
+
+	if (max == -1) {
+		max = getdtablesize() / 32;
+		if (max > PIPE_POOLMAX)
+			max = PIPE_POOLMAX;
+	}
+	return (max);
+}
+
 static void
 pipe_put(struct rsplice *sp)
 {
 	if (sp->sp_pipe[0] == -1)
 		return;
 	/* only an empty pipe can serve another splice */
-	if (sp->sp_inpipe == 0 && npool < PIPE_POOLMAX) {
+	if (sp->sp_inpipe == 0 && npool < pipe_poolmax()) {
 		pool[npool].fds[0] = sp->sp_pipe[0];
 		pool[npool].fds[1] = sp->sp_pipe[1];
 		pool[npool].size = sp->sp_pipesize;
@@ -125,8 +139,11 @@ pipe_put(struct rsplice *sp)
 static int
 pipe_start(struct rsplice *sp)
 {
-	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1)
-		return (-1);
+	/* no descriptors for a pipe: the copy back end needs none */
+	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1) {
+		sp->sp_be = &splice_copy_backend;
+		return (sp->sp_be->sb_start(sp));
+	}
 	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
 	    pipe_read, sp);
 	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, pipe_write, sp);

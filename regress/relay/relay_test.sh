@@ -1,0 +1,508 @@
+#! /usr/bin/env atf-sh
+# Relaying through the real daemon: data, half-close, failures, timeouts,
+# load balancing, byte accounting, descriptor exhaustion.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+# relay_conf BACKEND_PORT [EXTRA GLOBAL LINES] [EXTRA RELAY LINES]
+relay_conf()
+{
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork ${PREFORK:-3}
+socket "$PWD/relayd.sock"
+log connection
+$2
+relay test {
+	listen on 127.0.0.1 port $lport
+	forward to 127.0.0.1 port $1
+	$3
+}
+CONF
+}
+
+# The session end lines of the log, in the file "sessions".
+sessions_log()
+{
+	grep '^relay test, session ' relayd.log >sessions
+}
+
+echo_through()
+{
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "$1" "$2"
+	start_relayd
+	atf_check -o match:"^ok 4 streams 4294967296 bytes" \
+	    "$RTOOL" client "$lport" 4 1073741824 120
+	wait_for 10 sh -c "test \$(grep -c '^relay test, session .*, done, ' relayd.log) -eq 4" ||
+	    atf_fail "not four sessions done"
+}
+
+atf_test_case integrity_pipe cleanup
+integrity_pipe_head()
+{
+	atf_set descr "4 GiB (1 GiB each way on 2 streams... echoed) arrive intact with splice(2)"
+	atf_set require.user root
+	atf_set timeout 200
+}
+integrity_pipe_body()
+{
+	require_daemon
+	echo_through "splice engine pipe"
+	atf_check -o match:"splice engine: pipe" "$RELAYCTL" -s relayd.sock status
+	sessions_log
+	atf_check -o match:"bytes in 1073741824 \(spliced 1073741824 copied 0\) out 1073741824 \(spliced 1073741824 copied 0\)" \
+	    cat sessions
+}
+integrity_pipe_cleanup()
+{
+	stop_all
+}
+
+atf_test_case integrity_copy cleanup
+integrity_copy_head()
+{
+	atf_set descr "1 GiB each way on 4 streams arrive intact with the copy engine"
+	atf_set require.user root
+	atf_set timeout 200
+}
+integrity_copy_body()
+{
+	require_daemon
+	echo_through "splice engine copy"
+	atf_check -o match:"splice engine: copy" "$RELAYCTL" -s relayd.sock status
+}
+integrity_copy_cleanup()
+{
+	stop_all
+}
+
+atf_test_case integrity_no_splice cleanup
+integrity_no_splice_head()
+{
+	atf_set descr "tcp no splice: the bytes are counted as copied"
+	atf_set require.user root
+	atf_set timeout 200
+}
+integrity_no_splice_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+protocol copying {
+	tcp no splice
+}
+relay test {
+	listen on 127.0.0.1 port $lport
+	protocol copying
+	forward to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 start_relayd
+	atf_check -o match:"^ok 1 streams 104857600 bytes" \
+	    "$RTOOL" client "$lport" 1 104857600
+	wait_log 10 "^relay test, session 1 .*, done, " || atf_fail "no session end"
+	sessions_log
+	atf_check -o match:"bytes in 104857600 \(spliced 0 copied 104857600\) out 104857600 \(spliced 0 copied 104857600\)" \
+	    cat sessions
+}
+integrity_no_splice_cleanup()
+{
+	stop_all
+}
+
+atf_test_case concurrent_200 cleanup
+concurrent_200_head()
+{
+	atf_set descr "200 concurrent sessions, every byte back in order"
+	atf_set require.user root
+	atf_set timeout 120
+}
+concurrent_200_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport"
+	start_relayd
+	atf_check -o match:"^ok 200 streams 209715200 bytes" \
+	    "$RTOOL" client "$lport" 200 1048576 100
+	wait_for 20 sh -c "test \$(grep -c ', done, ' relayd.log) -eq 200" ||
+	    atf_fail "not 200 sessions done"
+	# ids count from 1 in each relay process, one line per session
+	atf_check -o inline:"200\n" -x "grep -c '^relay test, session [0-9]* ([0-9]* active), 0, 127.0.0.1 -> 127.0.0.1:$bport, done, bytes in 1048576 ' relayd.log"
+}
+concurrent_200_cleanup()
+{
+	stop_all
+}
+
+atf_test_case backend_halfclose cleanup
+backend_halfclose_head()
+{
+	atf_set descr "the backend half-closes first and still gets all the client sends"
+	atf_set require.user root
+	atf_set timeout 60
+}
+backend_halfclose_body()
+{
+	require_daemon
+	# the backend greets with 3 MB, half-closes, then reads 3 MB
+	bport=$(start_backend greet greet 3000000 60)
+	relay_conf "$bport"
+	start_relayd
+	atf_check -o inline:"ok 3000000\n" "$RTOOL" converse "$lport" 3000000
+	wait_for 10 test -s greet.port.got || atf_fail "backend did not finish"
+	atf_check -o inline:"ok 3000000\n" cat greet.port.got
+	wait_log 10 ", done, bytes in 3000000 " || atf_fail "no session end"
+}
+backend_halfclose_cleanup()
+{
+	stop_all
+}
+
+atf_test_case backend_refuses cleanup
+backend_refuses_head()
+{
+	atf_set descr "nothing listens at the backend: connect failed, client closed"
+	atf_set require.user root
+	atf_set timeout 30
+}
+backend_refuses_body()
+{
+	require_daemon
+	relay_conf "$(freeport)"
+	start_relayd
+	atf_check -o match:"^FAIL 1 streams 0 bytes" -e ignore -s exit:1 \
+	    "$RTOOL" client "$lport" 1 1000 10
+	wait_log 10 "connect failed" || atf_fail "no log line"
+	sessions_log
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:[0-9]+, connect failed, bytes in 0 " \
+	    cat sessions
+}
+backend_refuses_cleanup()
+{
+	stop_all
+}
+
+atf_test_case backend_resets cleanup
+backend_resets_head()
+{
+	atf_set descr "a backend resetting mid-stream ends the session with the error"
+	atf_set require.user root
+	atf_set timeout 30
+}
+backend_resets_body()
+{
+	require_daemon
+	bport=$(start_backend reset reset)
+	relay_conf "$bport"
+	start_relayd
+	atf_check -o match:"^FAIL" -e ignore -s exit:1 \
+	    "$RTOOL" client "$lport" 1 10000000 20
+	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
+	sessions_log
+	atf_check -o match:"(Connection reset by peer|Broken pipe)" cat sessions
+	atf_check -s exit:1 grep -q ', done, ' sessions
+}
+backend_resets_cleanup()
+{
+	stop_all
+}
+
+atf_test_case idle_timeout cleanup
+idle_timeout_head()
+{
+	atf_set descr "an idle spliced session ends after the session timeout: splice timeout"
+	atf_set require.user root
+	atf_set timeout 30
+}
+idle_timeout_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "" "session timeout 2"
+	start_relayd
+	"$RTOOL" idle "$lport" 20 >elapsed
+	sessions_log
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, splice timeout, bytes in 1 \(spliced 1 copied 0\) out 1 \(spliced 1 copied 0\)\$" \
+	    cat sessions
+	# closed after about 2 s, not at once and not much later
+	atf_check -x "awk '{ exit !(\$1 >= 1.8 && \$1 < 5) }' elapsed"
+}
+idle_timeout_cleanup()
+{
+	stop_all
+}
+
+atf_test_case idle_timeout_no_splice cleanup
+idle_timeout_no_splice_head()
+{
+	atf_set descr "an idle session without splicing: buffer event timeout"
+	atf_set require.user root
+	atf_set timeout 30
+}
+idle_timeout_no_splice_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+socket "$PWD/relayd.sock"
+log connection
+protocol copying {
+	tcp no splice
+}
+relay test {
+	listen on 127.0.0.1 port $lport
+	protocol copying
+	forward to 127.0.0.1 port $bport
+	session timeout 1
+}
+CONF
+	start_relayd
+	"$RTOOL" idle "$lport" 20 >elapsed
+	sessions_log
+	atf_check -o match:", buffer event timeout, bytes in 1 \(spliced 0 copied 1\)" \
+	    cat sessions
+}
+idle_timeout_no_splice_cleanup()
+{
+	stop_all
+}
+
+atf_test_case one_way_traffic_survives cleanup
+one_way_traffic_survives_head()
+{
+	atf_set descr "traffic in one direction keeps the session alive past the session timeout"
+	atf_set require.user root
+	atf_set timeout 30
+}
+one_way_traffic_survives_body()
+{
+	require_daemon
+	bport=$(start_backend sink sink)
+	relay_conf "$bport" "" "session timeout 1"
+	start_relayd
+	# 4 s of one byte every 100 ms; the answer direction stays idle
+	atf_check -o inline:"ok\n" "$RTOOL" trickle "$lport" 4
+	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
+	sessions_log
+	atf_check -o match:", done, bytes in 40 \(spliced 40 copied 0\) out 0 " cat sessions
+}
+one_way_traffic_survives_cleanup()
+{
+	stop_all
+}
+
+atf_test_case long_transfer_survives cleanup
+long_transfer_survives_head()
+{
+	atf_set descr "a transfer longer than the session timeout is not cut"
+	atf_set require.user root
+	atf_set timeout 120
+}
+long_transfer_survives_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "" "session timeout 1"
+	start_relayd
+	atf_check -o match:"^ok 1 streams" "$RTOOL" client "$lport" 1 2147483648 100
+	sessions_log
+	atf_check -o match:", done, bytes in 2147483648 " cat sessions
+}
+long_transfer_survives_cleanup()
+{
+	stop_all
+}
+
+atf_test_case show_sessions_bytes cleanup
+show_sessions_bytes_head()
+{
+	atf_set descr "show sessions lists a live session with the bytes it moved"
+	atf_set require.user root
+	atf_set timeout 30
+}
+show_sessions_bytes_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "" "session timeout 5"
+	start_relayd
+	"$RTOOL" idle "$lport" 20 >/dev/null &
+	echo $! >idle.pid
+	wait_for 10 sh -c "$RELAYCTL -s relayd.sock show sessions | grep -q 'in 1 '" ||
+	    atf_fail "no session shown"
+	atf_check -o match:"^session [0-9]+:1 127.0.0.1:[0-9]+ -> 127.0.0.1:$bport	RUNNING\$" \
+	    -o match:"^	age 00:00:0[0-9], idle 00:00:0[0-9], relay 1, pid [0-9]+\$" \
+	    -o match:"^	bytes: in 1 \(spliced 1, copied 0\), out 1 \(spliced 1, copied 0\)\$" \
+	    "$RELAYCTL" -s relayd.sock show sessions
+	# and the relay totals count it
+	wait_for 5 sh -c "$RELAYCTL -s relayd.sock show relays | grep -q 'active: 1 sessions'" ||
+	    atf_fail "no active session in show relays"
+	atf_check -o match:"total: 1 sessions" \
+	    -o match:"bytes: in 1 \(spliced 1, copied 0\), out 1 \(spliced 1, copied 0\)" \
+	    "$RELAYCTL" -s relayd.sock show relays
+}
+show_sessions_bytes_cleanup()
+{
+	stop_all
+}
+
+# Two backends on 127.0.0.1 and 127.0.0.2, same port, named a and b.
+lb_setup()
+{
+	require_daemon
+	bport=$(freeport)
+	"$RTOOL" ident 127.0.0.1 "$bport" a 60 &
+	echo $! >a.pid
+	"$RTOOL" ident 127.0.0.2 "$bport" b 60 &
+	echo $! >b.pid
+	wait_for 10 "$RTOOL" get "$bport" || atf_fail "no backend"
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+table <two> { 127.0.0.1, 127.0.0.2 }
+relay test {
+	listen on 127.0.0.1 port $lport
+	forward to <two> port $bport mode $1
+}
+CONF
+	PREFORK=1 start_relayd
+	: >served
+	i=0
+	while [ $i -lt "$2" ]; do
+		"$RTOOL" get "$lport" >>served
+		i=$((i + 1))
+	done
+}
+
+atf_test_case lb_roundrobin cleanup
+lb_roundrobin_head()
+{
+	atf_set descr "roundrobin alternates between the hosts"
+	atf_set require.user root
+	atf_set timeout 60
+}
+lb_roundrobin_body()
+{
+	lb_setup roundrobin 10
+	atf_check -o inline:"a\nb\na\nb\na\nb\na\nb\na\nb\n" cat served
+}
+lb_roundrobin_cleanup()
+{
+	stop_all
+}
+
+atf_test_case lb_source_hash cleanup
+lb_source_hash_head()
+{
+	atf_set descr "source-hash sends one client to one host"
+	atf_set require.user root
+	atf_set timeout 60
+}
+lb_source_hash_body()
+{
+	lb_setup source-hash 10
+	atf_check -o inline:"10\n" -x "sort served | uniq -c | awk '{ print \$1 }'"
+}
+lb_source_hash_cleanup()
+{
+	stop_all
+}
+
+atf_test_case lb_random cleanup
+lb_random_head()
+{
+	atf_set descr "random uses every host"
+	atf_set require.user root
+	atf_set timeout 60
+}
+lb_random_body()
+{
+	lb_setup random 40
+	atf_check -o inline:"2\n" -x "sort -u served | wc -l | tr -d ' '"
+	atf_check -o inline:"40\n" -x "wc -l <served | tr -d ' '"
+}
+lb_random_cleanup()
+{
+	stop_all
+}
+
+atf_test_case lb_loadbalance cleanup
+lb_loadbalance_head()
+{
+	atf_set descr "loadbalance keeps a client and listener on one host"
+	atf_set require.user root
+	atf_set timeout 60
+}
+lb_loadbalance_body()
+{
+	lb_setup loadbalance 10
+	atf_check -o inline:"1\n" -x "sort -u served | wc -l | tr -d ' '"
+}
+lb_loadbalance_cleanup()
+{
+	stop_all
+}
+
+atf_test_case fd_exhaustion cleanup
+fd_exhaustion_head()
+{
+	atf_set descr "out of descriptors: the relay defers accepting, does not spin, and recovers"
+	atf_set require.user root
+	atf_set timeout 60
+}
+fd_exhaustion_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	PREFORK=1
+	relay_conf "$bport"
+	(ulimit -n 64; start_relayd_bg)
+	wait_started
+	rpid=$(pgrep -P "$(cat relayd.pid)" -f 'relayd: relay')
+	"$RTOOL" hold "$lport" 60 4 >/dev/null 2>&1 &
+	echo $! >hold.pid
+	wait_log 10 "relay_accept: deferring connections" || atf_fail "not deferred"
+	t0=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+	sleep 1
+	t1=$(awk '{ print $14 + $15 }' "/proc/$rpid/stat")
+	# less than a fifth of a second of CPU in that second
+	atf_check -x "test $((t1 - t0)) -lt 20"
+	wait "$(cat hold.pid)"
+	rm -f hold.pid
+	wait_for 10 sh -c "grep -q ', done, ' relayd.log" || atf_fail "held sessions did not end"
+	atf_check -o match:"^ok 1 streams 1000 bytes" \
+	    "$RTOOL" client "$lport" 1 1000 20
+}
+fd_exhaustion_cleanup()
+{
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case integrity_pipe
+	atf_add_test_case integrity_copy
+	atf_add_test_case integrity_no_splice
+	atf_add_test_case concurrent_200
+	atf_add_test_case backend_halfclose
+	atf_add_test_case backend_refuses
+	atf_add_test_case backend_resets
+	atf_add_test_case idle_timeout
+	atf_add_test_case idle_timeout_no_splice
+	atf_add_test_case one_way_traffic_survives
+	atf_add_test_case long_transfer_survives
+	atf_add_test_case show_sessions_bytes
+	atf_add_test_case lb_roundrobin
+	atf_add_test_case lb_source_hash
+	atf_add_test_case lb_random
+	atf_add_test_case lb_loadbalance
+	atf_add_test_case fd_exhaustion
+}
