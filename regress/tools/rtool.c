@@ -39,6 +39,8 @@
  *                                       goes to PORTFILE.got
  *   rtool converse PORT BYTES           read and check BYTES to the end of
  *                                       file, then send BYTES, half-close
+ *   rtool http PORT [SECONDS]           a tiny HTTP server on 127.0.0.1:PORT
+ *                                       that says hello (make run's backend)
  *   rtool ctlsend SOCKET TYPE LEN [FLAGS]
  *                                       send one raw imsg header to a unix
  *                                       socket, print "closed" once the
@@ -351,6 +353,67 @@ ctlsend(const char *path, uint32_t type, uint16_t len, uint16_t flags)
 }
 
 static void
+http_conn(int s)
+{
+	char		 buf[8192], body[256], head[256];
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 blen, hlen;
+
+	/* the request ends with an empty line; its content does not matter */
+	while (off < sizeof(buf) - 1 &&
+	    (n = read(s, buf + off, sizeof(buf) - 1 - off)) > 0) {
+		off += n;
+		buf[off] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL ||
+		    strstr(buf, "\n\n") != NULL)
+			break;
+	}
+	blen = snprintf(body, sizeof(body),
+	    "hello from the demo backend, pid %d\n", (int)getpid());
+	hlen = snprintf(head, sizeof(head), "HTTP/1.0 200 OK\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: %d\r\n"
+	    "Connection: close\r\n\r\n", blen);
+	(void)write(s, head, hlen);
+	(void)write(s, body, blen);
+	shutdown(s, SHUT_WR);
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	_exit(0);
+}
+
+static int
+http_serve(int port, int secs)
+{
+	struct sockaddr_in	 sin;
+	int			 l, s, on = 1;
+
+	signal(SIGCHLD, SIG_IGN);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(port);
+	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(l, 128) == -1)
+		err(1, "listen 127.0.0.1:%d", port);
+	if (secs > 0)
+		alarm(secs);
+	for (;;) {
+		if ((s = accept(l, NULL, NULL)) == -1)
+			continue;
+		if (fork() == 0) {
+			close(l);
+			alarm(30);
+			http_conn(s);
+		}
+		close(s);
+	}
+}
+
+static void
 sink_conn(int s)
 {
 	static unsigned char	 buf[BUFSZ];
@@ -539,6 +602,9 @@ main(int argc, char *argv[])
 		    120));
 	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
 		return (idle(atoi(argv[2]), atoi(argv[3])));
+	if (argc >= 3 && strcmp(argv[1], "http") == 0)
+		return (http_serve(atoi(argv[2]), argc > 3 ? atoi(argv[3]) :
+		    0));
 	if (argc >= 3 && strcmp(argv[1], "sink") == 0)
 		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
 		    sink_conn));
