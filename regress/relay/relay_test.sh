@@ -188,6 +188,33 @@ backend_refuses_cleanup()
 	stop_all
 }
 
+atf_test_case backend_never_accepts cleanup
+backend_never_accepts_head()
+{
+	atf_set descr "a backend that never answers the handshake: connect timeout"
+	atf_set require.user root
+	atf_set timeout 60
+}
+backend_never_accepts_body()
+{
+	require_daemon
+	bport=$(start_backend stall stall 60)
+	# fill its queue: later handshakes go unanswered
+	"$RTOOL" hold "$bport" 3 60 >/dev/null 2>&1 &
+	echo $! >hold.pid
+	relay_conf "$bport" "" "session timeout 2"
+	start_relayd
+	"$RTOOL" idle "$lport" 20 >elapsed
+	sessions_log
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, connect timeout, bytes in 0 " \
+	    cat sessions
+	atf_check -x "awk '{ exit !(\$1 >= 1.8 && \$1 < 5) }' elapsed"
+}
+backend_never_accepts_cleanup()
+{
+	stop_all
+}
+
 atf_test_case backend_resets cleanup
 backend_resets_head()
 {
@@ -451,6 +478,23 @@ lb_loadbalance_cleanup()
 	stop_all
 }
 
+atf_test_case lb_hash cleanup
+lb_hash_head()
+{
+	atf_set descr "hash keeps a listener on one host, and a given key picks it"
+	atf_set require.user root
+	atf_set timeout 60
+}
+lb_hash_body()
+{
+	lb_setup "hash 0x00112233445566778899aabbccddeeff" 10
+	atf_check -o inline:"1\n" -x "sort -u served | wc -l | tr -d ' '"
+}
+lb_hash_cleanup()
+{
+	stop_all
+}
+
 atf_test_case fd_exhaustion cleanup
 fd_exhaustion_head()
 {
@@ -494,6 +538,7 @@ atf_init_test_cases()
 	atf_add_test_case concurrent_200
 	atf_add_test_case backend_halfclose
 	atf_add_test_case backend_refuses
+	atf_add_test_case backend_never_accepts
 	atf_add_test_case backend_resets
 	atf_add_test_case idle_timeout
 	atf_add_test_case idle_timeout_no_splice
@@ -504,5 +549,6 @@ atf_init_test_cases()
 	atf_add_test_case lb_source_hash
 	atf_add_test_case lb_random
 	atf_add_test_case lb_loadbalance
+	atf_add_test_case lb_hash
 	atf_add_test_case fd_exhaustion
 }

@@ -39,6 +39,9 @@
  *                                       goes to PORTFILE.got
  *   rtool converse PORT BYTES           read and check BYTES to the end of
  *                                       file, then send BYTES, half-close
+ *   rtool stall PORTFILE [SECONDS]      listen with the smallest backlog and
+ *                                       never accept: once the queue is
+ *                                       full, handshakes are not answered
  *   rtool http PORT [SECONDS]           a tiny HTTP server on 127.0.0.1:PORT
  *                                       that says hello (make run's backend)
  *   rtool ctlsend SOCKET TYPE LEN [FLAGS]
@@ -383,6 +386,19 @@ http_conn(int s)
 }
 
 static int
+stall(const char *portfile, int secs)
+{
+	int	 l;
+
+	l = listen_any(portfile);
+	if (listen(l, 0) == -1)
+		err(1, "listen");
+	alarm(secs);
+	for (;;)
+		pause();
+}
+
+static int
 http_serve(int port, int secs)
 {
 	struct sockaddr_in	 sin;
@@ -602,6 +618,8 @@ main(int argc, char *argv[])
 		    120));
 	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
 		return (idle(atoi(argv[2]), atoi(argv[3])));
+	if (argc >= 3 && strcmp(argv[1], "stall") == 0)
+		return (stall(argv[2], argc > 3 ? atoi(argv[3]) : 60));
 	if (argc >= 3 && strcmp(argv[1], "http") == 0)
 		return (http_serve(atoi(argv[2]), argc > 3 ? atoi(argv[3]) :
 		    0));
