@@ -79,7 +79,8 @@ HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
-		regress/splice/splice_test regress/tools/rtool
+		regress/splice/splice_test regress/tools/rtool \
+		regress/perf/relaybench
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -116,6 +117,9 @@ regress/%_test: regress/%_test.c $(LIB) $(HDRS)
 regress/tools/rtool: regress/tools/rtool.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+regress/perf/relaybench: regress/perf/relaybench.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 deps:
 	@if $(DEPS_CHECK); then :; else \
 		echo "installing: $(DEBIAN_PKGS)"; $(DEPS_INSTALL); fi
@@ -150,7 +154,10 @@ lint:
 	@if command -v shellcheck >/dev/null; then \
 		shellcheck -s sh etc/*.sh regress/*.sh; fi
 
-bench bench-deps:
+bench: all
+	@$(MAKE) --no-print-directory -C regress/perf $@
+
+bench-deps:
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 fuzz:

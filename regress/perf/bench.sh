@@ -1,0 +1,289 @@
+#!/bin/sh
+# relayd beside a direct connection, HAProxy and nginx, on 127.0.0.1, in
+# one run.  make bench [QUICK=1]; README.md in this directory says what
+# each figure means.
+
+cd "$(dirname "$0")" || exit 1
+PERF=$(pwd)
+TOP=$(cd ../.. && pwd)
+RB=$PERF/relaybench
+RELAYD=$TOP/usr.sbin/relayd/relayd
+
+if [ "${QUICK:-0}" = 1 ]; then
+	BYTES1=268435456	# 256 MiB on one stream
+	BYTES4=67108864		# 64 MiB on each of four
+	RTTS=2000
+	CONNSECS=2
+	IDLE=500
+	REPEAT=1
+else
+	BYTES1=4294967296	# 4 GiB on one stream
+	BYTES4=1073741824	# 1 GiB on each of four
+	RTTS=100000
+	CONNSECS=10
+	IDLE=10000
+	REPEAT=${REPEAT:-3}
+fi
+WORKERS=1
+
+[ "$(id -u)" -eq 0 ] || { echo "bench: run as root (relayd needs it)" >&2; exit 1; }
+[ -x "$RELAYD" ] || { echo "bench: build relayd first (make)" >&2; exit 1; }
+sh "$TOP/etc/mkuser.sh" || exit 1
+ulimit -n $((IDLE * 4 + 4096)) 2>/dev/null || ulimit -n 65536
+
+work=$(mktemp -d)
+mkdir -p "$PERF/results"
+pids=""
+cleanup()
+{
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	[ -f "$work/proxy.pid" ] && kill "$(cat "$work/proxy.pid")" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+"$RB" sink "$work/sink.port" 100000 & pids="$pids $!"
+"$RB" echo "$work/echo.port" 100000 & pids="$pids $!"
+i=0
+while [ ! -s "$work/sink.port" ] || [ ! -s "$work/echo.port" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && { echo "no backends" >&2; exit 1; }
+	sleep 0.1
+done
+SINK=$(cat "$work/sink.port")
+ECHO=$(cat "$work/echo.port")
+LT=18301
+LE=18302
+
+# Every process of the proxy: the one in proxy.pid and its children.
+proxy_pids()
+{
+	[ -f "$work/proxy.pid" ] || return 0
+	p=$(cat "$work/proxy.pid")
+	echo "$p"
+	pgrep -P "$p"
+}
+
+cpu_ticks()
+{
+	t=0
+	for p in $(proxy_pids); do
+		v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+
+rss_kib()
+{
+	t=0
+	for p in $(proxy_pids); do
+		v=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+
+wait_port()
+{
+	i=0
+	until "$RB" probe "$1" 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 100 ] && return 1
+		sleep 0.1
+	done
+}
+
+start_relayd()
+{
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+splice engine $1
+protocol p {
+	tcp { nodelay $2 }
+}
+relay t {
+	listen on 127.0.0.1 port $LT
+	protocol p
+	forward to 127.0.0.1 port $SINK
+}
+relay e {
+	listen on 127.0.0.1 port $LE
+	protocol p
+	forward to 127.0.0.1 port $ECHO
+}
+CONF
+	"$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
+	echo $! >"$work/proxy.pid"
+}
+
+start_haproxy()
+{
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn $((IDLE + 500))
+defaults
+	mode tcp
+	$1
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+	option tcp-smart-accept
+listen t
+	bind 127.0.0.1:$LT
+	server s 127.0.0.1:$SINK
+listen e
+	bind 127.0.0.1:$LE
+	server s 127.0.0.1:$ECHO
+CONF
+	haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+	echo $! >"$work/proxy.pid"
+}
+
+start_nginx()
+{
+	mod=/usr/lib/nginx/modules/ngx_stream_module.so
+	cat >"$work/nginx.conf" <<CONF
+$( [ -f $mod ] && echo "load_module $mod;" )
+worker_processes $WORKERS;
+worker_rlimit_nofile 100000;
+pid $work/nginx.pid;
+error_log $work/nginx.err;
+events { worker_connections 50000; }
+stream {
+	server { listen 127.0.0.1:$LT; proxy_pass 127.0.0.1:$SINK; }
+	server { listen 127.0.0.1:$LE; proxy_pass 127.0.0.1:$ECHO; }
+}
+CONF
+	nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
+	echo $! >"$work/proxy.pid"
+}
+
+stop_proxy()
+{
+	[ -f "$work/proxy.pid" ] || return 0
+	p=$(cat "$work/proxy.pid")
+	kill "$p" 2>/dev/null
+	i=0
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -9 "$p" 2>/dev/null
+	rm -f "$work/proxy.pid"
+	sleep 0.5
+}
+
+median()
+{
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "-"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		if (NR > 1) printf "%s (%s-%s)\n", m, v[1], v[NR]; else print m }'
+}
+
+# One contender: every figure, REPEAT times.
+measure()
+{
+	name=$1
+	: >"$work/t1"; : >"$work/t4"; : >"$work/cpu"; : >"$work/rttm"
+	: >"$work/rttp"; : >"$work/cps"; : >"$work/err"; : >"$work/mem"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		c0=$(cpu_ticks)
+		"$RB" tput "$PT" 1 "$BYTES1" >>"$work/t1"
+		"$RB" tput "$PT" 4 "$BYTES4" >>"$work/t4"
+		c1=$(cpu_ticks)
+		awk -v t=$((c1 - c0)) -v b=$((BYTES1 + 4 * BYTES4)) -v hz="$(getconf CLK_TCK)" \
+		    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }' >>"$work/cpu"
+		"$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
+		awk '{ print $1 }' "$work/rtt.one" >>"$work/rttm"
+		awk '{ print $2 }' "$work/rtt.one" >>"$work/rttp"
+		"$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
+		awk '{ print $1 }' "$work/conn.one" >>"$work/cps"
+		awk '{ print $2 }' "$work/conn.one" >>"$work/err"
+		if [ "$name" != direct ]; then
+			m0=$(rss_kib)
+			"$RB" idle "$PE" "$IDLE" 120 >"$work/idle.out" 2>&1 &
+			ip=$!
+			i=0
+			until grep -q ready "$work/idle.out" || [ $i -gt 600 ]; do
+				sleep 0.1; i=$((i + 1))
+			done
+			sleep 1
+			m1=$(rss_kib)
+			kill "$ip" 2>/dev/null; wait "$ip" 2>/dev/null
+			awk -v d=$((m1 - m0)) -v n="$IDLE" 'BEGIN { printf "%.1f\n", d / n }' >>"$work/mem"
+			sleep 1
+		fi
+		r=$((r + 1))
+	done
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
+	    "$(median <"$work/t1")" "$(median <"$work/t4")" \
+	    "$(median <"$work/cpu")" "$(median <"$work/rttm")" \
+	    "$(median <"$work/rttp")" "$(median <"$work/cps")" \
+	    "$(median <"$work/err")" "$(median <"$work/mem")" >>"$work/results.csv"
+	echo "  $name done" >&2
+}
+
+contender()
+{
+	name=$1
+	shift
+	case "$name" in
+	direct)
+		PT=$SINK; PE=$ECHO ;;
+	*)
+		"$@"
+		PT=$LT; PE=$LE
+		if ! wait_port "$LT" || ! wait_port "$LE"; then
+			echo "  $name did not start, skipped" >&2
+			stop_proxy
+			return
+		fi ;;
+	esac
+	measure "$name"
+	stop_proxy
+}
+
+est=$(( (REPEAT * (BYTES1 + 4 * BYTES4) / 500000000 + REPEAT * (CONNSECS + 6 + RTTS / 10000)) * 8 ))
+echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes" >&2
+echo "bench: 2 cores shared by client, proxy and backend; $WORKERS worker process for every proxy" >&2
+
+: >"$work/results.csv"
+contender direct
+contender relayd-pipe start_relayd pipe ""
+contender relayd-copy start_relayd copy ""
+contender relayd-nosplice start_relayd auto ", no splice"
+if command -v haproxy >/dev/null; then
+	contender haproxy-splice start_haproxy "option splice-auto"
+	contender haproxy start_haproxy ""
+else
+	echo "  haproxy not installed (make bench-deps), skipped" >&2
+fi
+if command -v nginx >/dev/null; then
+	contender nginx-stream start_nginx
+else
+	echo "  nginx not installed (make bench-deps), skipped" >&2
+fi
+
+stamp=$(date +%Y%m%d-%H%M%S)
+{
+	echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session"
+	cat "$work/results.csv"
+} >"$PERF/results/bench-$stamp.csv"
+
+awk -F, -v direct="$(grep '^direct,' "$work/results.csv")" \
+    -v hap="$(grep '^haproxy-splice,' "$work/results.csv")" '
+function num(s) { split(s, a, " "); return a[1] + 0 }
+function ratio(x, y) { return (y > 0) ? sprintf("%.2f", x / y) : "-" }
+BEGIN {
+	split(direct, d, ","); split(hap, h, ",")
+	print "| contender | 1-stream Gbit/s | 4-stream Gbit/s | vs direct (1/4) | vs HAProxy splice (1/4) | proxy CPU s/GiB | RTT median/p99 us | conn/s (errors) | KiB/idle session |"
+	print "|---|---|---|---|---|---|---|---|---|"
+}
+{
+	printf "| %s | %s | %s | %s/%s | %s/%s | %s | %s / %s | %s (%s) | %s |\n", $1, $2, $3,
+	    ratio(num($2), num(d[2])), ratio(num($3), num(d[3])),
+	    ratio(num($2), num(h[2])), ratio(num($3), num(h[3])),
+	    $4, $5, $6, $7, $8, $9
+}' "$work/results.csv"
+echo
+echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"

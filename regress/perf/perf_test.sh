@@ -1,0 +1,44 @@
+#! /usr/bin/env atf-sh
+# The benchmark's load tool at tiny sizes, so that it cannot rot; the
+# benchmark itself is 'make bench', never part of the tests.
+
+RB="$(atf_get_srcdir)/relaybench"
+
+start()
+{
+	"$RB" "$1" "$PWD/$1.port" 60 >/dev/null 2>&1 &
+	echo $! >"$1.pid"
+	i=0
+	while [ ! -s "$1.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	cat "$1.port"
+}
+
+atf_test_case modes cleanup
+modes_head()
+{
+	atf_set descr "every mode of relaybench runs and reports, direct on loopback"
+	atf_set timeout 60
+}
+modes_body()
+{
+	sink=$(start sink)
+	echo=$(start echo)
+	atf_check "$RB" probe "$sink"
+	atf_check -o match:"^[0-9]+\.[0-9]+\$" "$RB" tput "$sink" 1 1048576
+	atf_check -o match:"^[0-9]+\.[0-9]+\$" "$RB" tput "$sink" 4 262144
+	atf_check -o match:"^[0-9]+ [0-9]+\$" "$RB" rtt "$echo" 100
+	atf_check -o match:"^[1-9][0-9]* 0\$" "$RB" conn "$echo" 1 2
+	atf_check -o inline:"ready\n" -s signal:14 "$RB" idle "$echo" 10 1
+}
+modes_cleanup()
+{
+	for p in sink.pid echo.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
+	return 0
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case modes
+}

@@ -1,0 +1,328 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * relaybench: load for the benchmarks, on 127.0.0.1 only.  Every mode is
+ * bounded in bytes, count and time.
+ *
+ *   relaybench sink PORTFILE SECONDS        backend: read and discard
+ *   relaybench echo PORTFILE SECONDS        backend: echo
+ *   relaybench tput PORT STREAMS BYTES      push BYTES on each of STREAMS,
+ *                                           print Gbit/s
+ *   relaybench rtt PORT COUNT               64-byte ping-pong, print the
+ *                                           median and p99 in microseconds
+ *   relaybench conn PORT SECONDS PROCS      short connections (100 bytes
+ *                                           each way), print conn/s errors
+ *   relaybench probe PORT                   exit 0 when PORT accepts
+ *   relaybench idle PORT CONNS SECONDS      hold CONNS idle connections;
+ *                                           print "ready" once they are up
+ */
+
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUFSZ	(256 * 1024)
+
+static double
+now(void)
+{
+	struct timeval	 tv;
+
+	gettimeofday(&tv, NULL);
+	return (tv.tv_sec + tv.tv_usec / 1e6);
+}
+
+static int
+connect_port(int port)
+{
+	struct sockaddr_in	 sin;
+	int			 s;
+
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return (-1);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(port);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		close(s);
+		return (-1);
+	}
+	return (s);
+}
+
+static void
+serve_conn(int s, int echo)
+{
+	static char	 buf[BUFSZ];
+	ssize_t		 n, w, off;
+	int		 one = 1;
+
+	(void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	while ((n = read(s, buf, sizeof(buf))) > 0) {
+		if (!echo)
+			continue;
+		for (off = 0; off < n; off += w)
+			if ((w = write(s, buf + off, n - off)) <= 0)
+				_exit(0);
+	}
+	_exit(0);
+}
+
+static int
+serve(const char *portfile, int secs, int echo)
+{
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	FILE			*f;
+	int			 l, s, on = 1;
+
+	signal(SIGCHLD, SIG_IGN);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(l, 4096) == -1 ||
+	    getsockname(l, (struct sockaddr *)&sin, &len) == -1)
+		err(1, "listen");
+	if ((f = fopen(portfile, "w")) == NULL)
+		err(1, "%s", portfile);
+	fprintf(f, "%d\n", ntohs(sin.sin_port));
+	fclose(f);
+	alarm(secs);
+	for (;;) {
+		if ((s = accept(l, NULL, NULL)) == -1)
+			continue;
+		switch (fork()) {
+		case 0:
+			close(l);
+			serve_conn(s, echo);
+			_exit(0);
+		case -1:
+			break;
+		default:
+			break;
+		}
+		close(s);
+	}
+}
+
+static int
+tput(int port, int streams, long long bytes)
+{
+	static char	 buf[BUFSZ];
+	double		 t0, t1;
+	int		 i, st;
+	pid_t		 pid;
+
+	alarm(300);
+	memset(buf, 'x', sizeof(buf));
+	t0 = now();
+	for (i = 0; i < streams; i++) {
+		if ((pid = fork()) == -1)
+			err(1, "fork");
+		if (pid == 0) {
+			long long	 left = bytes;
+			ssize_t		 n;
+			int		 s;
+
+			if ((s = connect_port(port)) == -1)
+				_exit(1);
+			while (left > 0) {
+				n = write(s, buf, left < BUFSZ ? left : BUFSZ);
+				if (n <= 0)
+					_exit(1);
+				left -= n;
+			}
+			/* the end: once the backend saw it all and closed */
+			shutdown(s, SHUT_WR);
+			while (read(s, buf, sizeof(buf)) > 0)
+				;
+			_exit(0);
+		}
+	}
+	st = 0;
+	for (i = 0; i < streams; i++) {
+		int	 status;
+
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			st = 1;
+	}
+	t1 = now();
+	printf("%.2f\n", st ? 0 : bytes * streams * 8 / (t1 - t0) / 1e9);
+	return (st);
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double	 x = *(const double *)a, y = *(const double *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+static int
+rtt(int port, int count)
+{
+	char	 buf[64];
+	double	*t, t0;
+	ssize_t	 n, got;
+	int	 s, i, one = 1;
+
+	alarm(120);
+	if ((t = calloc(count, sizeof(*t))) == NULL)
+		err(1, NULL);
+	if ((s = connect_port(port)) == -1)
+		err(1, "connect");
+	(void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	memset(buf, 'p', sizeof(buf));
+	for (i = 0; i < count; i++) {
+		t0 = now();
+		if (write(s, buf, sizeof(buf)) != sizeof(buf))
+			err(1, "write");
+		for (got = 0; got < (ssize_t)sizeof(buf); got += n)
+			if ((n = read(s, buf + got, sizeof(buf) - got)) <= 0)
+				err(1, "read");
+		t[i] = (now() - t0) * 1e6;
+	}
+	qsort(t, count, sizeof(*t), cmpd);
+	printf("%.0f %.0f\n", t[count / 2], t[(int)(count * 0.99)]);
+	return (0);
+}
+
+static int
+conn(int port, int secs, int procs)
+{
+	int	 fds[2], i;
+	long	 ok = 0, bad = 0, a, b;
+	FILE	*f;
+
+	if (pipe(fds) == -1)
+		err(1, "pipe");
+	for (i = 0; i < procs; i++) {
+		if (fork() == 0) {
+			char	 buf[100];
+			double	 end = now() + secs;
+			long	 c = 0, e = 0;
+			ssize_t	 n, got;
+			int	 s;
+
+			memset(buf, 'c', sizeof(buf));
+			while (now() < end) {
+				if ((s = connect_port(port)) == -1) {
+					e++;
+					continue;
+				}
+				if (write(s, buf, sizeof(buf)) != sizeof(buf)) {
+					e++;
+					close(s);
+					continue;
+				}
+				for (got = 0; got < 100; got += n)
+					if ((n = read(s, buf, 100 - got)) <= 0)
+						break;
+				if (got == 100)
+					c++;
+				else
+					e++;
+				close(s);
+			}
+			dprintf(fds[1], "%ld %ld\n", c, e);
+			_exit(0);
+		}
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	while (fscanf(f, "%ld %ld", &a, &b) == 2) {
+		ok += a;
+		bad += b;
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("%.0f %ld\n", (double)ok / secs, bad);
+	return (0);
+}
+
+static int
+idle(int port, int conns, int secs)
+{
+	struct rlimit	 rl;
+	int		 i;
+
+	rl.rlim_cur = rl.rlim_max = conns + 64;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	alarm(secs);
+	for (i = 0; i < conns; i++)
+		if (connect_port(port) == -1)
+			err(1, "connect %d", i);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int
+main(int argc, char *argv[])
+{
+	sigset_t	 set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	if (argc == 4 && strcmp(argv[1], "sink") == 0)
+		return (serve(argv[2], atoi(argv[3]), 0));
+	if (argc == 4 && strcmp(argv[1], "echo") == 0)
+		return (serve(argv[2], atoi(argv[3]), 1));
+	if (argc == 5 && strcmp(argv[1], "tput") == 0)
+		return (tput(atoi(argv[2]), atoi(argv[3]), atoll(argv[4])));
+	if (argc == 4 && strcmp(argv[1], "rtt") == 0)
+		return (rtt(atoi(argv[2]), atoi(argv[3])));
+	if (argc == 5 && strcmp(argv[1], "conn") == 0)
+		return (conn(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
+	if (argc == 3 && strcmp(argv[1], "probe") == 0) {
+		int s = connect_port(atoi(argv[2]));
+
+		return (s == -1);
+	}
+	if (argc == 5 && strcmp(argv[1], "idle") == 0)
+		return (idle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
+	fprintf(stderr, "usage: see the comment at the top of relaybench.c\n");
+	return (2);
+}
