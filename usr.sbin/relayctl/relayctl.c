@@ -349,13 +349,6 @@ print_stats(struct relay_stats *crs)
 }
 
 static int
-table_up(struct table *tb, unsigned int *nhosts)
-{
-	(void)nhosts;
-	return (tb->up);
-}
-
-static int
 show_summary_msg(struct imsg *imsg, int type)
 {
 	struct relay		*rlay;
@@ -393,7 +386,7 @@ show_summary_msg(struct imsg *imsg, int type)
 			(void)strlcpy(name, "disabled", sizeof(name));
 		else if (tb->conf.check == CHECK_NOCHECK)
 			(void)strlcpy(name, "active (no check)", sizeof(name));
-		else if (table_up(tb, NULL) == 0)
+		else if (tb->up == 0)
 			(void)strlcpy(name, "empty", sizeof(name));
 		else
 			(void)snprintf(name, sizeof(name), "active (%d hosts)",

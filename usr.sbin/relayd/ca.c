@@ -59,24 +59,12 @@ static int
 ca_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	(void)fd;
+	(void)p;
 	switch (imsg->hdr.type) {
-	case IMSG_CTL_RESET:
-		config_getreset(env, imsg);
-		break;
-	case IMSG_CFG_GLOBAL:
-		config_getcfg(env, imsg);
-		break;
-	case IMSG_CFG_RELAY:
-		if (config_getrelay(env, imsg) == -1)
-			fatalx("%s: bad relay", __func__);
-		break;
-	case IMSG_CFG_DONE:
-		proc_compose(p->p_ps, PROC_PARENT, IMSG_CFG_DONE, NULL, 0);
-		break;
 	case IMSG_CTL_START:
 		break;
 	default:
-		return (-1);
+		return (config_dispatch(env, imsg));
 	}
 	return (0);
 }

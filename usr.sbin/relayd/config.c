@@ -342,3 +342,49 @@ config_setdone(struct relayd *env)
 		proc_compose(ps, id, IMSG_CFG_DONE, NULL, 0);
 	return (0);
 }
+
+/*
+ * The configuration messages of the parent, for every child.  Returns 0
+ * when the message was one of them, -1 otherwise.
+ */
+int
+config_dispatch(struct relayd *env, struct imsg *imsg)
+{
+	int	 ret = 0;
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_RESET:
+		ret = config_getreset(env, imsg);
+		break;
+	case IMSG_CFG_GLOBAL:
+		ret = config_getcfg(env, imsg);
+		break;
+	case IMSG_CFG_TABLE:
+		ret = config_gettable(env, imsg);
+		break;
+	case IMSG_CFG_HOST:
+		ret = config_gethost(env, imsg);
+		break;
+	case IMSG_CFG_PROTO:
+		ret = config_getproto(env, imsg);
+		break;
+	case IMSG_CFG_RELAY:
+		ret = config_getrelay(env, imsg);
+		break;
+	case IMSG_CFG_RELAY_TABLE:
+		ret = config_getrelaytable(env, imsg);
+		break;
+	case IMSG_CFG_RELAY_FD:
+		ret = config_getrelayfd(env, imsg);
+		break;
+	case IMSG_CFG_DONE:
+		ret = proc_compose(env->sc_ps, PROC_PARENT, IMSG_CFG_DONE,
+		    NULL, 0);
+		break;
+	default:
+		return (-1);
+	}
+	if (ret == -1)
+		fatalx("%s: bad %s", __func__, imsg_type_name(imsg->hdr.type));
+	return (0);
+}

@@ -66,11 +66,11 @@ pfe_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 static int
 pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
-	struct privsep		*ps = p->p_ps;
 	struct ctl_procinfo	 pi;
 	gid_t			 gid;
 
 	(void)fd;
+	(void)p;
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SOCKFD:
 		IMSG_EXACT_SIZE_CHECK(imsg, &gid);
@@ -91,31 +91,6 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		}
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
 		break;
-	case IMSG_CTL_RESET:
-		config_getreset(env, imsg);
-		break;
-	case IMSG_CFG_GLOBAL:
-		config_getcfg(env, imsg);
-		break;
-	case IMSG_CFG_TABLE:
-		if (config_gettable(env, imsg) == -1)
-			fatalx("%s: bad table", __func__);
-		break;
-	case IMSG_CFG_HOST:
-		if (config_gethost(env, imsg) == -1)
-			fatalx("%s: bad host", __func__);
-		break;
-	case IMSG_CFG_RELAY:
-		if (config_getrelay(env, imsg) == -1)
-			fatalx("%s: bad relay", __func__);
-		break;
-	case IMSG_CFG_RELAY_TABLE:
-		if (config_getrelaytable(env, imsg) == -1)
-			fatalx("%s: bad relay table", __func__);
-		break;
-	case IMSG_CFG_DONE:
-		proc_compose(ps, PROC_PARENT, IMSG_CFG_DONE, NULL, 0);
-		break;
 	case IMSG_CTL_START:
 		break;
 	case IMSG_CTL_OK:
@@ -124,7 +99,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		control_reply(imsg->hdr.peerid, imsg->hdr.type);
 		break;
 	default:
-		return (-1);
+		return (config_dispatch(env, imsg));
 	}
 	return (0);
 }

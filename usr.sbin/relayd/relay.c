@@ -248,46 +248,17 @@ static int
 relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	(void)fd;
+	(void)p;
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_RESET:
 		relay_reset();
 		config_getreset(env, imsg);
 		break;
-	case IMSG_CFG_GLOBAL:
-		config_getcfg(env, imsg);
-		break;
-	case IMSG_CFG_TABLE:
-		if (config_gettable(env, imsg) == -1)
-			fatalx("%s: bad table", __func__);
-		break;
-	case IMSG_CFG_HOST:
-		if (config_gethost(env, imsg) == -1)
-			fatalx("%s: bad host", __func__);
-		break;
-	case IMSG_CFG_PROTO:
-		if (config_getproto(env, imsg) == -1)
-			fatalx("%s: bad protocol", __func__);
-		break;
-	case IMSG_CFG_RELAY:
-		if (config_getrelay(env, imsg) == -1)
-			fatalx("%s: bad relay", __func__);
-		break;
-	case IMSG_CFG_RELAY_TABLE:
-		if (config_getrelaytable(env, imsg) == -1)
-			fatalx("%s: bad relay table", __func__);
-		break;
-	case IMSG_CFG_RELAY_FD:
-		if (config_getrelayfd(env, imsg) == -1)
-			fatalx("%s: bad relay socket", __func__);
-		break;
-	case IMSG_CFG_DONE:
-		proc_compose(p->p_ps, PROC_PARENT, IMSG_CFG_DONE, NULL, 0);
-		break;
 	case IMSG_CTL_START:
 		relay_launch();
 		break;
 	default:
-		return (-1);
+		return (config_dispatch(env, imsg));
 	}
 	return (0);
 }

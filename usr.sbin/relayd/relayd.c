@@ -43,11 +43,7 @@ __dead void	 usage(void);
 
 static int	 parent_dispatch_pfe(int, struct privsep_proc *,
 		    struct imsg *);
-static int	 parent_dispatch_hce(int, struct privsep_proc *,
-		    struct imsg *);
-static int	 parent_dispatch_relay(int, struct privsep_proc *,
-		    struct imsg *);
-static int	 parent_dispatch_ca(int, struct privsep_proc *,
+static int	 parent_dispatch_child(int, struct privsep_proc *,
 		    struct imsg *);
 static void	 parent_sig_handler(int, short, void *);
 static int	 parent_open_sockets(struct relayd *);
@@ -60,9 +56,9 @@ static __dead void
 
 static struct privsep_proc procs[] = {
 	{ "pfe",	PROC_PFE,	parent_dispatch_pfe,	pfe, NULL },
-	{ "hce",	PROC_HCE,	parent_dispatch_hce,	hce, NULL },
-	{ "relay",	PROC_RELAY,	parent_dispatch_relay,	relay, NULL },
-	{ "ca",		PROC_CA,	parent_dispatch_ca,	ca, NULL }
+	{ "hce",	PROC_HCE,	parent_dispatch_child,	hce, NULL },
+	{ "relay",	PROC_RELAY,	parent_dispatch_child,	relay, NULL },
+	{ "ca",		PROC_CA,	parent_dispatch_child,	ca, NULL }
 };
 
 /* the relayctl connection waiting for the end of a reload */
@@ -456,45 +452,15 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		log_info("shutdown requested by relayctl");
 		parent_shutdown(env);
 		break;
-	case IMSG_CFG_DONE:
-		parent_configure_done(env);
-		break;
 	default:
-		return (-1);
+		return (parent_dispatch_child(fd, p, imsg));
 	}
 	return (0);
 }
 
+/* hce, relay and ca only acknowledge configurations so far. */
 static int
-parent_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
-{
-	(void)fd;
-	switch (imsg->hdr.type) {
-	case IMSG_CFG_DONE:
-		parent_configure_done(p->p_ps->ps_env);
-		break;
-	default:
-		return (-1);
-	}
-	return (0);
-}
-
-static int
-parent_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
-{
-	(void)fd;
-	switch (imsg->hdr.type) {
-	case IMSG_CFG_DONE:
-		parent_configure_done(p->p_ps->ps_env);
-		break;
-	default:
-		return (-1);
-	}
-	return (0);
-}
-
-static int
-parent_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
+parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	(void)fd;
 	switch (imsg->hdr.type) {

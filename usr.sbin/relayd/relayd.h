@@ -590,6 +590,7 @@ int		 config_getrelay(struct relayd *, struct imsg *);
 int		 config_getrelaytable(struct relayd *, struct imsg *);
 int		 config_getrelayfd(struct relayd *, struct imsg *);
 int		 config_setdone(struct relayd *);
+int		 config_dispatch(struct relayd *, struct imsg *);
 
 /* pfe.c */
 void		 pfe(struct privsep *, struct privsep_proc *);
