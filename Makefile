@@ -31,8 +31,11 @@ PKGS =		libbsd-overlay libevent libtls libcrypto
 CPPFLAGS +=	-D_GNU_SOURCE $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 		    echo -lbsd -levent -ltls -lcrypto)
+# Count the installed ones: dpkg-query says nothing on stdout of a
+# package it has never heard of.
 DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
-		    grep -vc '^install ok installed' | grep -qx 0
+		    grep -c '^install ok installed' | \
+		    grep -qx $(words $(DEBIAN_PKGS))
 DEPS_INSTALL =	apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		    apt-get install -y -qq --no-install-recommends $(DEBIAN_PKGS)
 endif
@@ -80,7 +83,7 @@ HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
 		regress/splice/splice_test regress/tools/rtool \
-		regress/perf/relaybench
+		regress/perf/relaybench regress/perf/barerelay
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -120,6 +123,9 @@ regress/tools/rtool: regress/tools/rtool.c
 regress/perf/relaybench: regress/perf/relaybench.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+regress/perf/barerelay: regress/perf/barerelay.c $(LIB) $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
 deps:
 	@if $(DEPS_CHECK); then :; else \
 		echo "installing: $(DEBIAN_PKGS)"; $(DEPS_INSTALL); fi
@@ -154,7 +160,7 @@ lint:
 	@if command -v shellcheck >/dev/null; then \
 		shellcheck -s sh etc/*.sh regress/*.sh; fi
 
-bench: all
+bench: all regress/perf/relaybench regress/perf/barerelay
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-deps:

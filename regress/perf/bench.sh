@@ -8,28 +8,49 @@ PERF=$(pwd)
 TOP=$(cd ../.. && pwd)
 RB=$PERF/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
+BARE=$PERF/barerelay
 
 if [ "${QUICK:-0}" = 1 ]; then
 	BYTES1=268435456	# 256 MiB on one stream
 	BYTES4=67108864		# 64 MiB on each of four
 	RTTS=2000
-	CONNSECS=2
+	CONNSECS=1
 	IDLE=500
 	REPEAT=1
+	SETTLE=0.2
 else
 	BYTES1=4294967296	# 4 GiB on one stream
 	BYTES4=1073741824	# 1 GiB on each of four
 	RTTS=100000
 	CONNSECS=10
-	IDLE=10000
+	IDLE=${IDLE:-10000}
 	REPEAT=${REPEAT:-3}
+	SETTLE=1
 fi
 WORKERS=1
+# PIN=1: client and backends on CPU 0, every proxy process on CPU 1.
+if [ "${PIN:-0}" = 1 ] && command -v taskset >/dev/null; then
+	ONCLIENT="taskset -c 0"
+	ONPROXY="taskset -c 1"
+else
+	PIN=0
+	ONCLIENT=""
+	ONPROXY=""
+fi
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: run as root (relayd needs it)" >&2; exit 1; }
 [ -x "$RELAYD" ] || { echo "bench: build relayd first (make)" >&2; exit 1; }
 sh "$TOP/etc/mkuser.sh" || exit 1
-ulimit -n $((IDLE * 4 + 4096)) 2>/dev/null || ulimit -n 65536
+# Client, proxy and backend each hold a descriptor per idle session.
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] && hard=1048576
+want=$((IDLE * 4 + 4096))
+if [ "$want" -gt "$hard" ]; then
+	IDLE=$(((hard - 4096) / 4))
+	echo "bench: descriptor limit $hard: $IDLE idle sessions" >&2
+	want=$hard
+fi
+ulimit -n "$want"
 
 work=$(mktemp -d)
 mkdir -p "$PERF/results"
@@ -40,10 +61,11 @@ cleanup()
 	[ -f "$work/proxy.pid" ] && kill "$(cat "$work/proxy.pid")" 2>/dev/null
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
-"$RB" sink "$work/sink.port" 100000 & pids="$pids $!"
-"$RB" echo "$work/echo.port" 100000 & pids="$pids $!"
+$ONCLIENT "$RB" sink "$work/sink.port" 100000 & pids="$pids $!"
+$ONCLIENT "$RB" echo "$work/echo.port" 100000 & pids="$pids $!"
 i=0
 while [ ! -s "$work/sink.port" ] || [ ! -s "$work/echo.port" ]; do
 	i=$((i + 1)); [ $i -gt 50 ] && { echo "no backends" >&2; exit 1; }
@@ -99,7 +121,7 @@ prefork $WORKERS
 socket "$work/relayd.sock"
 splice engine $1
 protocol p {
-	tcp { nodelay $2 }
+	tcp { nodelay, backlog 512 $2 }
 }
 relay t {
 	listen on 127.0.0.1 port $LT
@@ -112,7 +134,13 @@ relay e {
 	forward to 127.0.0.1 port $ECHO
 }
 CONF
-	"$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
+	$ONPROXY "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
+	echo $! >"$work/proxy.pid"
+}
+
+start_bare()
+{
+	$ONPROXY "$BARE" "$1" "$LT" "$SINK" "$LE" "$ECHO" 2>"$work/bare.log" &
 	echo $! >"$work/proxy.pid"
 }
 
@@ -136,7 +164,7 @@ listen e
 	bind 127.0.0.1:$LE
 	server s 127.0.0.1:$ECHO
 CONF
-	haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+	$ONPROXY haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
 	echo $! >"$work/proxy.pid"
 }
 
@@ -155,7 +183,7 @@ stream {
 	server { listen 127.0.0.1:$LE; proxy_pass 127.0.0.1:$ECHO; }
 }
 CONF
-	nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
+	$ONPROXY nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
 	echo $! >"$work/proxy.pid"
 }
 
@@ -183,35 +211,36 @@ median()
 measure()
 {
 	name=$1
+	t0=$(date +%s)
 	: >"$work/t1"; : >"$work/t4"; : >"$work/cpu"; : >"$work/rttm"
 	: >"$work/rttp"; : >"$work/cps"; : >"$work/err"; : >"$work/mem"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		c0=$(cpu_ticks)
-		"$RB" tput "$PT" 1 "$BYTES1" >>"$work/t1"
-		"$RB" tput "$PT" 4 "$BYTES4" >>"$work/t4"
+		$ONCLIENT "$RB" tput "$PT" 1 "$BYTES1" >>"$work/t1"
+		$ONCLIENT "$RB" tput "$PT" 4 "$BYTES4" >>"$work/t4"
 		c1=$(cpu_ticks)
 		awk -v t=$((c1 - c0)) -v b=$((BYTES1 + 4 * BYTES4)) -v hz="$(getconf CLK_TCK)" \
 		    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }' >>"$work/cpu"
-		"$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
+		$ONCLIENT "$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
 		awk '{ print $1 }' "$work/rtt.one" >>"$work/rttm"
 		awk '{ print $2 }' "$work/rtt.one" >>"$work/rttp"
-		"$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
+		$ONCLIENT "$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
 		awk '{ print $1 }' "$work/conn.one" >>"$work/cps"
 		awk '{ print $2 }' "$work/conn.one" >>"$work/err"
 		if [ "$name" != direct ]; then
 			m0=$(rss_kib)
-			"$RB" idle "$PE" "$IDLE" 120 >"$work/idle.out" 2>&1 &
+			$ONCLIENT "$RB" idle "$PE" "$IDLE" 120 >"$work/idle.out" 2>&1 &
 			ip=$!
 			i=0
 			until grep -q ready "$work/idle.out" || [ $i -gt 600 ]; do
 				sleep 0.1; i=$((i + 1))
 			done
-			sleep 1
+			sleep "$SETTLE"
 			m1=$(rss_kib)
 			kill "$ip" 2>/dev/null; wait "$ip" 2>/dev/null
 			awk -v d=$((m1 - m0)) -v n="$IDLE" 'BEGIN { printf "%.1f\n", d / n }' >>"$work/mem"
-			sleep 1
+			sleep "$SETTLE"
 		fi
 		r=$((r + 1))
 	done
@@ -220,7 +249,7 @@ measure()
 	    "$(median <"$work/cpu")" "$(median <"$work/rttm")" \
 	    "$(median <"$work/rttp")" "$(median <"$work/cps")" \
 	    "$(median <"$work/err")" "$(median <"$work/mem")" >>"$work/results.csv"
-	echo "  $name done" >&2
+	echo "  $name done in $(($(date +%s) - t0)) s" >&2
 }
 
 contender()
@@ -246,9 +275,14 @@ contender()
 est=$(( (REPEAT * (BYTES1 + 4 * BYTES4) / 500000000 + REPEAT * (CONNSECS + 6 + RTTS / 10000)) * 8 ))
 echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes" >&2
 echo "bench: 2 cores shared by client, proxy and backend; $WORKERS worker process for every proxy" >&2
+[ "$PIN" = 1 ] && echo "bench: client and backends pinned to CPU 0, proxy to CPU 1" >&2
 
 : >"$work/results.csv"
 contender direct
+if [ -x "$BARE" ]; then
+	contender bare-pipe start_bare pipe
+	contender bare-copy start_bare copy
+fi
 contender relayd-pipe start_relayd pipe ""
 contender relayd-copy start_relayd copy ""
 contender relayd-nosplice start_relayd auto ", no splice"
@@ -271,19 +305,53 @@ stamp=$(date +%Y%m%d-%H%M%S)
 } >"$PERF/results/bench-$stamp.csv"
 
 awk -F, -v direct="$(grep '^direct,' "$work/results.csv")" \
-    -v hap="$(grep '^haproxy-splice,' "$work/results.csv")" '
+    -v hap="$(grep '^haproxy-splice,' "$work/results.csv")" \
+    -v bpipe="$(grep '^bare-pipe,' "$work/results.csv")" \
+    -v bcopy="$(grep '^bare-copy,' "$work/results.csv")" '
 function num(s) { split(s, a, " "); return a[1] + 0 }
 function ratio(x, y) { return (y > 0) ? sprintf("%.2f", x / y) : "-" }
 BEGIN {
 	split(direct, d, ","); split(hap, h, ",")
-	print "| contender | 1-stream Gbit/s | 4-stream Gbit/s | vs direct (1/4) | vs HAProxy splice (1/4) | proxy CPU s/GiB | RTT median/p99 us | conn/s (errors) | KiB/idle session |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	split(bpipe, bp, ","); split(bcopy, bc, ",")
+	print "| contender | 1-stream Gbit/s | 4-stream Gbit/s | vs direct (1/4) | vs bare relay (1/4) | vs HAProxy splice (1/4) | proxy CPU s/GiB | RTT median/p99 us | conn/s (errors) | KiB/idle session |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 }
 {
-	printf "| %s | %s | %s | %s/%s | %s/%s | %s | %s / %s | %s (%s) | %s |\n", $1, $2, $3,
-	    ratio(num($2), num(d[2])), ratio(num($3), num(d[3])),
+	vb = "-"
+	if ($1 == "relayd-pipe")
+		vb = ratio(num($2), num(bp[2])) "/" ratio(num($3), num(bp[3]))
+	else if ($1 == "relayd-copy" || $1 == "relayd-nosplice")
+		vb = ratio(num($2), num(bc[2])) "/" ratio(num($3), num(bc[3]))
+	printf "| %s | %s | %s | %s/%s | %s | %s/%s | %s | %s / %s | %s (%s) | %s |\n",
+	    $1, $2, $3,
+	    ratio(num($2), num(d[2])), ratio(num($3), num(d[3])), vb,
 	    ratio(num($2), num(h[2])), ratio(num($3), num(h[3])),
 	    $4, $5, $6, $7, $8, $9
 }' "$work/results.csv"
 echo
 echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"
+echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
+
+# The chart: throughput and CPU per GiB, one group of bars a contender.
+if command -v gnuplot >/dev/null; then
+	awk -F, '{ split($2, a, " "); split($3, b, " "); split($4, c, " ")
+	    print $1, a[1], b[1], c[1] }' "$work/results.csv" >"$work/plot.dat"
+	gnuplot <<PLOT 2>"$work/gnuplot.err" && echo "Chart in regress/perf/results/bench-$stamp.png"
+set terminal pngcairo size 1200,700 noenhanced
+set output "$PERF/results/bench-$stamp.png"
+set multiplot layout 2,1 title "relayd bench $stamp ($REPEAT run(s), medians, loopback, 2 cores)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set grid ytics
+set xtics rotate by -20
+set ylabel "Gbit/s"
+set yrange [0:*]
+plot "$work/plot.dat" using 2:xtic(1) title "1 stream", '' using 3 title "4 streams"
+set ylabel "proxy CPU s/GiB"
+plot "$work/plot.dat" using 4:xtic(1) title "CPU s/GiB" lc rgb "#aa4444"
+unset multiplot
+PLOT
+else
+	echo "No chart: gnuplot is not installed (make bench-deps)"
+fi

@@ -3,6 +3,7 @@
 # benchmark itself is 'make bench', never part of the tests.
 
 RB="$(atf_get_srcdir)/relaybench"
+BARE="$(atf_get_srcdir)/barerelay"
 
 start()
 {
@@ -38,7 +39,43 @@ modes_cleanup()
 	return 0
 }
 
+atf_test_case bare cleanup
+bare_head()
+{
+	atf_set descr "the bare reference relay moves bytes with each engine"
+	atf_set timeout 60
+}
+bare_body()
+{
+	sink=$(start sink)
+	echo=$(start echo)
+	lt=$((20000 + $$ % 20000))
+	for engine in copy pipe; do
+		"$BARE" $engine $lt "$sink" $((lt + 1)) "$echo" 2>bare.err &
+		echo $! >bare.pid
+		i=0
+		until "$RB" probe $lt 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -gt 50 ] && atf_fail "barerelay $engine: $(cat bare.err)"
+			sleep 0.1
+		done
+		atf_check -o match:"^[0-9]+\.[0-9]+\$" "$RB" tput $lt 4 1048576
+		atf_check -o match:"^[0-9]+ [0-9]+\$" "$RB" rtt $((lt + 1)) 100
+		kill "$(cat bare.pid)"
+		wait "$(cat bare.pid)" 2>/dev/null
+		rm bare.pid
+	done
+}
+bare_cleanup()
+{
+	for p in sink.pid echo.pid bare.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case modes
+	atf_add_test_case bare
 }
