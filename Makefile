@@ -59,7 +59,7 @@ DEPS_INSTALL =	true
 endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
-		atf-sh libatf-dev libbsd-dev mandoc
+		atf-sh libatf-dev libbsd-dev mandoc openssl socat iproute2
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -70,7 +70,8 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
-		$(RD)/ca.c $(RD)/util.c $(SPLICE_SRCS) $(COMPAT_SRCS)
+		$(RD)/ca.c $(RD)/util.c $(RD)/check_tcp.c $(RD)/check_icmp.c \
+		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c
 
@@ -87,7 +88,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
-.PHONY: all deps test check run install lint bench bench-deps fuzz clean
+.PHONY: all deps test check run install lint bench bench-deps bench-hce \
+	fuzz clean
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -165,6 +167,9 @@ bench: all regress/perf/relaybench regress/perf/barerelay
 
 bench-deps:
 	@$(MAKE) --no-print-directory -C regress/perf $@
+
+bench-hce: all regress/tools/rtool
+	@sh regress/perf/hcebench.sh
 
 fuzz:
 	@$(MAKE) --no-print-directory -C regress/fuzz

@@ -371,10 +371,90 @@ ERR_TC(err_least_states, "table <a> { 127.0.0.1 }\nrelay r {\n"
     "\tforward to <a> port 2 mode least-states\n}\n",
     "t.conf:4: mode least-states needs pf(4), not available on this "
     "platform\n")
-ERR_TC(err_check, "table <a> { 127.0.0.1 }\nrelay r {\n"
-    "\tlisten on 127.0.0.1 port 1\n"
-    "\tforward to <a> port 2 check tcp\n}\n",
-    "t.conf:4: check tcp: host checks are not implemented yet\n")
+#define CHECK_CONF(check) \
+	"table <a> { 127.0.0.1 }\nrelay r {\n" \
+	"\tlisten on 127.0.0.1 port 1\n" \
+	"\tforward to <a> port 2 " check "\n}\n"
+ERR_TC(err_check_unknown, CHECK_CONF("check ftp"),
+    "t.conf:4: unknown check type: ftp\n")
+ERR_TC(err_check_twice, CHECK_CONF("check tcp check icmp"),
+    "t.conf:4: only one check per table\n")
+ERR_TC(err_check_code, CHECK_CONF("check http \"/\" code 42"),
+    "t.conf:4: invalid http code: 42\n")
+ERR_TC(err_check_digest, CHECK_CONF("check http \"/\" digest \"abc\""),
+    "t.conf:4: invalid http digest: abc (32 hex digits for MD5, 40 for "
+    "SHA1)\n")
+ERR_TC(err_check_binary, CHECK_CONF("check binary send \"0a\" expect "
+    "\"abc\""),
+    "t.conf:4: invalid binary expect: abc (an even number of hex digits, "
+    "at most 256)\n")
+ERR_TC(err_check_binsend, CHECK_CONF("check binary send \"0z\" expect "
+    "\"ab\""),
+    "t.conf:4: invalid binary send: 0z (an even number of hex digits)\n")
+ERR_TC(err_check_script, CHECK_CONF("check script \"x.sh\""),
+    "t.conf:4: check script x.sh: the path must be absolute\n")
+
+/* Every check form, and what the table keeps of it. */
+ATF_TC_WITHOUT_HEAD(checks);
+ATF_TC_BODY(checks, tc)
+{
+	static const struct {
+		const char	*text;
+		int		 check;
+		int		 tls;
+		const char	*sendbuf;
+		size_t		 sendlen;
+		const char	*exbuf;
+	} t[] = {
+		{ CHECK_CONF("check tcp"), CHECK_TCP, 0, NULL, 0, "" },
+		{ CHECK_CONF("check tls"), CHECK_TCP, 1, NULL, 0, "" },
+		{ CHECK_CONF("check icmp"), CHECK_ICMP, 0, NULL, 0, "" },
+		{ CHECK_CONF("check http \"/x\" code 200"), CHECK_HTTP_CODE,
+		    0, "HEAD /x HTTP/1.0\r\n\r\n", 20, "" },
+		{ CHECK_CONF("check https \"/x\" host \"h\" code 200"),
+		    CHECK_HTTP_CODE, 1, "HEAD /x HTTP/1.1\r\nHost: h\r\n"
+		    "Connection: close\r\n\r\n", 48, "" },
+		{ CHECK_CONF("check http \"/\" digest "
+		    "\"D41D8CD98F00B204E9800998ECF8427E\""),
+		    CHECK_HTTP_DIGEST, 0, "GET / HTTP/1.0\r\n\r\n", 18, "" },
+		{ CHECK_CONF("check send \"HELO\\r\\n\" expect \"250 *\""),
+		    CHECK_SEND_EXPECT, 0, "HELO\r\n", 6, "250 *" },
+		{ CHECK_CONF("check send nothing expect \"220 *\" tls"),
+		    CHECK_SEND_EXPECT, 1, NULL, 0, "220 *" },
+		{ CHECK_CONF("check binary send \"00ff\" expect \"AB01\""),
+		    CHECK_BINSEND_EXPECT, 0, "\0\xff", 2, "ab01" },
+		{ CHECK_CONF("check script \"/bin/true\""), CHECK_SCRIPT, 0,
+		    NULL, 0, "" }
+	};
+	struct relayd	*env;
+	struct table	*tb;
+	unsigned int	 i;
+
+	for (i = 0; i < nitems(t); i++) {
+		env = parse_ok(t[i].text);
+		tb = TAILQ_FIRST(env->sc_tables);
+		ATF_REQUIRE(tb != NULL);
+		ATF_CHECK_EQ_MSG(tb->conf.check, t[i].check, "%s", t[i].text);
+		ATF_CHECK_EQ_MSG((tb->conf.flags & F_TLS) != 0, t[i].tls,
+		    "%s", t[i].text);
+		ATF_CHECK_EQ_MSG(tb->sendbuf_len, t[i].sendlen, "%s",
+		    t[i].text);
+		if (t[i].sendbuf != NULL)
+			ATF_CHECK_MSG(tb->sendbuf != NULL &&
+			    memcmp(tb->sendbuf, t[i].sendbuf,
+			    t[i].sendlen) == 0, "%s", t[i].text);
+		ATF_CHECK_STREQ(tb->conf.exbuf, t[i].exbuf);
+	}
+	env = parse_ok(CHECK_CONF("check http \"/\" digest "
+	    "\"D41D8CD98F00B204E9800998ECF8427E\""));
+	tb = TAILQ_FIRST(env->sc_tables);
+	ATF_CHECK_EQ(tb->conf.digest_type, DIGEST_MD5);
+	ATF_CHECK_STREQ(tb->conf.digest, "d41d8cd98f00b204e9800998ecf8427e");
+	env = parse_ok(CHECK_CONF("check http \"/\" code 301"));
+	tb = TAILQ_FIRST(env->sc_tables);
+	ATF_CHECK_EQ(tb->conf.retcode, 301);
+}
+
 ERR_TC(err_proto_type, "smtp protocol p {\n}\n",
     "t.conf:1: invalid protocol type: smtp\n")
 ERR_TC(err_proto_default, "protocol default {\n}\n",
@@ -497,7 +577,14 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_hash_key_length);
 	ATF_TP_ADD_TC(tp, err_hash_key_hex);
 	ATF_TP_ADD_TC(tp, err_least_states);
-	ATF_TP_ADD_TC(tp, err_check);
+	ATF_TP_ADD_TC(tp, err_check_unknown);
+	ATF_TP_ADD_TC(tp, err_check_twice);
+	ATF_TP_ADD_TC(tp, err_check_code);
+	ATF_TP_ADD_TC(tp, err_check_digest);
+	ATF_TP_ADD_TC(tp, err_check_binary);
+	ATF_TP_ADD_TC(tp, err_check_binsend);
+	ATF_TP_ADD_TC(tp, err_check_script);
+	ATF_TP_ADD_TC(tp, checks);
 	ATF_TP_ADD_TC(tp, err_proto_type);
 	ATF_TP_ADD_TC(tp, err_proto_default);
 	ATF_TP_ADD_TC(tp, err_proto_twice);

@@ -32,6 +32,7 @@
  *   rtool ident ADDR PORT NAME [SECONDS]
  *                                       on ADDR:PORT, say NAME and close
  *   rtool get PORT                      print what the server says
+ *   rtool probe PORT                    connect and close: is it listening?
  *   rtool hold PORT CONNS SECONDS       keep CONNS connections open
  *   rtool greet PORTFILE BYTES [SECONDS]
  *                                       send BYTES, half-close, then read
@@ -44,6 +45,10 @@
  *                                       full, handshakes are not answered
  *   rtool http PORT [SECONDS]           a tiny HTTP server on 127.0.0.1:PORT
  *                                       that says hello (make run's backend)
+ *   rtool answer PORTFILE FILE [SECONDS]
+ *                                       on every connection: send what FILE
+ *                                       holds now (read again each time),
+ *                                       half-close, read to the end
  *   rtool ctlsend SOCKET TYPE LEN [FLAGS]
  *                                       send one raw imsg header to a unix
  *                                       socket, print "closed" once the
@@ -461,6 +466,30 @@ trickle(int port, int secs)
 	return (0);
 }
 
+static const char	*answer_file;
+
+static void
+answer_conn(int s)
+{
+	struct pollfd	 pfd;
+	char		 buf[4096];
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open(answer_file, O_RDONLY)) == -1)
+		err(1, "%s", answer_file);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(s, buf, n) != n)
+			_exit(1);
+	close(fd);
+	shutdown(s, SHUT_WR);
+	pfd.fd = s;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 2000) == 1 && read(s, buf, sizeof(buf)) > 0)
+		;
+	close(s);
+}
+
 static int
 ident(const char *addr, int port, const char *name, int secs)
 {
@@ -477,7 +506,7 @@ ident(const char *addr, int port, const char *name, int secs)
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
 		errx(1, "bad address %s", addr);
 	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(l, 128) == -1)
+	    listen(l, 4096) == -1)
 		err(1, "listen %s:%d", addr, port);
 	for (;;) {
 		if ((s = accept(l, NULL, NULL)) == -1)
@@ -631,6 +660,11 @@ main(int argc, char *argv[])
 	if (argc >= 5 && strcmp(argv[1], "ident") == 0)
 		return (ident(argv[2], atoi(argv[3]), argv[4],
 		    argc > 5 ? atoi(argv[5]) : 60));
+	if (argc >= 3 && strcmp(argv[1], "probe") == 0) {
+		alarm(5);
+		close(connect_port(atoi(argv[2])));
+		return (0);
+	}
 	if (argc >= 3 && strcmp(argv[1], "get") == 0)
 		return (get(atoi(argv[2])));
 	if (argc >= 5 && strcmp(argv[1], "hold") == 0)
@@ -643,6 +677,11 @@ main(int argc, char *argv[])
 	}
 	if (argc >= 4 && strcmp(argv[1], "converse") == 0)
 		return (converse(atoi(argv[2]), strtoull(argv[3], NULL, 10)));
+	if (argc >= 4 && strcmp(argv[1], "answer") == 0) {
+		answer_file = argv[3];
+		return (serve(argv[2], argc > 4 ? atoi(argv[4]) : 60,
+		    answer_conn));
+	}
 	if (argc >= 5 && strcmp(argv[1], "ctlsend") == 0)
 		return (ctlsend(argv[2], strtoul(argv[3], NULL, 0),
 		    strtoul(argv[4], NULL, 0), argc > 5 ?

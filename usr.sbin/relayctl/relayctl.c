@@ -48,6 +48,7 @@ struct imsgname {
 };
 
 static const struct imsgname imsgs[] = {
+	{ IMSG_HOST_STATUS,		"host_status" },
 	{ IMSG_CTL_TABLE_ENABLE,	"ctl_table_enable" },
 	{ IMSG_CTL_TABLE_DISABLE,	"ctl_table_disable" },
 	{ IMSG_CTL_HOST_ENABLE,		"ctl_host_enable" },
@@ -260,6 +261,8 @@ static int
 monitor(struct imsg *imsg)
 {
 	const struct imsgname	*imn;
+	struct ctl_hoststatus	*hs;
+	struct ctl_id		*cid;
 	time_t			 now;
 	int			 done = 0;
 
@@ -274,6 +277,22 @@ monitor(struct imsg *imsg)
 	    imsg->hdr.type, imsg->hdr.len, imsg->hdr.peerid, imsg->hdr.pid);
 	now = time(NULL);
 	printf("\ttimestamp: %lld, %s", (long long)now, ctime(&now));
+	switch (imsg->hdr.type) {
+	case IMSG_HOST_STATUS:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(struct ctl_hoststatus))
+			errx(1, "bad host status message");
+		hs = imsg->data;
+		printf("\tid: %u\n\tstate: %s\n", hs->id,
+		    host_status(hs->up));
+		break;
+	default:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(struct ctl_id))
+			errx(1, "bad monitor message");
+		cid = imsg->data;
+		cid->name[sizeof(cid->name) - 1] = '\0';
+		printf("\tid: %u\n\tname: %s\n", cid->id, cid->name);
+		break;
+	}
 	fflush(stdout);
 	return (done);
 }
@@ -484,11 +503,15 @@ show_status_msg(struct imsg *imsg)
 	long long			 up;
 
 	if (havetb && imsg->hdr.type != IMSG_CTL_HOST) {
-		printf("\ttable %s: %s, hosts %d/%d up%s\n",
+		printf("\ttable %s: %s, hosts %d/%d up%s%s%s\n",
 		    lasttb.conf.name,
 		    (lasttb.conf.flags & F_DISABLE) ? "disabled" : "active",
 		    nup, nhosts,
-		    lasttb.conf.check == CHECK_NOCHECK ? " (no check)" : "");
+		    lasttb.conf.check == CHECK_NOCHECK ? " (no check)" :
+		    ", check ", lasttb.conf.check == CHECK_NOCHECK ? "" :
+		    table_check(lasttb.conf.check),
+		    lasttb.conf.check != CHECK_NOCHECK &&
+		    (lasttb.conf.flags & F_TLS) ? " use tls" : "");
 		havetb = 0;
 	}
 

@@ -151,14 +151,22 @@ config_settable(struct relayd *env, struct table *tb)
 		PROC_PFE, PROC_HCE, PROC_RELAY
 	};
 	unsigned int	 i;
+	size_t		 len = sizeof(tb->conf) + tb->sendbuf_len;
+	char		*buf;
 
+	/* the table, then what its check sends */
+	if ((buf = malloc(len)) == NULL)
+		fatal("%s", __func__);
+	memcpy(buf, &tb->conf, sizeof(tb->conf));
+	if (tb->sendbuf_len > 0)
+		memcpy(buf + sizeof(tb->conf), tb->sendbuf, tb->sendbuf_len);
 	for (i = 0; i < nitems(to); i++) {
-		proc_compose(ps, to[i], IMSG_CFG_TABLE, &tb->conf,
-		    sizeof(tb->conf));
+		proc_compose(ps, to[i], IMSG_CFG_TABLE, buf, len);
 		TAILQ_FOREACH(h, &tb->hosts, entry)
 			proc_compose(ps, to[i], IMSG_CFG_HOST, &h->conf,
 			    sizeof(h->conf));
 	}
+	free(buf);
 	return (0);
 }
 
@@ -167,10 +175,20 @@ config_gettable(struct relayd *env, struct imsg *imsg)
 {
 	struct table	*tb;
 
-	IMSG_EXACT_SIZE_CHECK(imsg, &tb->conf);
+	IMSG_SIZE_CHECK(imsg, &tb->conf);
 	if ((tb = calloc(1, sizeof(*tb))) == NULL)
 		return (-1);
 	memcpy(&tb->conf, imsg->data, sizeof(tb->conf));
+	tb->sendbuf_len = IMSG_DATA_SIZE(imsg) - sizeof(tb->conf);
+	if (tb->sendbuf_len > 0) {
+		if ((tb->sendbuf = malloc(tb->sendbuf_len + 1)) == NULL) {
+			free(tb);
+			return (-1);
+		}
+		memcpy(tb->sendbuf, (char *)imsg->data + sizeof(tb->conf),
+		    tb->sendbuf_len);
+		tb->sendbuf[tb->sendbuf_len] = '\0';
+	}
 	tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
 	tb->conf.path[sizeof(tb->conf.path) - 1] = '\0';
 	tb->conf.exbuf[sizeof(tb->conf.exbuf) - 1] = '\0';

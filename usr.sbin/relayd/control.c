@@ -247,6 +247,7 @@ control_dispatch_imsg(int fd, short event, void *arg)
 	struct ctl_conn	*c = arg;
 	struct privsep	*ps = ctl_env->sc_ps;
 	struct imsg	 imsg;
+	struct ctl_id	 id;
 	ssize_t		 n;
 	int		 verbose;
 
@@ -334,13 +335,22 @@ control_dispatch_imsg(int fd, short event, void *arg)
 			    &verbose, sizeof(verbose));
 			break;
 		case IMSG_CTL_POLL:
+			if (IMSG_DATA_SIZE(&imsg) != 0)
+				goto bad;
+			proc_compose(ps, PROC_HCE, IMSG_CTL_POLL, NULL, 0);
+			imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
+			    NULL, 0);
+			break;
 		case IMSG_CTL_HOST_ENABLE:
 		case IMSG_CTL_HOST_DISABLE:
 		case IMSG_CTL_TABLE_ENABLE:
 		case IMSG_CTL_TABLE_DISABLE:
-			/* host checks are not there yet */
-			imsg_compose_event(&c->iev, IMSG_CTL_FAIL, 0, 0, -1,
-			    NULL, 0);
+			if (IMSG_DATA_SIZE(&imsg) != sizeof(id))
+				goto bad;
+			memcpy(&id, imsg.data, sizeof(id));
+			imsg_compose_event(&c->iev,
+			    pfe_enable(imsg.hdr.type, &id) == 0 ?
+			    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
 			break;
 		default:
 			goto bad;
@@ -359,14 +369,20 @@ control_dispatch_imsg(int fd, short event, void *arg)
 void
 control_imsg_forward(struct privsep *ps, struct imsg *imsg)
 {
+	(void)ps;
+	control_notify(imsg->hdr.type, imsg->data, IMSG_DATA_SIZE(imsg));
+}
+
+/* An event for every relayctl monitor. */
+void
+control_notify(uint32_t type, const void *data, size_t len)
+{
 	struct ctl_conn	*c;
 
-	(void)ps;
 	TAILQ_FOREACH(c, &ctl_conns, entry)
 		if (c->flags & CTL_CONN_NOTIFY)
-			imsg_compose_event(&c->iev, imsg->hdr.type, 0,
-			    imsg->hdr.pid, -1, imsg->data,
-			    IMSG_DATA_SIZE(imsg));
+			imsg_compose_event(&c->iev, type, 0, 0, -1, data,
+			    len);
 }
 
 /* Answer a relayctl request that went to another process. */

@@ -86,6 +86,16 @@ struct table_opts {
 	enum forwardmode	 mode;
 	int			 hashkey_set;
 	uint8_t			 hashkey[16];
+	/* the check */
+	enum table_check	 check;
+	uint32_t		 flags;		/* F_TLS */
+	int			 retcode;
+	int			 digest_type;
+	char			 digest[41];
+	char			 exbuf[TABLE_EXBUF_SIZE];
+	char			 path[PATH_MAX];
+	char			*sendbuf;
+	size_t			 sendbuf_len;
 };
 
 /* Host options, applied to every address a host entry resolves to. */
@@ -123,6 +133,10 @@ static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 static int	 relay_finish(struct relay *);
 static int	 parse_hashkey(const char *, uint8_t *);
 static void	 not_implemented(const char *);
+static int	 translate_string(char *);
+static int	 binary_sendbuf(void);
+static int	 table_samecheck(struct table *, struct table_opts *);
+static int	 check_set(enum table_check, int);
 static int	 check_config(void);
 
 typedef struct {
@@ -142,10 +156,13 @@ typedef struct {
 %token	LOADBALANCE LOG MODE NO NODELAY ON PARENT PORT PREFORK PRIORITY PROTO
 %token	RANDOM RELAY RETRY ROUNDROBIN SACK SESSION SOCKET SPLICE SRCHASH
 %token	STATE TABLE TCP TIMEOUT TLS TO WITH ERROR
+%token	BINARY CODE DIGEST EXPECT ICMP NOTHING SCRIPT SEND
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename
-%type	<v.number>	loglevel opttls port retry prototype
+%type	<v.number>	loglevel opttls port retry prototype checktls
+%type	<v.number>	httptype
+%type	<v.string>	hostname
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
 
@@ -676,7 +693,10 @@ forwardspec	: FORWARD opttlsclient TO tablename	{
 				    def->conf.name);
 				YYERROR;
 			}
-			if ((tb = table_use(def, &topts)) == NULL)
+			tb = table_use(def, &topts);
+			free(topts.sendbuf);
+			topts.sendbuf = NULL;
+			if (tb == NULL)
 				YYERROR;
 			if ((rlt = calloc(1, sizeof(*rlt))) == NULL)
 				fatal("out of memory");
@@ -752,19 +772,179 @@ tableopts	: port			{ topts.port = $1; }
 			topts.mode = $2;
 			topts.hashkey_set = 1;
 		}
-		| CHECK STRING			{
-			yyerror("check %s: host checks are not implemented "
-			    "yet", $2);
+		| CHECK tablecheck
+		;
+
+tablecheck	: ICMP				{
+			if (check_set(CHECK_ICMP, 0) == -1)
+				YYERROR;
+		}
+		| TCP				{
+			if (check_set(CHECK_TCP, 0) == -1)
+				YYERROR;
+		}
+		| TLS				{
+			if (check_set(CHECK_TCP, 1) == -1)
+				YYERROR;
+		}
+		| httptype STRING hostname CODE NUMBER	{
+			if (check_set(CHECK_HTTP_CODE, $1) == -1) {
+				free($2);
+				free($3);
+				YYERROR;
+			}
+			if ($5 < 100 || $5 > 999) {
+				yyerror("invalid http code: %lld",
+				    (long long)$5);
+				free($2);
+				free($3);
+				YYERROR;
+			}
+			topts.retcode = $5;
+			(void)strlcpy(topts.path, $2, sizeof(topts.path));
+			if (asprintf(&topts.sendbuf,
+			    "HEAD %s HTTP/1.%c\r\n%s\r\n", $2,
+			    *$3 != '\0' ? '1' : '0', $3) == -1)
+				fatal("out of memory");
+			topts.sendbuf_len = strlen(topts.sendbuf);
+			free($2);
+			free($3);
+		}
+		| httptype STRING hostname DIGEST STRING	{
+			size_t	 i, len = strlen($5);
+
+			if (check_set(CHECK_HTTP_DIGEST, $1) == -1) {
+				free($2);
+				free($3);
+				free($5);
+				YYERROR;
+			}
+			for (i = 0; i < len; i++)
+				if (!isxdigit((unsigned char)$5[i]))
+					break;
+			if (i < len || (len != 32 && len != 40)) {
+				yyerror("invalid http digest: %s (32 hex "
+				    "digits for MD5, 40 for SHA1)", $5);
+				free($2);
+				free($3);
+				free($5);
+				YYERROR;
+			}
+			for (i = 0; i < len; i++)
+				$5[i] = tolower((unsigned char)$5[i]);
+			topts.digest_type = len == 32 ? DIGEST_MD5 :
+			    DIGEST_SHA1;
+			(void)strlcpy(topts.digest, $5, sizeof(topts.digest));
+			(void)strlcpy(topts.path, $2, sizeof(topts.path));
+			if (asprintf(&topts.sendbuf,
+			    "GET %s HTTP/1.%c\r\n%s\r\n", $2,
+			    *$3 != '\0' ? '1' : '0', $3) == -1)
+				fatal("out of memory");
+			topts.sendbuf_len = strlen(topts.sendbuf);
+			free($2);
+			free($3);
+			free($5);
+		}
+		| SEND sendbuf EXPECT STRING checktls	{
+			if (check_set(CHECK_SEND_EXPECT, $5) == -1) {
+				free($4);
+				YYERROR;
+			}
+			if (strlcpy(topts.exbuf, $4, sizeof(topts.exbuf)) >=
+			    sizeof(topts.exbuf)) {
+				yyerror("expect buffer truncated");
+				free($4);
+				YYERROR;
+			}
+			free($4);
+			if (translate_string(topts.exbuf) == -1)
+				YYERROR;
+			if (topts.sendbuf != NULL) {
+				if (translate_string(topts.sendbuf) == -1)
+					YYERROR;
+				topts.sendbuf_len = strlen(topts.sendbuf);
+			}
+		}
+		| BINARY SEND sendbuf EXPECT STRING checktls	{
+			size_t	 i, len = strlen($5);
+
+			if (check_set(CHECK_BINSEND_EXPECT, $6) == -1) {
+				free($5);
+				YYERROR;
+			}
+			for (i = 0; i < len; i++)
+				if (!isxdigit((unsigned char)$5[i]))
+					break;
+			if (i < len || len % 2 || len == 0 ||
+			    len >= sizeof(topts.exbuf)) {
+				yyerror("invalid binary expect: %s (an even "
+				    "number of hex digits, at most %zu)", $5,
+				    sizeof(topts.exbuf) - 2);
+				free($5);
+				YYERROR;
+			}
+			for (i = 0; i < len; i++)
+				$5[i] = tolower((unsigned char)$5[i]);
+			(void)strlcpy(topts.exbuf, $5, sizeof(topts.exbuf));
+			free($5);
+			if (topts.sendbuf != NULL &&
+			    binary_sendbuf() == -1)
+				YYERROR;
+		}
+		| SCRIPT STRING			{
+			if (check_set(CHECK_SCRIPT, 0) == -1) {
+				free($2);
+				YYERROR;
+			}
+			if (*$2 != '/') {
+				yyerror("check script %s: the path must be "
+				    "absolute", $2);
+				free($2);
+				YYERROR;
+			}
+			if (strlcpy(topts.path, $2, sizeof(topts.path)) >=
+			    sizeof(topts.path)) {
+				yyerror("script path truncated");
+				free($2);
+				YYERROR;
+			}
 			free($2);
 		}
-		| CHECK TCP			{
-			yyerror("check tcp: host checks are not implemented "
-			    "yet");
+		;
+
+httptype	: HTTP				{ $$ = 0; }
+		| STRING			{
+			if (strcmp($1, "https") != 0) {
+				yyerror("unknown check type: %s", $1);
+				free($1);
+				YYERROR;
+			}
+			free($1);
+			$$ = 1;
 		}
-		| CHECK HTTP			{
-			yyerror("check http: host checks are not "
-			    "implemented yet");
+		;
+
+hostname	: /* empty */			{
+			if (($$ = strdup("")) == NULL)
+				fatal("out of memory");
 		}
+		| HOST STRING			{
+			if (asprintf(&$$, "Host: %s\r\nConnection: close"
+			    "\r\n", $2) == -1)
+				fatal("out of memory");
+			free($2);
+		}
+		;
+
+sendbuf		: NOTHING			{ topts.sendbuf = NULL; }
+		| STRING			{
+			topts.sendbuf = $1;
+			topts.sendbuf_len = strlen($1);
+		}
+		;
+
+checktls	: /* empty */			{ $$ = 0; }
+		| TLS				{ $$ = 1; }
 		;
 
 dstmode		: LOADBALANCE		{ $$ = RELAY_DSTMODE_LOADBALANCE; }
@@ -828,19 +1008,24 @@ lookup(char *s)
 	/* sorted, for bsearch */
 	static const struct keywords keywords[] = {
 		{ "backlog",		BACKLOG },
+		{ "binary",		BINARY },
 		{ "buffer",		BUFFER },
 		{ "changes",		CHANGES },
 		{ "check",		CHECK },
 		{ "checks",		CHECKS },
+		{ "code",		CODE },
 		{ "connection",		CONNECTION },
+		{ "digest",		DIGEST },
 		{ "disable",		DISABLE },
 		{ "engine",		ENGINE },
 		{ "error",		ERROR },
 		{ "errors",		ERRORS },
+		{ "expect",		EXPECT },
 		{ "forward",		FORWARD },
 		{ "hash",		HASH },
 		{ "host",		HOST },
 		{ "http",		HTTP },
+		{ "icmp",		ICMP },
 		{ "include",		INCLUDE },
 		{ "interval",		INTERVAL },
 		{ "ip",			IP },
@@ -851,6 +1036,7 @@ lookup(char *s)
 		{ "mode",		MODE },
 		{ "no",			NO },
 		{ "nodelay",		NODELAY },
+		{ "nothing",		NOTHING },
 		{ "on",			ON },
 		{ "parent",		PARENT },
 		{ "port",		PORT },
@@ -862,6 +1048,8 @@ lookup(char *s)
 		{ "retry",		RETRY },
 		{ "roundrobin",		ROUNDROBIN },
 		{ "sack",		SACK },
+		{ "script",		SCRIPT },
+		{ "send",		SEND },
 		{ "session",		SESSION },
 		{ "socket",		SOCKET },
 		{ "source-hash",	SRCHASH },
@@ -1427,6 +1615,97 @@ table_add_hosts(struct table *tb, const char *name)
 	return (0);
 }
 
+/* Two uses of a table with the same check share it. */
+static int
+table_samecheck(struct table *tb, struct table_opts *o)
+{
+	return (tb->conf.check == o->check &&
+	    (tb->conf.flags & F_TLS) == o->flags &&
+	    tb->conf.retcode == o->retcode &&
+	    strcmp(tb->conf.digest, o->digest) == 0 &&
+	    strcmp(tb->conf.exbuf, o->exbuf) == 0 &&
+	    strcmp(tb->conf.path, o->path) == 0 &&
+	    tb->sendbuf_len == o->sendbuf_len &&
+	    (o->sendbuf_len == 0 ||
+	    memcmp(tb->sendbuf, o->sendbuf, o->sendbuf_len) == 0));
+}
+
+static int
+check_set(enum table_check check, int tls)
+{
+	if (topts.check != CHECK_NOCHECK) {
+		yyerror("only one check per table");
+		return (-1);
+	}
+	topts.check = check;
+	topts.flags = tls ? F_TLS : 0;
+	return (0);
+}
+
+/* \r, \n, \t and \\ in send and expect strings, as OpenBSD's relayd. */
+static int
+translate_string(char *str)
+{
+	char	*reader = str, *writer = str;
+
+	while (*reader != '\0') {
+		if (*reader != '\\') {
+			*writer++ = *reader++;
+			continue;
+		}
+		reader++;
+		switch (*reader) {
+		case 'n':
+			*writer++ = '\n';
+			break;
+		case 'r':
+			*writer++ = '\r';
+			break;
+		case 't':
+			*writer++ = '\t';
+			break;
+		case '\\':
+			*writer++ = '\\';
+			break;
+		case '\0':
+			yyerror("trailing backslash in %s", str);
+			return (-1);
+		default:
+			*writer++ = '\\';
+			*writer++ = *reader;
+			break;
+		}
+		reader++;
+	}
+	*writer = '\0';
+	return (0);
+}
+
+/* check binary send "hex": the bytes to send. */
+static int
+binary_sendbuf(void)
+{
+	char	*hex = topts.sendbuf, byte[3];
+	size_t	 i, len = strlen(hex);
+
+	for (i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)hex[i]))
+			break;
+	if (i < len || len % 2 || len == 0) {
+		yyerror("invalid binary send: %s (an even number of hex "
+		    "digits)", hex);
+		return (-1);
+	}
+	for (i = 0; i < len / 2; i++) {
+		byte[0] = hex[2 * i];
+		byte[1] = hex[2 * i + 1];
+		byte[2] = '\0';
+		hex[i] = (char)strtoul(byte, NULL, 16);
+	}
+	topts.sendbuf_len = len / 2;
+	return (0);
+}
+
 /*
  * Every distinct use of a table (port and options) is a table of its own
  * named name:port, as relayctl shows it.
@@ -1448,7 +1727,8 @@ table_use(struct table *def, struct table_opts *o)
 		if (strcmp(tb->conf.name, name) == 0 &&
 		    tb->conf.fwdmode == o->mode &&
 		    timercmp(&tb->conf.timeout, &o->timeout, ==) &&
-		    tb->conf.skip_cnt == o->interval)
+		    tb->conf.skip_cnt == o->interval &&
+		    table_samecheck(tb, o))
 			return (tb);
 	if ((tb = calloc(1, sizeof(*tb))) == NULL)
 		fatal("out of memory");
@@ -1460,7 +1740,20 @@ table_use(struct table *def, struct table_opts *o)
 	tb->conf.timeout = o->timeout;
 	tb->conf.skip_cnt = o->interval;
 	tb->conf.fwdmode = o->mode;
-	tb->conf.check = CHECK_NOCHECK;
+	tb->conf.check = o->check;
+	tb->conf.flags |= o->flags;
+	tb->conf.retcode = o->retcode;
+	tb->conf.digest_type = o->digest_type;
+	(void)strlcpy(tb->conf.digest, o->digest, sizeof(tb->conf.digest));
+	(void)strlcpy(tb->conf.exbuf, o->exbuf, sizeof(tb->conf.exbuf));
+	(void)strlcpy(tb->conf.path, o->path, sizeof(tb->conf.path));
+	if (o->sendbuf != NULL) {
+		if ((tb->sendbuf = malloc(o->sendbuf_len + 1)) == NULL)
+			fatal("out of memory");
+		memcpy(tb->sendbuf, o->sendbuf, o->sendbuf_len);
+		tb->sendbuf[o->sendbuf_len] = '\0';
+		tb->sendbuf_len = o->sendbuf_len;
+	}
 	TAILQ_FOREACH(dh, &def->hosts, entry) {
 		if ((h = calloc(1, sizeof(*h))) == NULL)
 			fatal("out of memory");

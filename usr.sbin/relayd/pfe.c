@@ -107,10 +107,143 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 static int
 pfe_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
+	struct ctl_hoststatus	 st;
+	struct host		*h;
+	struct table		*tb;
+	int			 changed;
+
 	(void)fd;
-	(void)p;
-	(void)imsg;
-	return (-1);
+	switch (imsg->hdr.type) {
+	case IMSG_HOST_STATUS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &st);
+		memcpy(&st, imsg->data, sizeof(st));
+		/* a host of an older configuration, or just disabled */
+		if ((h = host_find(env, st.id)) == NULL ||
+		    (h->flags & F_DISABLE) ||
+		    (tb = table_find(env, h->conf.tableid)) == NULL)
+			break;
+		h->retry_cnt = st.retry_cnt;
+		h->check_cnt = st.check_cnt;
+		h->up_cnt = st.up_cnt;
+		h->he = st.he;
+		h->code = st.code;
+		changed = h->up != st.up;
+		if (HOST_ISUP(st.up) && !HOST_ISUP(h->up))
+			tb->up++;
+		else if (!HOST_ISUP(st.up) && HOST_ISUP(h->up))
+			tb->up--;
+		h->last_up = h->up;
+		h->up = st.up;
+		if (changed) {
+			/* the relays pick hosts by it */
+			proc_compose(p->p_ps, PROC_RELAY, IMSG_HOST_STATUS,
+			    &st, sizeof(st));
+			control_notify(IMSG_HOST_STATUS, &st, sizeof(st));
+		}
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+ctl_id_match(struct ctl_id *id, objid_t oid, const char *name)
+{
+	const char	*colon;
+	size_t		 len;
+
+	if (id->id != EMPTY_ID)
+		return (id->id == oid);
+	if (strcmp(id->name, name) == 0)
+		return (1);
+	/* a table may be named without the port of its use */
+	if ((colon = strrchr(name, ':')) != NULL) {
+		len = colon - name;
+		return (strlen(id->name) == len &&
+		    strncmp(id->name, name, len) == 0);
+	}
+	return (0);
+}
+
+static void
+pfe_host_reset(struct host *h, struct table *tb)
+{
+	if (HOST_ISUP(h->up) && tb != NULL && tb->up > 0)
+		tb->up--;
+	h->up = HOST_UNKNOWN;
+	h->last_up = HOST_UNKNOWN;
+	h->check_cnt = 0;
+	h->up_cnt = 0;
+	h->retry_cnt = 0;
+	h->he = HCE_NONE;
+	h->code = 0;
+}
+
+/*
+ * relayctl host|table enable|disable: every host of that name (or the
+ * one of that id), or every use of that table; hce and the relays follow.
+ */
+int
+pfe_enable(uint32_t type, struct ctl_id *id)
+{
+	struct privsep	*ps = env->sc_ps;
+	struct table	*tb;
+	struct host	*h, *ch;
+	struct ctl_id	 note;
+	int		 found = 0, disable;
+
+	id->name[sizeof(id->name) - 1] = '\0';
+	disable = type == IMSG_CTL_HOST_DISABLE ||
+	    type == IMSG_CTL_TABLE_DISABLE;
+	memset(&note, 0, sizeof(note));
+	if (type == IMSG_CTL_HOST_ENABLE || type == IMSG_CTL_HOST_DISABLE) {
+		TAILQ_FOREACH(h, &env->sc_hosts, globalentry) {
+			if (!ctl_id_match(id, h->conf.id, h->conf.name))
+				continue;
+			found++;
+			TAILQ_FOREACH(ch, &env->sc_hosts, globalentry) {
+				/* the host, and those that follow it */
+				if (ch != h && ch->conf.parentid != h->conf.id)
+					continue;
+				pfe_host_reset(ch,
+				    table_find(env, ch->conf.tableid));
+				if (disable)
+					ch->flags |= F_DISABLE;
+				else
+					ch->flags &= ~F_DISABLE;
+				proc_compose(ps, PROC_HCE, type, &ch->conf.id,
+				    sizeof(ch->conf.id));
+				proc_compose(ps, PROC_RELAY, type,
+				    &ch->conf.id, sizeof(ch->conf.id));
+			}
+			note.id = h->conf.id;
+			(void)strlcpy(note.name, h->conf.name,
+			    sizeof(note.name));
+			control_notify(type, &note, sizeof(note));
+		}
+		return (found ? 0 : -1);
+	}
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		if (!ctl_id_match(id, tb->conf.id, tb->conf.name))
+			continue;
+		found++;
+		if (disable)
+			tb->conf.flags |= F_DISABLE;
+		else
+			tb->conf.flags &= ~F_DISABLE;
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			pfe_host_reset(h, tb);
+		tb->up = 0;
+		proc_compose(ps, PROC_HCE, type, &tb->conf.id,
+		    sizeof(tb->conf.id));
+		proc_compose(ps, PROC_RELAY, type, &tb->conf.id,
+		    sizeof(tb->conf.id));
+		note.id = tb->conf.id;
+		(void)strlcpy(note.name, tb->conf.name, sizeof(note.name));
+		control_notify(type, &note, sizeof(note));
+	}
+	return (found ? 0 : -1);
 }
 
 static int

@@ -80,6 +80,8 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_STATISTICS] = "statistics",
 	[IMSG_SESS_PUBLISH] = "sess_publish",
 	[IMSG_SESS_UNPUBLISH] = "sess_unpublish",
+	[IMSG_HOST_STATUS] = "host_status",
+	[IMSG_SCRIPT] = "script",
 };
 
 static const char *const proc_names[PROC_MAX] = {

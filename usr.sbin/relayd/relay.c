@@ -266,10 +266,47 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 static int
 relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
+	struct ctl_hoststatus	 st;
+	struct table		*tb;
+	struct host		*h;
+	objid_t			 id;
+
 	(void)fd;
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SESSION:
 		relay_sessions_send(p->p_ps, imsg->hdr.peerid);
+		break;
+	case IMSG_HOST_STATUS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &st);
+		memcpy(&st, imsg->data, sizeof(st));
+		if ((h = host_find(env, st.id)) == NULL)
+			break;
+		h->up = st.up;
+		break;
+	case IMSG_CTL_HOST_ENABLE:
+	case IMSG_CTL_HOST_DISABLE:
+		IMSG_EXACT_SIZE_CHECK(imsg, &id);
+		memcpy(&id, imsg->data, sizeof(id));
+		if ((h = host_find(env, id)) == NULL)
+			break;
+		if (imsg->hdr.type == IMSG_CTL_HOST_DISABLE)
+			h->flags |= F_DISABLE;
+		else
+			h->flags &= ~F_DISABLE;
+		h->up = HOST_UNKNOWN;
+		break;
+	case IMSG_CTL_TABLE_ENABLE:
+	case IMSG_CTL_TABLE_DISABLE:
+		IMSG_EXACT_SIZE_CHECK(imsg, &id);
+		memcpy(&id, imsg->data, sizeof(id));
+		if ((tb = table_find(env, id)) == NULL)
+			break;
+		if (imsg->hdr.type == IMSG_CTL_TABLE_DISABLE)
+			tb->conf.flags |= F_DISABLE;
+		else
+			tb->conf.flags &= ~F_DISABLE;
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			h->up = HOST_UNKNOWN;
 		break;
 	default:
 		return (-1);

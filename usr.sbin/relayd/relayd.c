@@ -458,14 +458,25 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	return (0);
 }
 
-/* hce, relay and ca only acknowledge configurations so far. */
+/* Configuration acknowledgements, and hce's check scripts. */
 static int
 parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
+	struct ctl_script	 scr;
+
 	(void)fd;
 	switch (imsg->hdr.type) {
 	case IMSG_CFG_DONE:
 		parent_configure_done(p->p_ps->ps_env);
+		break;
+	case IMSG_SCRIPT:
+		if (p->p_id != PROC_HCE)
+			return (-1);
+		IMSG_EXACT_SIZE_CHECK(imsg, &scr);
+		memcpy(&scr, imsg->data, sizeof(scr));
+		scr.retval = script_exec(p->p_ps->ps_env, &scr);
+		proc_compose(p->p_ps, PROC_HCE, IMSG_SCRIPT, &scr,
+		    sizeof(scr));
 		break;
 	default:
 		return (-1);

@@ -110,6 +110,8 @@ enum imsg_type {
 	IMSG_STATISTICS,
 	IMSG_SESS_PUBLISH,
 	IMSG_SESS_UNPUBLISH,
+	IMSG_HOST_STATUS,		/* hce -> pfe -> relays */
+	IMSG_SCRIPT,			/* hce <-> parent */
 	IMSG_MAX
 };
 
@@ -277,8 +279,45 @@ enum host_status {
 enum host_error {
 	HCE_NONE = 0,
 	HCE_ABORT,
-	HCE_INTERVAL_TIMEOUT
+	HCE_INTERVAL_TIMEOUT,
+	HCE_ICMP_OK,
+	HCE_ICMP_READ_TIMEOUT,
+	HCE_ICMP_WRITE_TIMEOUT,
+	HCE_TCP_SOCKET_ERROR,
+	HCE_TCP_SOCKET_LIMIT,
+	HCE_TCP_SOCKET_OPTION,
+	HCE_TCP_CONNECT_FAIL,
+	HCE_TCP_CONNECT_TIMEOUT,
+	HCE_TCP_CONNECT_OK,
+	HCE_TCP_WRITE_TIMEOUT,
+	HCE_TCP_WRITE_FAIL,
+	HCE_TCP_READ_TIMEOUT,
+	HCE_TCP_READ_FAIL,
+	HCE_SCRIPT_OK,
+	HCE_SCRIPT_FAIL,
+	HCE_TLS_CONNECT_ERROR,
+	HCE_TLS_CONNECT_FAIL,
+	HCE_TLS_CONNECT_OK,
+	HCE_TLS_CONNECT_TIMEOUT,
+	HCE_TLS_READ_TIMEOUT,
+	HCE_TLS_WRITE_TIMEOUT,
+	HCE_TLS_READ_ERROR,
+	HCE_TLS_WRITE_ERROR,
+	HCE_SEND_EXPECT_FAIL,
+	HCE_SEND_EXPECT_OK,
+	HCE_HTTP_CODE_ERROR,
+	HCE_HTTP_CODE_FAIL,
+	HCE_HTTP_CODE_OK,
+	HCE_HTTP_DIGEST_ERROR,
+	HCE_HTTP_DIGEST_FAIL,
+	HCE_HTTP_DIGEST_OK
 };
+
+#define DIGEST_NONE		0
+#define DIGEST_SHA1		1
+#define DIGEST_MD5		2
+
+#define TABLE_EXBUF_SIZE	258	/* 128 bytes of binary expect, in hex */
 
 enum forwardmode {
 	RELAY_DSTMODE_LOADBALANCE = 0,
@@ -314,8 +353,31 @@ struct host {
 	int			 retry_cnt;
 	int			 idx;
 	enum host_error		 he;
+	int			 code;		/* http code of the last check */
+	struct timeval		 check_start;
+	struct check_event	*cte;		/* hce: the check under way */
 };
 TAILQ_HEAD(hostlist, host);
+
+/* hce -> pfe -> relays: the outcome of a check */
+struct ctl_hoststatus {
+	objid_t			 id;
+	int			 up;
+	int			 retry_cnt;
+	unsigned long		 check_cnt;
+	unsigned long		 up_cnt;
+	enum host_error		 he;
+	int			 code;
+};
+
+/* hce <-> parent: check script */
+struct ctl_script {
+	objid_t			 host;
+	int			 retval;
+	struct timeval		 timeout;
+	char			 name[RELAYD_HOSTNAME_MAX + 1];
+	char			 path[PATH_MAX];
+};
 
 struct table_config {
 	objid_t			 id;
@@ -328,7 +390,7 @@ struct table_config {
 	int			 skip_cnt;
 	char			 name[TABLE_NAME_SIZE];
 	char			 path[PATH_MAX];
-	char			 exbuf[256];
+	char			 exbuf[TABLE_EXBUF_SIZE];
 	char			 digest[41];
 	int			 digest_type;
 	enum forwardmode	 fwdmode;
@@ -598,9 +660,28 @@ void		 pfe(struct privsep *, struct privsep_proc *);
 void		 show(struct ctl_conn *);
 void		 show_status(struct ctl_conn *);
 void		 show_sessions(struct ctl_conn *);
+int		 pfe_enable(uint32_t, struct ctl_id *);
 
 /* hce.c */
 void		 hce(struct privsep *, struct privsep_proc *);
+void		 hce_notify_done(struct host *, enum host_error);
+void		 hce_notify_state(struct host *, enum host_error, int);
+struct table	*hce_table(struct host *);
+
+/* check_tcp.c */
+void		 check_tcp_init(void);
+void		 check_tcp(struct host *, struct table *);
+void		 check_tcp_abort(struct host *);
+
+/* check_icmp.c */
+void		 check_icmp_init(void);
+void		 check_icmp(struct relayd *, struct timeval *);
+void		 check_icmp_abort(void);
+
+/* check_script.c */
+void		 check_script(struct relayd *, struct host *, struct table *);
+void		 script_done(struct relayd *, struct ctl_script *);
+int		 script_exec(struct relayd *, struct ctl_script *);
 
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
@@ -617,6 +698,7 @@ void		 control_listen(struct relayd *, int, gid_t);
 void		 control_reply(uint32_t, uint32_t);
 void		 control_cleanup(const char *);
 void		 control_imsg_forward(struct privsep *, struct imsg *);
+void		 control_notify(uint32_t, const void *, size_t);
 struct ctl_conn	*control_connbyid(uint32_t);
 void		 control_close_all(void);
 

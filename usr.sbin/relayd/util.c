@@ -161,14 +161,46 @@ table_check(enum table_check check)
 const char *
 host_error(enum host_error he)
 {
-	switch (he) {
-	case HCE_NONE:
-		return ("none");
-	case HCE_ABORT:
-		return ("aborted");
-	case HCE_INTERVAL_TIMEOUT:
-		return ("interval timeout");
-	}
+	/* the strings of relayctl(8), DIAGNOSTICS */
+	static const char *const names[] = {
+		[HCE_NONE] = "none",
+		[HCE_ABORT] = "aborted",
+		[HCE_INTERVAL_TIMEOUT] = "interval timeout",
+		[HCE_ICMP_OK] = "icmp ok",
+		[HCE_ICMP_READ_TIMEOUT] = "icmp read timeout",
+		[HCE_ICMP_WRITE_TIMEOUT] = "icmp write timeout",
+		[HCE_TCP_SOCKET_ERROR] = "tcp socket error",
+		[HCE_TCP_SOCKET_LIMIT] = "tcp socket limit",
+		[HCE_TCP_SOCKET_OPTION] = "tcp socket option",
+		[HCE_TCP_CONNECT_FAIL] = "tcp connect failed",
+		[HCE_TCP_CONNECT_TIMEOUT] = "tcp connect timeout",
+		[HCE_TCP_CONNECT_OK] = "tcp connect ok",
+		[HCE_TCP_WRITE_TIMEOUT] = "tcp write timeout",
+		[HCE_TCP_WRITE_FAIL] = "tcp write failed",
+		[HCE_TCP_READ_TIMEOUT] = "tcp read timeout",
+		[HCE_TCP_READ_FAIL] = "tcp read failed",
+		[HCE_SCRIPT_OK] = "script ok",
+		[HCE_SCRIPT_FAIL] = "script failed",
+		[HCE_TLS_CONNECT_ERROR] = "tls connect error",
+		[HCE_TLS_CONNECT_FAIL] = "tls connect failed",
+		[HCE_TLS_CONNECT_OK] = "tls connect ok",
+		[HCE_TLS_CONNECT_TIMEOUT] = "tls connect timeout",
+		[HCE_TLS_READ_TIMEOUT] = "tls read timeout",
+		[HCE_TLS_WRITE_TIMEOUT] = "tls write timeout",
+		[HCE_TLS_READ_ERROR] = "tls read error",
+		[HCE_TLS_WRITE_ERROR] = "tls write error",
+		[HCE_SEND_EXPECT_FAIL] = "send/expect failed",
+		[HCE_SEND_EXPECT_OK] = "send/expect ok",
+		[HCE_HTTP_CODE_ERROR] = "http code malformed",
+		[HCE_HTTP_CODE_FAIL] = "http code mismatch",
+		[HCE_HTTP_CODE_OK] = "http code ok",
+		[HCE_HTTP_DIGEST_ERROR] = "http digest malformed",
+		[HCE_HTTP_DIGEST_FAIL] = "http digest mismatch",
+		[HCE_HTTP_DIGEST_OK] = "http digest ok",
+	};
+
+	if ((unsigned int)he < nitems(names) && names[he] != NULL)
+		return (names[he]);
 	return ("invalid");
 }
 
