@@ -590,8 +590,41 @@ poll_cleanup()
 	stop_all
 }
 
+atf_test_case parent_disabled cleanup
+parent_disabled_head()
+{
+	atf_set descr "a host with parent follows that host unchecked; a table defined disabled is not checked"
+	atf_set require.user root
+	atf_set timeout 60
+}
+parent_disabled_body()
+{
+	require_daemon
+	p=$(freeport)
+	ident 127.0.0.1 "$p" A
+	hce_conf "table <t> { 127.0.0.1, 127.0.0.2 parent 1 }
+table <off> disable { 127.0.0.3 }
+relay r {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <t> port $p check tcp
+	forward to <off> port $p check tcp
+}"
+	start_hce
+	expect_check 127.0.0.1 tcp "tcp connect ok" up
+	# nothing listens on 127.0.0.2: it is up because its parent is
+	expect_check 127.0.0.2 tcp "tcp connect ok" up
+	atf_check -o match:"table   	off:$p +	 +	disabled" "$RELAYCTL" -s relayd.sock show summary
+	atf_check -s exit:1 grep -q "host 127.0.0.3" relayd.log
+	atf_check -o match:"^2 +	host    	127.0.0.2 parent 1 +	100.00%	up" "$RELAYCTL" -s relayd.sock show hosts
+}
+parent_disabled_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case parent_disabled
 	atf_add_test_case tcp
 	atf_add_test_case http
 	atf_add_test_case digest

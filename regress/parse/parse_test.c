@@ -394,6 +394,11 @@ ERR_TC(err_check_binsend, CHECK_CONF("check binary send \"0z\" expect "
 ERR_TC(err_check_script, CHECK_CONF("check script \"x.sh\""),
     "t.conf:4: check script x.sh: the path must be absolute\n")
 
+ERR_TC(err_parent, "table <a> { 127.0.0.1 parent 7 }\nrelay r {\n"
+    "\tlisten on 127.0.0.1 port 1\n\tforward to <a> port 2 check tcp\n}\n",
+    "t.conf: host 127.0.0.1 in table a:2: no host with id 7 to follow as "
+    "parent\n")
+
 /* Every check form, and what the table keeps of it. */
 ATF_TC_WITHOUT_HEAD(checks);
 ATF_TC_BODY(checks, tc)
@@ -585,6 +590,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_check_binsend);
 	ATF_TP_ADD_TC(tp, err_check_script);
 	ATF_TP_ADD_TC(tp, checks);
+	ATF_TP_ADD_TC(tp, err_parent);
 	ATF_TP_ADD_TC(tp, err_proto_type);
 	ATF_TP_ADD_TC(tp, err_proto_default);
 	ATF_TP_ADD_TC(tp, err_proto_twice);

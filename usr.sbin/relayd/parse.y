@@ -1471,6 +1471,7 @@ static int
 check_config(void)
 {
 	struct table	*tb;
+	struct host	*h, *ph;
 	int		 errors = 0;
 
 	if (timercmp(&conf->sc_conf.timeout, &conf->sc_conf.interval, >=)) {
@@ -1483,6 +1484,15 @@ check_config(void)
 			log_warnx("%s:%d: unused table: %s",
 			    conf->sc_conffile, tb->conf.retcode,
 			    tb->conf.name);
+			errors++;
+		}
+	TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
+		if (h->conf.parentid != 0 &&
+		    ((ph = host_find(conf, h->conf.parentid)) == NULL ||
+		    ph == h)) {
+			log_warnx("%s: host %s in table %s: no host with id "
+			    "%u to follow as parent", conf->sc_conffile,
+			    h->conf.name, h->tablename, h->conf.parentid);
 			errors++;
 		}
 	TAILQ_FOREACH(tb, conf->sc_tables, entry)
