@@ -136,14 +136,14 @@ pipe_put(struct rsplice *sp)
 	sp->sp_inpipe = 0;
 }
 
+/*
+ * A direction holds a pipe only while bytes are on their way: it takes
+ * one from the pool when its source is readable and gives it back once
+ * the pipe is empty, so idle sessions hold no pipe.
+ */
 static int
 pipe_start(struct rsplice *sp)
 {
-	/* no descriptors for a pipe: the copy back end needs none */
-	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1) {
-		sp->sp_be = &splice_copy_backend;
-		return (sp->sp_be->sb_start(sp));
-	}
 	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
 	    pipe_read, sp);
 	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, pipe_write, sp);
@@ -220,6 +220,14 @@ pipe_read(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
+	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1) {
+		/* no descriptors for a pipe: the copy back end needs none */
+		pipe_stop(sp);
+		sp->sp_be = &splice_copy_backend;
+		if (sp->sp_be->sb_start(sp) == -1)
+			splice_finish(sp, errno);
+		return;
+	}
 	for (i = 0; i < PIPE_ROUNDS; i++) {
 		want = sp->sp_pipesize - sp->sp_inpipe;
 		room = splice_room(sp, sp->sp_inpipe);
@@ -259,7 +267,9 @@ pipe_read(int fd, short event, void *arg)
 		if (pipe_flush(sp) != 1)
 			return;
 	}
-	(void)pipe_flush(sp);
+	/* empty: back to the pool until the source has more */
+	if (pipe_flush(sp) == 1)
+		pipe_put(sp);
 }
 
 static void
