@@ -105,6 +105,12 @@ rss_kib()
 	echo "$t"
 }
 
+# Established connections to the echo backend (the proxy's side).
+backend_sessions()
+{
+	ss -Htn state established "( dport = :$ECHO )" | wc -l
+}
+
 wait_port()
 {
 	i=0
@@ -232,10 +238,17 @@ measure()
 			m0=$(rss_kib)
 			$ONCLIENT "$RB" idle "$PE" "$IDLE" 120 >"$work/idle.out" 2>&1 &
 			ip=$!
+			# the client is ready when the kernel has its
+			# handshakes; the proxy when it holds every session
+			# to the backend
 			i=0
 			until grep -q ready "$work/idle.out" || [ $i -gt 600 ]; do
 				sleep 0.1; i=$((i + 1))
 			done
+			until [ "$(backend_sessions)" -ge "$IDLE" ] || [ $i -gt 600 ]; do
+				sleep 0.1; i=$((i + 1))
+			done
+			[ $i -gt 600 ] && echo "  $name: $(backend_sessions) of $IDLE idle sessions after 60 s" >&2
 			sleep "$SETTLE"
 			m1=$(rss_kib)
 			kill "$ip" 2>/dev/null; wait "$ip" 2>/dev/null
@@ -256,6 +269,13 @@ contender()
 {
 	name=$1
 	shift
+	# ONLY="name ...": just these contenders
+	if [ -n "${ONLY:-}" ]; then
+		case " $ONLY " in
+		*" $name "*) ;;
+		*) return ;;
+		esac
+	fi
 	case "$name" in
 	direct)
 		PT=$SINK; PE=$ECHO ;;
@@ -272,7 +292,9 @@ contender()
 	stop_proxy
 }
 
-est=$(( (REPEAT * (BYTES1 + 4 * BYTES4) / 500000000 + REPEAT * (CONNSECS + 6 + RTTS / 10000)) * 8 ))
+ncont=9
+[ -n "${ONLY:-}" ] && ncont=$(echo "$ONLY" | wc -w)
+est=$(( REPEAT * ((BYTES1 + 4 * BYTES4) / 1000000000 + CONNSECS + RTTS / 10000 + 4) * ncont ))
 echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes" >&2
 echo "bench: 2 cores shared by client, proxy and backend; $WORKERS worker process for every proxy" >&2
 [ "$PIN" = 1 ] && echo "bench: client and backends pinned to CPU 0, proxy to CPU 1" >&2
