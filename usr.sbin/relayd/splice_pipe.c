@@ -121,8 +121,14 @@ pipe_put(struct rsplice *sp)
 {
 	if (sp->sp_pipe[0] == -1)
 		return;
-	/* only an empty pipe can serve another splice */
-	if (sp->sp_inpipe == 0 && npool < pipe_poolmax()) {
+	/*
+	 * Only an empty pipe can serve another splice, and only one of the
+	 * size we asked for: past the kernel's per-user pipe budget new
+	 * pipes are small, and a small pipe in the pool would slow every
+	 * transfer that gets it later.
+	 */
+	if (sp->sp_inpipe == 0 && sp->sp_pipesize >= PIPE_WANTSIZE &&
+	    npool < pipe_poolmax()) {
 		pool[npool].fds[0] = sp->sp_pipe[0];
 		pool[npool].fds[1] = sp->sp_pipe[1];
 		pool[npool].size = sp->sp_pipesize;
