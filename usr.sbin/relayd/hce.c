@@ -208,7 +208,6 @@ hce_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct table	*tb;
 	struct host	*h;
-	objid_t		 id;
 
 	(void)fd;
 	(void)p;
@@ -218,22 +217,13 @@ hce_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_CTL_HOST_ENABLE:
 	case IMSG_CTL_HOST_DISABLE:
-		IMSG_EXACT_SIZE_CHECK(imsg, &id);
-		memcpy(&id, imsg->data, sizeof(id));
-		if ((h = host_find(env, id)) == NULL)
-			break;
-		hce_host_reset(h, imsg->hdr.type == IMSG_CTL_HOST_DISABLE);
+		if ((h = host_enable_imsg(env, imsg)) != NULL)
+			hce_host_reset(h, (h->flags & F_DISABLE) != 0);
 		break;
 	case IMSG_CTL_TABLE_ENABLE:
 	case IMSG_CTL_TABLE_DISABLE:
-		IMSG_EXACT_SIZE_CHECK(imsg, &id);
-		memcpy(&id, imsg->data, sizeof(id));
-		if ((tb = table_find(env, id)) == NULL)
+		if ((tb = table_enable_imsg(env, imsg)) == NULL)
 			break;
-		if (imsg->hdr.type == IMSG_CTL_TABLE_DISABLE)
-			tb->conf.flags |= F_DISABLE;
-		else
-			tb->conf.flags &= ~F_DISABLE;
 		tb->skipped = 0;
 		TAILQ_FOREACH(h, &tb->hosts, entry)
 			hce_host_reset(h, (h->flags & F_DISABLE) != 0);

@@ -269,7 +269,6 @@ relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct ctl_hoststatus	 st;
 	struct table		*tb;
 	struct host		*h;
-	objid_t			 id;
 
 	(void)fd;
 	switch (imsg->hdr.type) {
@@ -285,26 +284,13 @@ relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_CTL_HOST_ENABLE:
 	case IMSG_CTL_HOST_DISABLE:
-		IMSG_EXACT_SIZE_CHECK(imsg, &id);
-		memcpy(&id, imsg->data, sizeof(id));
-		if ((h = host_find(env, id)) == NULL)
-			break;
-		if (imsg->hdr.type == IMSG_CTL_HOST_DISABLE)
-			h->flags |= F_DISABLE;
-		else
-			h->flags &= ~F_DISABLE;
-		h->up = HOST_UNKNOWN;
+		if ((h = host_enable_imsg(env, imsg)) != NULL)
+			h->up = HOST_UNKNOWN;
 		break;
 	case IMSG_CTL_TABLE_ENABLE:
 	case IMSG_CTL_TABLE_DISABLE:
-		IMSG_EXACT_SIZE_CHECK(imsg, &id);
-		memcpy(&id, imsg->data, sizeof(id));
-		if ((tb = table_find(env, id)) == NULL)
+		if ((tb = table_enable_imsg(env, imsg)) == NULL)
 			break;
-		if (imsg->hdr.type == IMSG_CTL_TABLE_DISABLE)
-			tb->conf.flags |= F_DISABLE;
-		else
-			tb->conf.flags &= ~F_DISABLE;
 		TAILQ_FOREACH(h, &tb->hosts, entry)
 			h->up = HOST_UNKNOWN;
 		break;

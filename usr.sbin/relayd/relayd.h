@@ -708,6 +708,8 @@ struct table	*table_findbyname(struct relayd *, const char *);
 struct table	*table_findbyconf(struct relayd *, struct table *);
 struct host	*host_find(struct relayd *, objid_t);
 struct host	*host_findbyname(struct relayd *, const char *);
+struct host	*host_enable_imsg(struct relayd *, struct imsg *);
+struct table	*table_enable_imsg(struct relayd *, struct imsg *);
 struct relay	*relay_find(struct relayd *, objid_t);
 struct relay	*relay_findbyname(struct relayd *, const char *);
 struct relay	*relay_findbyaddr(struct relayd *, struct relay_config *);

@@ -353,3 +353,42 @@ accept_reserve(int sockfd, struct sockaddr *addr, socklen_t *addrlen,
 		(*counter)++;
 	return (ret);
 }
+
+/*
+ * relayctl host|table enable|disable as pfe passes it on to hce and the
+ * relays: set or clear F_DISABLE on the object of that id, and return
+ * it (NULL when this process does not know it).
+ */
+struct host *
+host_enable_imsg(struct relayd *env, struct imsg *imsg)
+{
+	struct host	*h;
+	objid_t		 id;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &id);
+	memcpy(&id, imsg->data, sizeof(id));
+	if ((h = host_find(env, id)) == NULL)
+		return (NULL);
+	if (imsg->hdr.type == IMSG_CTL_HOST_DISABLE)
+		h->flags |= F_DISABLE;
+	else
+		h->flags &= ~F_DISABLE;
+	return (h);
+}
+
+struct table *
+table_enable_imsg(struct relayd *env, struct imsg *imsg)
+{
+	struct table	*tb;
+	objid_t		 id;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &id);
+	memcpy(&id, imsg->data, sizeof(id));
+	if ((tb = table_find(env, id)) == NULL)
+		return (NULL);
+	if (imsg->hdr.type == IMSG_CTL_TABLE_DISABLE)
+		tb->conf.flags |= F_DISABLE;
+	else
+		tb->conf.flags &= ~F_DISABLE;
+	return (tb);
+}
