@@ -70,7 +70,8 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
-		$(RD)/ca.c $(RD)/util.c $(RD)/check_tcp.c $(RD)/check_icmp.c \
+		$(RD)/ca.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
+		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c

@@ -314,10 +314,12 @@ ERR_TC(err_retry, "relay r {\n\tlisten on 127.0.0.1 port 1\n"
     "t.conf:3: invalid retry: -1\n")
 ERR_TC(err_listen_tls, "relay r {\n\tlisten on 127.0.0.1 port 1 tls\n"
     "\tforward to 127.0.0.1 port 2\n}\n",
-    "t.conf:2: listen on ... tls: not implemented yet\n")
+    "t.conf:2: listen on ... tls: not implemented yet\n"
+    "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_forward_tls, "relay r {\n\tlisten on 127.0.0.1 port 1\n"
     "\tforward with tls to 127.0.0.1 port 2\n}\n",
-    "t.conf:3: forward with tls: not implemented yet\n")
+    "t.conf:3: forward with tls: not implemented yet\n"
+    "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_table_twice, "table <a> { 127.0.0.1 }\ntable <a> { 127.0.0.2 }\n",
     "t.conf:2: table a defined twice\n")
 ERR_TC(err_table_name_long,
@@ -369,8 +371,8 @@ ERR_TC(err_hash_key_hex, "table <a> { 127.0.0.1 }\nrelay r {\n"
 ERR_TC(err_least_states, "table <a> { 127.0.0.1 }\nrelay r {\n"
     "\tlisten on 127.0.0.1 port 1\n"
     "\tforward to <a> port 2 mode least-states\n}\n",
-    "t.conf:4: mode least-states needs pf(4), not available on this "
-    "platform\n")
+    "t.conf:4: mode least-states needs pf(4), not available on "
+    RELAYD_PLATFORM "\n")
 #define CHECK_CONF(check) \
 	"table <a> { 127.0.0.1 }\nrelay r {\n" \
 	"\tlisten on 127.0.0.1 port 1\n" \
@@ -470,9 +472,11 @@ ERR_TC(err_proto_name_long,
     "protocol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     " {\n}\n", "t.conf:1: protocol name truncated\n")
 ERR_TC(err_proto_http, "http protocol p {\n}\n",
-    "t.conf:1: http protocol: not implemented yet\n")
+    "t.conf:1: http protocol: not implemented yet\n"
+    "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_proto_dns, "dns protocol p {\n}\n",
-    "t.conf:1: dns protocol: not implemented yet\n")
+    "t.conf:1: dns protocol: not implemented yet\n"
+    "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_backlog, "protocol p {\n\ttcp backlog 1000\n}\n",
     "t.conf:2: invalid backlog: 1000 (0 to 512)\n")
 ERR_TC(err_bufsize, "protocol p {\n\ttcp socket buffer -1\n}\n",

@@ -56,14 +56,69 @@ config_init(struct relayd *env)
 	(void)strlcpy(env->sc_conf.socket, RELAYD_SOCKET,
 	    sizeof(env->sc_conf.socket));
 
-	memset(&env->sc_proto_default, 0, sizeof(env->sc_proto_default));
+	protocol_init(&env->sc_proto_default);
 	env->sc_proto_default.id = 0;
 	env->sc_proto_default.type = RELAY_PROTO_TCP;
-	env->sc_proto_default.tcpflags = TCPFLAG_DEFAULT;
-	env->sc_proto_default.tcpbacklog = RELAY_BACKLOG;
 	(void)strlcpy(env->sc_proto_default.name, "default",
 	    sizeof(env->sc_proto_default.name));
 	return (0);
+}
+
+/* A protocol with OpenBSD's defaults and no parser-owned memory. */
+void
+protocol_init(struct protocol *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tcpflags = TCPFLAG_DEFAULT;
+	p->tcpbacklog = RELAY_BACKLOG;
+	p->tlsflags = TLSFLAG_DEFAULT;
+	p->httpheaderlen = RELAY_DEFHEADERLENGTH;
+	TAILQ_INIT(&p->tlscerts);
+	TAILQ_INIT(&p->rules);
+}
+
+static void
+rule_free(struct relay_rule *r)
+{
+	int	 i;
+
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		free(r->rule_kv[i].kv_key);
+		free(r->rule_kv[i].kv_value);
+	}
+	free(r);
+}
+
+/* What the parser allocated for a protocol; the struct itself stays. */
+void
+protocol_free(struct protocol *p)
+{
+	struct relay_rule	*r;
+	struct keyname		*k;
+
+	while ((r = TAILQ_FIRST(&p->rules)) != NULL) {
+		TAILQ_REMOVE(&p->rules, r, rule_entry);
+		rule_free(r);
+	}
+	while ((k = TAILQ_FIRST(&p->tlscerts)) != NULL) {
+		TAILQ_REMOVE(&p->tlscerts, k, entry);
+		free(k->name);
+		free(k);
+	}
+	free(p->tlsciphers);
+	free(p->tlsdhparams);
+	free(p->tlsecdhecurves);
+	free(p->tlsca);
+	free(p->tlscacert);
+	free(p->tlscakey);
+	if (p->tlscapass != NULL)
+		explicit_bzero(p->tlscapass, strlen(p->tlscapass));
+	free(p->tlscapass);
+	free(p->tlsclientca);
+	free(p->style);
+	p->tlsciphers = p->tlsdhparams = p->tlsecdhecurves = NULL;
+	p->tlsca = p->tlscacert = p->tlscakey = p->tlscapass = NULL;
+	p->tlsclientca = p->style = NULL;
 }
 
 /* Free every object; the lists stay, empty. */
@@ -98,6 +153,7 @@ config_purge(struct relayd *env)
 	}
 	while ((p = TAILQ_FIRST(env->sc_protos)) != NULL) {
 		TAILQ_REMOVE(env->sc_protos, p, entry);
+		protocol_free(p);
 		free(p);
 	}
 }
@@ -240,6 +296,12 @@ config_getproto(struct relayd *env, struct imsg *imsg)
 		return (-1);
 	memcpy(p, imsg->data, sizeof(*p));
 	p->name[sizeof(p->name) - 1] = '\0';
+	/* the parent's pointers mean nothing here */
+	p->tlsciphers = p->tlsdhparams = p->tlsecdhecurves = NULL;
+	p->tlsca = p->tlscacert = p->tlscakey = p->tlscapass = NULL;
+	p->tlsclientca = p->style = NULL;
+	TAILQ_INIT(&p->tlscerts);
+	TAILQ_INIT(&p->rules);
 	TAILQ_INSERT_TAIL(env->sc_protos, p, entry);
 	return (0);
 }

@@ -40,6 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <tls.h>
+
 #include "relayd.h"
 
 TAILQ_HEAD(files, file)		 files = TAILQ_HEAD_INITIALIZER(files);
@@ -96,7 +98,12 @@ struct table_opts {
 	char			 path[PATH_MAX];
 	char			*sendbuf;
 	size_t			 sendbuf_len;
+	int			 demote;	/* asked for carp(4) */
 };
+
+#define FWD_NORMAL		0
+#define FWD_ROUTE		1
+#define FWD_TRANS		2
 
 /* Host options, applied to every address a host entry resolves to. */
 struct host_opts {
@@ -118,11 +125,42 @@ static struct table_opts	 topts;
 static struct host_opts		 hopts;
 static struct sockaddr_storage	 listen_ss[MAX_LISTEN];
 static in_port_t		 listen_port[MAX_LISTEN];
+static int			 listen_tls[MAX_LISTEN];
 static int			 nlisten;
 static objid_t			 last_relay_id;
 static objid_t			 last_table_id;
 static objid_t			 last_host_id;
 static objid_t			 last_proto_id;
+static objid_t			 last_rule_id;
+
+/* Redirections and routers: parsed for their errors, never run here. */
+struct pfobj {
+	char			 name[MAX_NAME_SIZE];
+	TAILQ_ENTRY(pfobj)	 entry;
+};
+TAILQ_HEAD(pfobjlist, pfobj);
+static struct pfobjlist	 rdrs, routers;
+static struct {
+	int			 active;
+	int			 ntables;
+	int			 nvirts;
+	int			 mode;
+	in_port_t		 port;
+	in_port_t		 tableport;
+	int			 af;
+	int			 nroutes;
+	int			 rtable;
+	char			 name[MAX_NAME_SIZE];
+} pfo;
+
+static struct relay_rule	*rule;
+static char			*rulefile;
+static int			 ruletag, rulelabel;
+static enum key_type		 rulekey;
+static int			 rlay_proto_set;
+
+int		 parse_noresolve;	/* fuzzing: numeric addresses only */
+static int	 unimplemented;
 
 static int	 host_resolve(const char *, struct sockaddr_storage *, int);
 static int	 table_add_hosts(struct table *, const char *);
@@ -131,8 +169,20 @@ static struct table *
 static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
+static void	 relay_free(struct relay *);
 static int	 parse_hashkey(const char *, uint8_t *);
 static void	 not_implemented(const char *);
+static void	 needs_pf(const char *);
+static int	 pfobj_add(struct pfobjlist *, const char *, const char *);
+static int	 table_defined(const char *, int);
+static int	 addr_prefix(char *, int64_t, struct rule_addr *);
+static int	 rule_add(struct protocol *, struct relay_rule *,
+		    const char *);
+static int	 rule_kv_set(enum key_type, enum key_option, char *, char *);
+static int	 proto_strset(char **, char *, const char *);
+static int	 tls_validate(const char *, char *);
+static void	 pfobj_purge(struct pfobjlist *);
+static void	 rule_release(struct relay_rule *);
 static int	 translate_string(char *);
 static int	 binary_sendbuf(void);
 static int	 table_samecheck(struct table *, struct table_opts *);
@@ -145,6 +195,11 @@ typedef struct {
 		char			*string;
 		struct timeval		 tv;
 		enum forwardmode	 mode;
+		struct rule_addr	 addr;
+		struct {
+			char		*key;
+			int		 type;
+		}			 digest;
 	} v;
 	int lineno;
 } YYSTYPE;
@@ -157,14 +212,25 @@ typedef struct {
 %token	RANDOM RELAY RETRY ROUNDROBIN SACK SESSION SOCKET SPLICE SRCHASH
 %token	STATE TABLE TCP TIMEOUT TLS TO WITH ERROR
 %token	BINARY CODE DIGEST EXPECT ICMP NOTHING SCRIPT SEND
+%token	AGENTX APPEND BACKUP BLOCK CA CACHE CERTIFICATE CIPHERS CLIENT CONTEXT
+%token	COOKIE DEMOTE DESTINATION ECDHE EDH EXTERNAL FILENAME FROM HEADER
+%token	HEADERLEN INET INET6 INTERFACE KEY KEYPAIR LABEL LOOKUP MATCH METHOD
+%token	NAT PARAMS PASS PASSWORD PATH PFLOG PFTAG QUERYSTR QUICK REAL REDIRECT
+%token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
+%token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
+%token	WEBSOCKETS
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
-%type	<v.string>	string macroval tablename
+%type	<v.string>	string macroval tablename value interface
 %type	<v.number>	loglevel opttls port retry prototype checktls
-%type	<v.number>	httptype
+%type	<v.number>	httptype opttlsclient forwardmode tlsflag
+%type	<v.number>	action ruledir quick ruleaf key_option optmatch
+%type	<v.number>	redirect_proto
 %type	<v.string>	hostname
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
+%type	<v.addr>	addrprefix rulesrc ruledst
+%type	<v.digest>	optdigest
 
 %%
 
@@ -176,6 +242,8 @@ grammar		: /* empty */
 		| grammar tabledef '\n'
 		| grammar protodef '\n'
 		| grammar relaydef '\n'
+		| grammar rdrdef '\n'
+		| grammar routerdef '\n'
 		| grammar error '\n'		{ file->errors++; }
 		;
 
@@ -291,6 +359,46 @@ main		: INTERVAL NUMBER		{
 			}
 			free($3);
 		}
+		| AGENTX			{
+			conf->sc_conf.flags |= F_AGENTX;
+			(void)strlcpy(conf->sc_conf.agentx_path, AGENTX_PATH,
+			    sizeof(conf->sc_conf.agentx_path));
+			conf->sc_conf.agentx_context[0] = '\0';
+			log_warnx("%s:%d: agentx: not implemented yet, ignored",
+			    file->name, yylval.lineno);
+		} agentxopts
+		;
+
+agentxopts	: /* empty */
+		| agentxopts agentxopt
+		;
+
+agentxopt	: CONTEXT STRING		{
+			if (strlcpy(conf->sc_conf.agentx_context, $2,
+			    sizeof(conf->sc_conf.agentx_context)) >=
+			    sizeof(conf->sc_conf.agentx_context)) {
+				yyerror("agentx context too long");
+				free($2);
+				YYERROR;
+			}
+			free($2);
+		}
+		| PATH STRING			{
+			if (*$2 != '/') {
+				yyerror("agentx path %s: the path must be "
+				    "absolute", $2);
+				free($2);
+				YYERROR;
+			}
+			if (strlcpy(conf->sc_conf.agentx_path, $2,
+			    sizeof(conf->sc_conf.agentx_path)) >=
+			    sizeof(conf->sc_conf.agentx_path)) {
+				yyerror("agentx path too long");
+				free($2);
+				YYERROR;
+			}
+			free($2);
+		}
 		;
 
 loglevel	: STATE CHANGES		{ $$ = RELAYD_OPT_LOGUPDATE; }
@@ -322,7 +430,24 @@ port		: PORT NUMBER			{
 		| PORT HTTP			{ $$ = 80; }
 		| PORT STRING			{
 			struct servent	*s;
+			const char	*errstr;
+			char		*hi;
 
+			/* a range, min:max, is for redirections only */
+			if ((hi = strchr($2, ':')) != NULL && pfo.active) {
+				*hi++ = '\0';
+				$$ = strtonum($2, 1, 0xffff, &errstr);
+				if (errstr == NULL)
+					(void)strtonum(hi, $$, 0xffff, &errstr);
+				if (errstr != NULL) {
+					yyerror("invalid port range: %s:%s",
+					    $2, hi);
+					free($2);
+					YYERROR;
+				}
+				free($2);
+				break;
+			}
 			if ((s = getservbyname($2, "tcp")) == NULL &&
 			    (s = getservbyname($2, "udp")) == NULL) {
 				yyerror("invalid port: %s", $2);
@@ -352,6 +477,13 @@ opttls		: /* empty */			{ $$ = 0; }
 		}
 		;
 
+opttlsclient	: /* empty */			{ $$ = 0; }
+		| WITH TLS			{
+			not_implemented("forward with tls");
+			$$ = 1;
+		}
+		;
+
 tablename	: '<' STRING '>'		{
 			if (strlen($2) >= TABLE_NAME_SIZE) {
 				yyerror("table name too long: %s", $2);
@@ -366,6 +498,11 @@ tablename	: '<' STRING '>'		{
 tabledef	: TABLE tablename		{
 			struct table	*tb;
 
+			if (table != NULL) {	/* left by an error */
+				table->conf.flags |= F_USED;
+				TAILQ_INSERT_TAIL(&deftables, table, entry);
+				table = NULL;
+			}
 			TAILQ_FOREACH(tb, &deftables, entry)
 				if (strcmp(tb->conf.name, $2) == 0)
 					break;
@@ -386,6 +523,12 @@ tabledef	: TABLE tablename		{
 			table = tb;
 		} tabledefopts_l		{
 			TAILQ_INSERT_TAIL(&deftables, table, entry);
+			if (TAILQ_EMPTY(&table->hosts)) {
+				yyerror("table %s has no hosts",
+				    table->conf.name);
+				table = NULL;
+				YYERROR;
+			}
 			table = NULL;
 		}
 		;
@@ -400,6 +543,7 @@ tabledefopts	: DISABLE		{ table->conf.flags |= F_DISABLE; }
 
 hosts		: /* empty */
 		| hosts hostdef
+		| hosts include
 		| hosts ','
 		| hosts '\n'
 		;
@@ -420,6 +564,10 @@ hostopts_l	: /* empty */
 		;
 
 hostopt		: RETRY NUMBER			{
+			if (hopts.retry) {
+				yyerror("retry value already set");
+				/* the syntax is fine: go on */
+			}
 			if ($2 < 0 || $2 > INT_MAX) {
 				yyerror("invalid retry: %lld",
 				    (long long)$2);
@@ -428,6 +576,10 @@ hostopt		: RETRY NUMBER			{
 			hopts.retry = $2;
 		}
 		| PARENT NUMBER			{
+			if (hopts.parent) {
+				yyerror("parent value already set");
+				/* the syntax is fine: go on */
+			}
 			if ($2 <= 0 || $2 > INT_MAX) {
 				yyerror("invalid parent id: %lld",
 				    (long long)$2);
@@ -436,6 +588,10 @@ hostopt		: RETRY NUMBER			{
 			hopts.parent = $2;
 		}
 		| PRIORITY NUMBER		{
+			if (hopts.priority) {
+				yyerror("priority already set");
+				/* the syntax is fine: go on */
+			}
 			if ($2 < 1 || $2 > 255) {
 				yyerror("invalid priority: %lld",
 				    (long long)$2);
@@ -450,6 +606,10 @@ hostopt		: RETRY NUMBER			{
 				YYERROR;
 			}
 			free($2);
+			if (hopts.ttl) {
+				yyerror("ttl value already set");
+				/* the syntax is fine: go on */
+			}
 			if ($3 < 1 || $3 > RELAY_MAXPROTOTTL) {
 				yyerror("invalid ttl: %lld", (long long)$3);
 				YYERROR;
@@ -476,6 +636,11 @@ prototype	: /* empty */			{ $$ = RELAY_PROTO_TCP; }
 protodef	: prototype PROTO STRING	{
 			struct protocol	*p;
 
+			if (proto != NULL) {	/* left by an error */
+				protocol_free(proto);
+				free(proto);
+				proto = NULL;
+			}
 			if (strcmp($3, "default") == 0) {
 				yyerror("protocol name \"default\" is "
 				    "reserved");
@@ -492,6 +657,7 @@ protodef	: prototype PROTO STRING	{
 			}
 			if ((p = calloc(1, sizeof(*p))) == NULL)
 				fatal("out of memory");
+			protocol_init(p);
 			if (strlcpy(p->name, $3, sizeof(p->name)) >=
 			    sizeof(p->name)) {
 				yyerror("protocol name truncated");
@@ -502,20 +668,25 @@ protodef	: prototype PROTO STRING	{
 			free($3);
 			p->id = ++last_proto_id;
 			p->type = $1;
-			p->tcpflags = TCPFLAG_DEFAULT;
-			p->tcpbacklog = RELAY_BACKLOG;
 			if (p->type == RELAY_PROTO_HTTP)
 				not_implemented("http protocol");
 			else if (p->type == RELAY_PROTO_DNS)
 				not_implemented("dns protocol");
 			proto = p;
+			ruletag = rulelabel = 0;
 		} protobody			{
 			TAILQ_INSERT_TAIL(conf->sc_protos, proto, entry);
+			if ((proto->tlsflags & TLSFLAG_VERSION) == 0) {
+				proto = NULL;
+				yyerror("invalid TLS protocol");
+				YYERROR;
+			}
 			proto = NULL;
 		}
 		;
 
-protobody	: '{' optnl protoopts_l '}'
+protobody	: /* empty */
+		| '{' optnl protoopts_l '}'
 		| '{' optnl '}'
 		;
 
@@ -523,13 +694,74 @@ protoopts_l	: protoopts_l protoopts nl
 		| protoopts optnl
 		;
 
-protoopts	: TCP tcpflags
-		| TCP '{' tcpflags_l '}'
+protoopts	: TCP				{
+			if (proto->type == RELAY_PROTO_DNS) {
+				yyerror("can set tcp options only for tcp "
+				    "or http protocols");
+				YYERROR;
+			}
+		} tcpopts
+		| TLS				{
+			if (proto->type == RELAY_PROTO_DNS) {
+				yyerror("can set tls options only for tcp "
+				    "or http protocols");
+				YYERROR;
+			}
+			not_implemented("tls options");
+		} tlsopts
+		| HTTP				{
+			if (proto->type != RELAY_PROTO_HTTP) {
+				yyerror("can set http options only for http "
+				    "protocol");
+				YYERROR;
+			}
+			not_implemented("http options");
+		} httpopts
+		| RETURN ERROR			{
+			not_implemented("return error");
+			proto->flags |= F_RETURN;
+		} eflagsopt
+		| filterrule
 		| include
+		;
+
+tcpopts		: tcpflags
+		| '{' tcpflags_l '}'
+		;
+
+tlsopts		: tlsflags
+		| '{' tlsflags_l '}'
+		;
+
+httpopts	: httpflags
+		| '{' httpflags_l '}'
+		;
+
+eflagsopt	: /* empty */
+		| eflags
+		| '{' eflags_l '}'
 		;
 
 tcpflags_l	: tcpflags comma tcpflags_l
 		| tcpflags
+		;
+
+tlsflags_l	: tlsflags comma tlsflags_l
+		| tlsflags
+		;
+
+httpflags_l	: httpflags comma httpflags_l
+		| httpflags
+		;
+
+eflags_l	: eflags comma eflags_l
+		| eflags
+		;
+
+eflags		: STYLE STRING			{
+			if (proto_strset(&proto->style, $2, "style") == -1)
+				YYERROR;
+		}
 		;
 
 tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
@@ -576,10 +808,408 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 		}
 		;
 
+tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
+		| NO SESSION TICKETS		{ proto->tickets = 0; }
+		| CIPHERS STRING		{
+			if (tls_validate("ciphers", $2) == -1 ||
+			    proto_strset(&proto->tlsciphers, $2,
+			    "tls ciphers") == -1)
+				YYERROR;
+		}
+		| NO EDH			{
+			free(proto->tlsdhparams);
+			if ((proto->tlsdhparams = strdup("none")) == NULL)
+				fatal("out of memory");
+		}
+		| EDH				{
+			free(proto->tlsdhparams);
+			if ((proto->tlsdhparams = strdup("auto")) == NULL)
+				fatal("out of memory");
+		}
+		| EDH PARAMS STRING		{
+			if (tls_validate("edh params", $3) == -1 ||
+			    proto_strset(&proto->tlsdhparams, $3,
+			    "tls edh params") == -1)
+				YYERROR;
+		}
+		| ECDHE STRING			{
+			if (tls_validate("ecdhe", $2) == -1 ||
+			    proto_strset(&proto->tlsecdhecurves, $2,
+			    "tls ecdhe") == -1)
+				YYERROR;
+		}
+		| CA FILENAME STRING		{
+			if (proto_strset(&proto->tlsca, $3,
+			    "tls ca file") == -1)
+				YYERROR;
+		}
+		| CA KEY STRING PASSWORD STRING	{
+			if (proto_strset(&proto->tlscakey, $3,
+			    "tls ca key") == -1) {
+				free($5);
+				YYERROR;
+			}
+			if (proto_strset(&proto->tlscapass, $5,
+			    "tls ca key password") == -1)
+				YYERROR;
+		}
+		| CA CERTIFICATE STRING		{
+			if (proto_strset(&proto->tlscacert, $3,
+			    "tls ca cert") == -1)
+				YYERROR;
+		}
+		| KEYPAIR STRING		{
+			struct keyname	*k;
+
+			if (strlen($2) >= PATH_MAX || *$2 == '\0') {
+				yyerror("invalid keypair name: %s", $2);
+				free($2);
+				YYERROR;
+			}
+			TAILQ_FOREACH(k, &proto->tlscerts, entry)
+				if (strcmp(k->name, $2) == 0)
+					break;
+			if (k != NULL) {
+				yyerror("keypair %s given twice", $2);
+				free($2);
+				YYERROR;
+			}
+			if ((k = calloc(1, sizeof(*k))) == NULL)
+				fatal("out of memory");
+			k->name = $2;
+			TAILQ_INSERT_TAIL(&proto->tlscerts, k, entry);
+		}
+		| CLIENT CA STRING		{
+			if (proto_strset(&proto->tlsclientca, $3,
+			    "tls client ca") == -1)
+				YYERROR;
+		}
+		| NO tlsflag			{ proto->tlsflags &= ~$2; }
+		| tlsflag			{ proto->tlsflags |= $1; }
+		;
+
+tlsflag		: STRING			{
+			static const struct {
+				const char	*name;
+				int		 flag;
+			} flags[] = {
+				{ "sslv3",	TLSFLAG_SSLV3 },
+				{ "tlsv1",	TLSFLAG_TLSV1 },
+				{ "tlsv1.0",	TLSFLAG_TLSV1_0 },
+				{ "tlsv1.1",	TLSFLAG_TLSV1_1 },
+				{ "tlsv1.2",	TLSFLAG_TLSV1_2 },
+				{ "tlsv1.3",	TLSFLAG_TLSV1_3 },
+				{ "cipher-server-preference",
+				    TLSFLAG_CIPHER_SERVER_PREF },
+				{ "client-renegotiation",
+				    TLSFLAG_CLIENT_RENEG }
+			};
+			size_t	 i;
+
+			for (i = 0; i < nitems(flags); i++)
+				if (strcmp($1, flags[i].name) == 0)
+					break;
+			if (i == nitems(flags)) {
+				yyerror("invalid TLS flag: %s", $1);
+				free($1);
+				YYERROR;
+			}
+			free($1);
+			$$ = flags[i].flag;
+		}
+		;
+
+httpflags	: HEADERLEN NUMBER		{
+			if ($2 < 0 || $2 > RELAY_MAXHEADERLENGTH) {
+				yyerror("invalid headerlen: %lld (0 to %d)",
+				    (long long)$2, RELAY_MAXHEADERLENGTH);
+				YYERROR;
+			}
+			proto->httpheaderlen = $2;
+		}
+		| WEBSOCKETS		{ proto->httpflags |= HTTPFLAG_WEBSOCKETS; }
+		| NO WEBSOCKETS		{ proto->httpflags &= ~HTTPFLAG_WEBSOCKETS; }
+		;
+
+/* Filter rules */
+filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
+			if ((rule = calloc(1, sizeof(*rule))) == NULL)
+				fatal("out of memory");
+			not_implemented("filter rules");
+			rule->rule_action = $1;
+			rule->rule_dir = $2;
+			rule->rule_flags = $3;
+			rule->rule_af = $4;
+			rule->rule_src = $5;
+			rule->rule_dst = $6;
+			rule->rule_lineno = yylval.lineno;
+			rulefile = NULL;
+			rulekey = KEY_TYPE_NONE;
+			if (($4 != AF_UNSPEC && (($5.addr.ss_family != 0 &&
+			    $5.addr.ss_family != $4) ||
+			    ($6.addr.ss_family != 0 &&
+			    $6.addr.ss_family != $4))) ||
+			    ($5.addr.ss_family != 0 &&
+			    $6.addr.ss_family != 0 &&
+			    $5.addr.ss_family != $6.addr.ss_family)) {
+				yyerror("address family mismatch");
+				free(rule);
+				rule = NULL;
+				YYERROR;
+			}
+		} ruleopts_l			{
+			if (rule_add(proto, rule, rulefile) == -1) {
+				free(rulefile);
+				rulefile = NULL;
+				rule = NULL;
+				YYERROR;
+			}
+			free(rulefile);
+			rulefile = NULL;
+			rule = NULL;
+		}
+		;
+
+action		: PASS				{ $$ = RULE_ACTION_PASS; }
+		| BLOCK				{ $$ = RULE_ACTION_BLOCK; }
+		| MATCH				{ $$ = RULE_ACTION_MATCH; }
+		;
+
+ruledir		: /* empty */			{ $$ = RELAY_DIR_REQUEST; }
+		| REQUEST			{ $$ = RELAY_DIR_REQUEST; }
+		| RESPONSE			{ $$ = RELAY_DIR_RESPONSE; }
+		;
+
+quick		: /* empty */			{ $$ = 0; }
+		| QUICK				{ $$ = RULE_FLAG_QUICK; }
+		;
+
+ruleaf		: /* empty */			{ $$ = AF_UNSPEC; }
+		| INET				{ $$ = AF_INET; }
+		| INET6				{ $$ = AF_INET6; }
+		;
+
+rulesrc		: /* empty */			{ memset(&$$, 0, sizeof($$)); }
+		| FROM addrprefix		{ $$ = $2; }
+		;
+
+ruledst		: /* empty */			{ memset(&$$, 0, sizeof($$)); }
+		| TO addrprefix			{ $$ = $2; }
+		;
+
+addrprefix	: STRING '/' NUMBER		{
+			if (addr_prefix($1, $3, &$$) == -1)
+				YYERROR;
+		}
+		| STRING			{
+			if (addr_prefix($1, -1, &$$) == -1)
+				YYERROR;
+		}
+		;
+
+ruleopts_l	: /* empty */
+		| ruleopts_l ruleopt
+		;
+
+ruleopt		: METHOD STRING			{
+			if ((rule->rule_method =
+			    http_method_byname($2)) == 0) {
+				yyerror("unknown HTTP method currently not "
+				    "supported: %s", $2);
+				free($2);
+				YYERROR;
+			}
+			free($2);
+		}
+		| COOKIE key_option STRING value	{
+			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, $4) == -1)
+				YYERROR;
+		}
+		| COOKIE key_option		{
+			if (rule_kv_set(KEY_TYPE_COOKIE, $2, NULL,
+			    NULL) == -1)
+				YYERROR;
+		}
+		| HEADER key_option STRING value	{
+			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, $4) == -1)
+				YYERROR;
+		}
+		| HEADER key_option		{
+			if (rule_kv_set(KEY_TYPE_HEADER, $2, NULL,
+			    NULL) == -1)
+				YYERROR;
+		}
+		| PATH key_option STRING value	{
+			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, $4) == -1)
+				YYERROR;
+		}
+		| PATH key_option		{
+			if (rule_kv_set(KEY_TYPE_PATH, $2, NULL, NULL) == -1)
+				YYERROR;
+		}
+		| PATH STRIP NUMBER		{
+			char	*strip;
+
+			if ($3 < 0 || $3 > INT_MAX) {
+				yyerror("invalid strip number: %lld",
+				    (long long)$3);
+				YYERROR;
+			}
+			if (asprintf(&strip, "%lld", (long long)$3) == -1)
+				fatal("out of memory");
+			if (rule_kv_set(KEY_TYPE_PATH, KEY_OPTION_STRIP, NULL,
+			    strip) == -1)
+				YYERROR;
+		}
+		| QUERYSTR key_option STRING value	{
+			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, $4) == -1)
+				YYERROR;
+		}
+		| QUERYSTR key_option		{
+			if (rule_kv_set(KEY_TYPE_QUERY, $2, NULL,
+			    NULL) == -1)
+				YYERROR;
+		}
+		| URL key_option optdigest value	{
+			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1)
+				YYERROR;
+			rule->rule_kv[KEY_TYPE_URL].kv_digest = $3.type;
+		}
+		| URL key_option		{
+			if (rule_kv_set(KEY_TYPE_URL, $2, NULL, NULL) == -1)
+				YYERROR;
+		}
+		| FORWARD TO tablename		{
+			if (!table_defined($3, 0)) {
+				yyerror("undefined forward table: %s", $3);
+				free($3);
+				YYERROR;
+			}
+			(void)strlcpy(rule->rule_tablename, $3,
+			    sizeof(rule->rule_tablename));
+			free($3);
+		}
+		| TAG STRING			{
+			if (rule->rule_tag) {
+				yyerror("tag already defined");
+				free($2);
+				YYERROR;
+			}
+			if (strlcpy(rule->rule_tagname, $2,
+			    sizeof(rule->rule_tagname)) >=
+			    sizeof(rule->rule_tagname) || *$2 == '\0') {
+				yyerror("invalid tag: %s", $2);
+				free($2);
+				YYERROR;
+			}
+			free($2);
+			rule->rule_tag = 1;
+			ruletag = 1;
+		}
+		| NO TAG			{
+			if (!ruletag) {
+				yyerror("no tag defined");
+				YYERROR;
+			}
+			rule->rule_tag = RULE_NO;
+		}
+		| TAGGED STRING			{
+			if (rule->rule_taggedname[0] != '\0') {
+				yyerror("tagged already defined");
+				free($2);
+				YYERROR;
+			}
+			if (strlcpy(rule->rule_taggedname, $2,
+			    sizeof(rule->rule_taggedname)) >=
+			    sizeof(rule->rule_taggedname) || *$2 == '\0') {
+				yyerror("invalid tag: %s", $2);
+				free($2);
+				YYERROR;
+			}
+			free($2);
+		}
+		| LABEL STRING			{
+			if (rule->rule_label) {
+				yyerror("label already defined");
+				free($2);
+				YYERROR;
+			}
+			if (strlcpy(rule->rule_labelname, $2,
+			    sizeof(rule->rule_labelname)) >=
+			    sizeof(rule->rule_labelname) || *$2 == '\0') {
+				yyerror("invalid label: %s", $2);
+				free($2);
+				YYERROR;
+			}
+			free($2);
+			rule->rule_label = 1;
+			rulelabel = 1;
+		}
+		| NO LABEL			{
+			if (!rulelabel) {
+				yyerror("no label defined");
+				YYERROR;
+			}
+			rule->rule_label = RULE_NO;
+		}
+		| FILENAME STRING value		{
+			if (rulefile != NULL) {
+				yyerror("only one file per rule supported");
+				free($2);
+				free($3);
+				YYERROR;
+			}
+			if (rulekey == KEY_TYPE_NONE) {
+				yyerror("file %s: give cookie, header, path, "
+				    "query or url before it", $2);
+				free($2);
+				free($3);
+				YYERROR;
+			}
+			rulefile = $2;
+			free(rule->rule_kv[rulekey].kv_value);
+			rule->rule_kv[rulekey].kv_value = $3;
+		}
+		;
+
+value		: /* empty */			{ $$ = NULL; }
+		| VALUE STRING			{ $$ = $2; }
+		;
+
+key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
+		| APPEND			{ $$ = KEY_OPTION_APPEND; }
+		| SET				{ $$ = KEY_OPTION_SET; }
+		| REMOVE			{ $$ = KEY_OPTION_REMOVE; }
+		| HASH				{ $$ = KEY_OPTION_HASH; }
+		| LOG				{ $$ = KEY_OPTION_LOG; }
+		;
+
+optdigest	: DIGEST STRING			{
+			size_t	 len = strlen($2);
+
+			if (len != 32 && len != 40) {
+				yyerror("invalid url digest: %s (32 hex "
+				    "digits for MD5, 40 for SHA1)", $2);
+				free($2);
+				YYERROR;
+			}
+			$$.key = $2;
+			$$.type = len == 32 ? DIGEST_MD5 : DIGEST_SHA1;
+		}
+		| STRING			{
+			$$.key = $1;
+			$$.type = DIGEST_NONE;
+		}
+		;
+
 /* Relays */
 relaydef	: RELAY STRING			{
 			struct relay	*r;
 
+			if (rlay != NULL) {	/* left by an error */
+				relay_free(rlay);
+				rlay = NULL;
+			}
 			if ((r = calloc(1, sizeof(*r))) == NULL)
 				fatal("out of memory");
 			TAILQ_INIT(&r->rl_tables);
@@ -604,6 +1234,7 @@ relaydef	: RELAY STRING			{
 			r->rl_s = -1;
 			rlay = r;
 			nlisten = 0;
+			rlay_proto_set = 0;
 		} '{' optnl relayopts_l '}'	{
 			if (relay_finish(rlay) == -1) {
 				rlay = NULL;
@@ -620,10 +1251,6 @@ relayopts_l	: relayopts_l relayoptsl nl
 relayoptsl	: LISTEN ON STRING port opttls	{
 			struct sockaddr_storage	 ss;
 
-			if ($5) {
-				free($3);
-				YYERROR;
-			}
 			if (host_resolve($3, &ss, 1) <= 0) {
 				yyerror("invalid listen address: %s", $3);
 				free($3);
@@ -638,9 +1265,25 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			ss_setport(&ss, $4);
 			listen_ss[nlisten] = ss;
 			listen_port[nlisten] = $4;
+			listen_tls[nlisten] = $5;
 			nlisten++;
 		}
-		| forwardspec
+		| forwardmode opttlsclient TO	{
+			memset(&topts, 0, sizeof(topts));
+			topts.timeout = conf->sc_conf.timeout;
+			topts.mode = RELAY_DSTMODE_DEFAULT;
+			if ($1 == FWD_ROUTE) {
+				yyerror("route to: no route for relays, "
+				    "only redirections route (needs pf(4))");
+				YYERROR;
+			}
+			if ($1 == FWD_TRANS) {
+				not_implemented("transparent forward");
+				rlay->rl_conf.flags |= F_TRANSPARENT;
+			}
+			if ($2)
+				rlay->rl_conf.flags |= F_TLSCLIENT;
+		} forwardspec dstaf
 		| SESSION TIMEOUT NUMBER	{
 			if ($3 < 0 || $3 > INT_MAX) {
 				yyerror("invalid timeout: %lld",
@@ -652,6 +1295,11 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 		| PROTO STRING			{
 			struct protocol	*p;
 
+			if (rlay_proto_set) {
+				yyerror("more than one protocol specified");
+				free($2);
+				YYERROR;
+			}
 			TAILQ_FOREACH(p, conf->sc_protos, entry)
 				if (strcmp(p->name, $2) == 0)
 					break;
@@ -663,34 +1311,49 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			free($2);
 			rlay->rl_conf.proto = p->id;
 			rlay->rl_proto = p;
+			rlay_proto_set = 1;
 		}
 		| DISABLE		{ rlay->rl_conf.flags |= F_DISABLE; }
 		| include
 		;
 
-forwardspec	: FORWARD opttlsclient TO tablename	{
-			memset(&topts, 0, sizeof(topts));
-			topts.timeout = conf->sc_conf.timeout;
-			topts.mode = RELAY_DSTMODE_DEFAULT;
-		} tableopts_l			{
+forwardmode	: FORWARD			{ $$ = FWD_NORMAL; }
+		| ROUTE				{ $$ = FWD_ROUTE; }
+		| TRANSPARENT FORWARD		{ $$ = FWD_TRANS; }
+		;
+
+forwardspec	: tablename tableopts_l		{
 			struct table		*def, *tb;
 			struct relay_table	*rlt;
 
 			TAILQ_FOREACH(def, &deftables, entry)
-				if (strcmp(def->conf.name, $4) == 0)
+				if (strcmp(def->conf.name, $1) == 0)
 					break;
 			if (def == NULL) {
-				yyerror("no such table: %s", $4);
-				free($4);
+				yyerror("no such table: %s", $1);
+				free($1);
 				YYERROR;
 			}
-			free($4);
+			free($1);
+			if (topts.demote) {
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
+				YYERROR;
+			}
+			if (topts.mode == RELAY_DSTMODE_LEASTSTATES) {
+				needs_pf("mode least-states");
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
+				YYERROR;
+			}
 			if (topts.port == 0 && nlisten > 0)
 				topts.port = listen_port[0];
 			if (topts.port == 0) {
 				yyerror("table %s has no port (give one, or "
 				    "listen on before forward to)",
 				    def->conf.name);
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
 				YYERROR;
 			}
 			tb = table_use(def, &topts);
@@ -713,27 +1376,57 @@ forwardspec	: FORWARD opttlsclient TO tablename	{
 			}
 			TAILQ_INSERT_TAIL(&rlay->rl_tables, rlt, rlt_entry);
 		}
-		| FORWARD opttlsclient TO STRING port retry	{
+		| STRING port retry		{
 			if (rlay->rl_conf.dstport != 0) {
 				yyerror("relay %s: only one forward to an "
 				    "address", rlay->rl_conf.name);
-				free($4);
+				free($1);
 				YYERROR;
 			}
-			if (host_resolve($4, &rlay->rl_conf.dstss, 1) <= 0) {
-				yyerror("invalid forward address: %s", $4);
-				free($4);
+			if (host_resolve($1, &rlay->rl_conf.dstss, 1) <= 0) {
+				yyerror("invalid forward address: %s", $1);
+				free($1);
 				YYERROR;
 			}
-			free($4);
-			rlay->rl_conf.dstport = $5;
-			ss_setport(&rlay->rl_conf.dstss, $5);
-			rlay->rl_conf.dstretry = $6;
+			free($1);
+			rlay->rl_conf.dstport = $2;
+			ss_setport(&rlay->rl_conf.dstss, $2);
+			rlay->rl_conf.dstretry = $3;
+		}
+		| NAT LOOKUP retry		{
+#ifdef RELAYD_HAVE_NATLOOK
+			not_implemented("forward to nat lookup");
+#else
+			needs_pf("forward to nat lookup");
+#endif
+			rlay->rl_conf.flags |= F_NATLOOK;
+			rlay->rl_conf.dstretry = $3;
+		}
+		| DESTINATION retry		{
+			not_implemented("forward to destination");
+			rlay->rl_conf.flags |= F_DIVERT;
+			rlay->rl_conf.dstretry = $2;
 		}
 		;
 
-opttlsclient	: /* empty */
-		| WITH TLS		{ not_implemented("forward with tls"); }
+dstaf		: /* empty */
+		| INET				{
+			not_implemented("forward ... inet");
+			rlay->rl_conf.dstaf.ss_family = AF_INET;
+		}
+		| INET6 STRING			{
+			struct sockaddr_in6	*sin6;
+
+			sin6 = (struct sockaddr_in6 *)&rlay->rl_conf.dstaf;
+			if (inet_pton(AF_INET6, $2, &sin6->sin6_addr) != 1) {
+				yyerror("invalid ipv6 address %s", $2);
+				free($2);
+				YYERROR;
+			}
+			free($2);
+			sin6->sin6_family = AF_INET6;
+			not_implemented("forward ... inet6");
+		}
 		;
 
 tableopts_l	: /* empty */
@@ -773,6 +1466,12 @@ tableopts	: port			{ topts.port = $1; }
 			topts.hashkey_set = 1;
 		}
 		| CHECK tablecheck
+		| DEMOTE STRING			{
+			yyerror("demote %s needs carp(4), not available on "
+			    "%s", $2, RELAYD_PLATFORM);
+			free($2);
+			topts.demote = 1;
+		}
 		;
 
 tablecheck	: ICMP				{
@@ -952,11 +1651,260 @@ dstmode		: LOADBALANCE		{ $$ = RELAY_DSTMODE_LOADBALANCE; }
 		| HASH			{ $$ = RELAY_DSTMODE_HASH; }
 		| SRCHASH		{ $$ = RELAY_DSTMODE_SRCHASH; }
 		| RANDOM		{ $$ = RELAY_DSTMODE_RANDOM; }
-		| LEASTSTATES		{
-			yyerror("mode least-states needs pf(4), "
-			    "not available on this platform");
-			YYERROR;
+		| LEASTSTATES		{ $$ = RELAY_DSTMODE_LEASTSTATES; }
+		;
+
+
+/*
+ * Redirections and routers need pf(4) and the routing socket: they are
+ * parsed, checked as OpenBSD checks them, and refused.
+ */
+rdrdef		: REDIRECT STRING		{
+			if (pfobj_add(&rdrs, $2, "redirection") == -1) {
+				free($2);
+				YYERROR;
+			}
+			yyerror("redirect %s needs pf(4), not available on %s",
+			    $2, RELAYD_PLATFORM);
+			memset(&pfo, 0, sizeof(pfo));
+			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
+			free($2);
+			pfo.active = 1;
+		} '{' optnl rdropts_l '}'	{
+			pfo.active = 0;
+			if (pfo.ntables == 0) {
+				yyerror("redirection %s has no table",
+				    pfo.name);
+				YYERROR;
+			}
+			if (pfo.nvirts == 0) {
+				yyerror("redirection %s has no virtual ip",
+				    pfo.name);
+				YYERROR;
+			}
 		}
+		;
+
+rdropts_l	: rdropts_l rdroptsl nl
+		| rdroptsl optnl
+		;
+
+rdroptsl	: forwardmode TO		{
+			memset(&topts, 0, sizeof(topts));
+			topts.timeout = conf->sc_conf.timeout;
+			topts.mode = RELAY_DSTMODE_ROUNDROBIN;
+			if ($1 == FWD_ROUTE)
+				needs_pf("route to");
+		} tablename tableopts_l interface	{
+			free(topts.sendbuf);
+			topts.sendbuf = NULL;
+			if ($1 == FWD_NORMAL && $6 != NULL) {
+				yyerror("superfluous interface");
+				free($4);
+				free($6);
+				YYERROR;
+			}
+			if ($1 == FWD_ROUTE && $6 == NULL) {
+				yyerror("missing interface to route to");
+				free($4);
+				YYERROR;
+			}
+			free($6);
+			if ($1 == FWD_TRANS) {
+				yyerror("no transparent forward here");
+				free($4);
+				YYERROR;
+			}
+			if (!table_defined($4, 1)) {
+				yyerror("no such table: %s", $4);
+				free($4);
+				YYERROR;
+			}
+			if (topts.check == CHECK_NOCHECK) {
+				yyerror("table %s has no check", $4);
+				free($4);
+				YYERROR;
+			}
+			free($4);
+			if (topts.mode != RELAY_DSTMODE_ROUNDROBIN &&
+			    topts.mode != RELAY_DSTMODE_LEASTSTATES) {
+				yyerror("mode %s not supported for "
+				    "redirections", relay_mode_name(topts.mode));
+				YYERROR;
+			}
+			if (topts.mode == RELAY_DSTMODE_LEASTSTATES)
+				needs_pf("mode least-states");
+			if (pfo.ntables == 2) {
+				yyerror("only one backup table is allowed");
+				YYERROR;
+			}
+			if (topts.port == 0)
+				topts.port = pfo.port;
+			if (pfo.ntables == 1) {
+				if (topts.mode != pfo.mode) {
+					yyerror("backup table for %s with "
+					    "different mode", pfo.name);
+					YYERROR;
+				}
+				if (topts.port != pfo.tableport) {
+					yyerror("redirection %s uses two "
+					    "different ports for its table "
+					    "and backup table", pfo.name);
+					YYERROR;
+				}
+			}
+			pfo.mode = topts.mode;
+			pfo.tableport = topts.port;
+			pfo.ntables++;
+		}
+		| LISTEN ON STRING redirect_proto port interface pflog {
+			struct sockaddr_storage	 ss;
+
+			(void)$4;
+			if (host_resolve($3, &ss, 1) <= 0) {
+				yyerror("invalid virtual ip: %s", $3);
+				free($3);
+				free($6);
+				YYERROR;
+			}
+			free($3);
+			free($6);
+			if (++pfo.nvirts > MAX_LISTEN) {
+				yyerror("too many virtual ips (%d at most)",
+				    MAX_LISTEN);
+				YYERROR;
+			}
+			if (pfo.port == 0)
+				pfo.port = $5;
+		}
+		| DISABLE
+		| STICKYADDR			{ needs_pf("sticky-address"); }
+		| optmatch PFTAG STRING		{
+			needs_pf($1 ? "match pftag" : "pftag");
+			if (strlen($3) >= RULE_SETNAME_SIZE) {
+				yyerror("redirection tag name truncated");
+				free($3);
+				YYERROR;
+			}
+			free($3);
+		}
+		| SESSION TIMEOUT NUMBER	{
+			if ($3 < 0) {
+				yyerror("invalid timeout: %lld",
+				    (long long)$3);
+				YYERROR;
+			}
+			if ($3 > INT_MAX) {
+				yyerror("timeout too large: %lld",
+				    (long long)$3);
+				YYERROR;
+			}
+		}
+		| include
+		;
+
+optmatch	: /* empty */			{ $$ = 0; }
+		| MATCH				{ $$ = 1; }
+		;
+
+redirect_proto	: /* empty */			{ $$ = IPPROTO_TCP; }
+		| TCP				{ $$ = IPPROTO_TCP; }
+		| STRING			{
+			struct protoent	*pe;
+
+			if ((pe = getprotobyname($1)) == NULL) {
+				yyerror("invalid protocol: %s", $1);
+				free($1);
+				YYERROR;
+			}
+			free($1);
+			$$ = pe->p_proto;
+		}
+		;
+
+interface	: /* empty */			{ $$ = NULL; }
+		| INTERFACE STRING		{ $$ = $2; }
+		;
+
+pflog		: /* empty */
+		| PFLOG				{ needs_pf("pflog"); }
+		;
+
+routerdef	: ROUTER STRING			{
+			if (pfobj_add(&routers, $2, "router") == -1) {
+				free($2);
+				YYERROR;
+			}
+			yyerror("router %s needs pf(4) and the routing socket, "
+			    "not available on %s", $2, RELAYD_PLATFORM);
+			memset(&pfo, 0, sizeof(pfo));
+			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
+			free($2);
+		} '{' optnl routeopts_l '}'	{
+			if (pfo.nroutes == 0) {
+				yyerror("router %s without routes", pfo.name);
+				YYERROR;
+			}
+		}
+		;
+
+routeopts_l	: routeopts_l routeoptsl nl
+		| routeoptsl optnl
+		;
+
+routeoptsl	: ROUTE addrprefix		{
+			if (pfo.af == 0)
+				pfo.af = $2.addr.ss_family;
+			else if (pfo.af != $2.addr.ss_family) {
+				yyerror("router %s address family mismatch",
+				    pfo.name);
+				YYERROR;
+			}
+			pfo.nroutes++;
+		}
+		| FORWARD TO			{
+			memset(&topts, 0, sizeof(topts));
+			topts.timeout = conf->sc_conf.timeout;
+		} tablename tableopts_l		{
+			free(topts.sendbuf);
+			topts.sendbuf = NULL;
+			if (pfo.ntables) {
+				yyerror("router %s table already specified",
+				    pfo.name);
+				free($4);
+				YYERROR;
+			}
+			if (!table_defined($4, 1)) {
+				yyerror("no such table: %s", $4);
+				free($4);
+				YYERROR;
+			}
+			free($4);
+			pfo.ntables++;
+		}
+		| RTABLE NUMBER			{
+			if (pfo.rtable) {
+				yyerror("router %s rtable already specified",
+				    pfo.name);
+				YYERROR;
+			}
+			if ($2 < 0 || $2 > 255) {
+				yyerror("invalid rtable id %lld",
+				    (long long)$2);
+				YYERROR;
+			}
+			pfo.rtable = 1;
+		}
+		| RTLABEL STRING		{
+			if (strlen($2) >= RULE_SETNAME_SIZE) {
+				yyerror("route label truncated");
+				free($2);
+				YYERROR;
+			}
+			free($2);
+		}
+		| DISABLE
+		| include
 		;
 
 %%
@@ -990,10 +1938,256 @@ yyerror(const char *fmt, ...)
 	return (0);
 }
 
+/*
+ * A construct whose run time comes with a later release: parsed into the
+ * configuration, then refused as a whole by parse_config().
+ */
 static void
 not_implemented(const char *what)
 {
-	yyerror("%s: not implemented yet", what);
+	unimplemented++;
+	log_warnx("%s:%d: %s: not implemented yet", file->name,
+	    yylval.lineno, what);
+}
+
+static void
+needs_pf(const char *what)
+{
+	yyerror("%s needs pf(4), not available on %s", what,
+	    RELAYD_PLATFORM);
+}
+
+static int
+pfobj_add(struct pfobjlist *list, const char *name, const char *what)
+{
+	struct pfobj	*o;
+
+	TAILQ_FOREACH(o, list, entry)
+		if (strcmp(o->name, name) == 0) {
+			yyerror("%s %s defined twice", what, name);
+			return (-1);
+		}
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		fatal("out of memory");
+	if (strlcpy(o->name, name, sizeof(o->name)) >= sizeof(o->name)) {
+		yyerror("%s name truncated", what);
+		free(o);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(list, o, entry);
+	return (0);
+}
+
+static void
+pfobj_purge(struct pfobjlist *list)
+{
+	struct pfobj	*o;
+
+	while ((o = TAILQ_FIRST(list)) != NULL) {
+		TAILQ_REMOVE(list, o, entry);
+		free(o);
+	}
+}
+
+static int
+table_defined(const char *name, int use)
+{
+	struct table	*tb;
+
+	TAILQ_FOREACH(tb, &deftables, entry)
+		if (strcmp(tb->conf.name, name) == 0) {
+			if (use)
+				tb->conf.flags |= F_USED;
+			return (1);
+		}
+	return (0);
+}
+
+/* addr[/prefixlen] of a rule or a route; takes s. */
+static int
+addr_prefix(char *s, int64_t len, struct rule_addr *ra)
+{
+	int	 max;
+
+	memset(ra, 0, sizeof(*ra));
+	if (host_resolve(s, &ra->addr, 1) <= 0) {
+		yyerror("invalid host %s", s);
+		free(s);
+		return (-1);
+	}
+	free(s);
+	max = ra->addr.ss_family == AF_INET ? 32 : 128;
+	if (len > max || len < -1) {
+		yyerror("invalid prefixlen %lld", (long long)len);
+		return (-1);
+	}
+	ra->prefixlen = len == -1 ? max : len;
+	return (0);
+}
+
+/* One key of a rule: takes key and value. */
+static int
+rule_kv_set(enum key_type type, enum key_option option, char *key,
+    char *value)
+{
+	static const char	*names[KEY_TYPE_MAX] = {
+		"", "cookie", "header", "path", "query", "url"
+	};
+	struct rule_kv		*kv = &rule->rule_kv[type];
+
+	if ((type == KEY_TYPE_QUERY || type == KEY_TYPE_URL) &&
+	    (option == KEY_OPTION_APPEND || option == KEY_OPTION_SET ||
+	    option == KEY_OPTION_REMOVE)) {
+		yyerror("combining %s type and the given option is not "
+		    "supported", names[type]);
+		free(key);
+		free(value);
+		return (-1);
+	}
+	if (kv->kv_set) {
+		yyerror("%s given twice in one rule", names[type]);
+		free(key);
+		free(value);
+		return (-1);
+	}
+	kv->kv_set = 1;
+	kv->kv_option = option;
+	kv->kv_key = key;
+	kv->kv_value = value;
+	rulekey = type;
+	return (0);
+}
+
+static struct relay_rule *
+rule_copy(const struct relay_rule *r)
+{
+	struct relay_rule	*c;
+	int			 i;
+
+	if ((c = malloc(sizeof(*c))) == NULL)
+		fatal("out of memory");
+	*c = *r;
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		if (r->rule_kv[i].kv_key != NULL &&
+		    (c->rule_kv[i].kv_key = strdup(r->rule_kv[i].kv_key)) ==
+		    NULL)
+			fatal("out of memory");
+		if (r->rule_kv[i].kv_value != NULL &&
+		    (c->rule_kv[i].kv_value =
+		    strdup(r->rule_kv[i].kv_value)) == NULL)
+			fatal("out of memory");
+	}
+	return (c);
+}
+
+static void
+rule_release(struct relay_rule *r)
+{
+	int	 i;
+
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		free(r->rule_kv[i].kv_key);
+		free(r->rule_kv[i].kv_value);
+	}
+	free(r);
+}
+
+/*
+ * Add the rule, or with "file" one rule per line of the file: the first
+ * word of every line that is not empty or a comment is the key.
+ */
+static int
+rule_add(struct protocol *p, struct relay_rule *r, const char *path)
+{
+	struct relay_rule	*c;
+	FILE			*fp;
+	char			*line = NULL, *k;
+	size_t			 size = 0;
+	ssize_t			 len;
+	int			 n = 0;
+
+	if (r->rule_dir == RELAY_DIR_RESPONSE &&
+	    (r->rule_kv[KEY_TYPE_PATH].kv_set ||
+	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
+	    r->rule_kv[KEY_TYPE_URL].kv_set)) {
+		yyerror("path, query and url are for request rules only");
+		rule_release(r);
+		return (-1);
+	}
+	if (path == NULL) {
+		r->rule_id = ++last_rule_id;
+		TAILQ_INSERT_TAIL(&p->rules, r, rule_entry);
+		return (0);
+	}
+	if ((fp = fopen(path, "r")) == NULL) {
+		yyerror("failed to load rules from %s: %s", path,
+		    strerror(errno));
+		rule_release(r);
+		return (-1);
+	}
+	while ((len = getline(&line, &size, fp)) != -1) {
+		k = line + strspn(line, " \t");
+		k[strcspn(k, " \t\r\n")] = '\0';
+		if (*k == '\0' || *k == '#')
+			continue;
+		c = rule_copy(r);
+		free(c->rule_kv[rulekey].kv_key);
+		if ((c->rule_kv[rulekey].kv_key = strdup(k)) == NULL)
+			fatal("out of memory");
+		c->rule_id = ++last_rule_id;
+		TAILQ_INSERT_TAIL(&p->rules, c, rule_entry);
+		n++;
+	}
+	free(line);
+	fclose(fp);
+	rule_release(r);
+	if (n == 0) {
+		yyerror("failed to load rules from %s: no rules", path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* A string option of a protocol, given once; takes s. */
+static int
+proto_strset(char **dst, char *s, const char *what)
+{
+	if (*dst != NULL && strcmp(what, "tls edh params") != 0) {
+		yyerror("%s given twice", what);
+		free(s);
+		return (-1);
+	}
+	if (strlen(s) >= PATH_MAX) {
+		yyerror("%s too long", what);
+		free(s);
+		return (-1);
+	}
+	free(*dst);
+	*dst = s;
+	return (0);
+}
+
+/* What libtls would refuse at run time is refused here, as OpenBSD. */
+static int
+tls_validate(const char *what, char *s)
+{
+	struct tls_config	*cfg;
+	int			 ret;
+
+	if ((cfg = tls_config_new()) == NULL)
+		fatalx("tls_config_new failed");
+	if (strcmp(what, "ciphers") == 0)
+		ret = tls_config_set_ciphers(cfg, s);
+	else if (strcmp(what, "ecdhe") == 0)
+		ret = tls_config_set_ecdhecurves(cfg, s);
+	else
+		ret = tls_config_set_dheparams(cfg, s);
+	if (ret != 0) {
+		yyerror("tls %s %s: %s", what, s, tls_config_error(cfg));
+		free(s);
+	}
+	tls_config_free(cfg);
+	return (ret != 0 ? -1 : 0);
 }
 
 static int
@@ -1007,59 +2201,118 @@ lookup(char *s)
 {
 	/* sorted, for bsearch */
 	static const struct keywords keywords[] = {
+		{ "agentx",		AGENTX },
+		{ "append",		APPEND },
 		{ "backlog",		BACKLOG },
+		{ "backup",		BACKUP },
 		{ "binary",		BINARY },
+		{ "block",		BLOCK },
 		{ "buffer",		BUFFER },
+		{ "ca",			CA },
+		{ "cache",		CACHE },
+		{ "cert",		CERTIFICATE },
 		{ "changes",		CHANGES },
 		{ "check",		CHECK },
 		{ "checks",		CHECKS },
+		{ "ciphers",		CIPHERS },
+		{ "client",		CLIENT },
 		{ "code",		CODE },
 		{ "connection",		CONNECTION },
+		{ "context",		CONTEXT },
+		{ "cookie",		COOKIE },
+		{ "demote",		DEMOTE },
+		{ "destination",	DESTINATION },
 		{ "digest",		DIGEST },
 		{ "disable",		DISABLE },
+		{ "ecdhe",		ECDHE },
+		{ "edh",		EDH },
 		{ "engine",		ENGINE },
 		{ "error",		ERROR },
 		{ "errors",		ERRORS },
 		{ "expect",		EXPECT },
+		{ "external",		EXTERNAL },
+		{ "file",		FILENAME },
 		{ "forward",		FORWARD },
+		{ "from",		FROM },
 		{ "hash",		HASH },
+		{ "header",		HEADER },
+		{ "headerlen",		HEADERLEN },
 		{ "host",		HOST },
 		{ "http",		HTTP },
 		{ "icmp",		ICMP },
 		{ "include",		INCLUDE },
+		{ "inet",		INET },
+		{ "inet6",		INET6 },
+		{ "interface",		INTERFACE },
 		{ "interval",		INTERVAL },
 		{ "ip",			IP },
+		{ "key",		KEY },
+		{ "keypair",		KEYPAIR },
+		{ "label",		LABEL },
 		{ "least-states",	LEASTSTATES },
 		{ "listen",		LISTEN },
 		{ "loadbalance",	LOADBALANCE },
 		{ "log",		LOG },
+		{ "lookup",		LOOKUP },
+		{ "match",		MATCH },
+		{ "method",		METHOD },
 		{ "mode",		MODE },
+		{ "nat",		NAT },
 		{ "no",			NO },
 		{ "nodelay",		NODELAY },
 		{ "nothing",		NOTHING },
 		{ "on",			ON },
+		{ "params",		PARAMS },
 		{ "parent",		PARENT },
+		{ "pass",		PASS },
+		{ "password",		PASSWORD },
+		{ "path",		PATH },
+		{ "pflog",		PFLOG },
+		{ "pftag",		PFTAG },
 		{ "port",		PORT },
 		{ "prefork",		PREFORK },
 		{ "priority",		PRIORITY },
 		{ "protocol",		PROTO },
+		{ "query",		QUERYSTR },
+		{ "quick",		QUICK },
 		{ "random",		RANDOM },
+		{ "real",		REAL },
+		{ "redirect",		REDIRECT },
 		{ "relay",		RELAY },
+		{ "remove",		REMOVE },
+		{ "request",		REQUEST },
+		{ "response",		RESPONSE },
 		{ "retry",		RETRY },
+		{ "return",		RETURN },
 		{ "roundrobin",		ROUNDROBIN },
+		{ "route",		ROUTE },
+		{ "router",		ROUTER },
+		{ "rtable",		RTABLE },
+		{ "rtlabel",		RTLABEL },
 		{ "sack",		SACK },
 		{ "script",		SCRIPT },
 		{ "send",		SEND },
 		{ "session",		SESSION },
+		{ "set",		SET },
 		{ "socket",		SOCKET },
 		{ "source-hash",	SRCHASH },
 		{ "splice",		SPLICE },
 		{ "state",		STATE },
+		{ "sticky-address",	STICKYADDR },
+		{ "strip",		STRIP },
+		{ "style",		STYLE },
 		{ "table",		TABLE },
+		{ "tag",		TAG },
+		{ "tagged",		TAGGED },
 		{ "tcp",		TCP },
+		{ "tickets",		TICKETS },
 		{ "timeout",		TIMEOUT },
 		{ "tls",		TLS },
 		{ "to",			TO },
+		{ "transparent",	TRANSPARENT },
+		{ "url",		URL },
+		{ "value",		VALUE },
+		{ "websockets",		WEBSOCKETS },
 		{ "with",		WITH }
 	};
 	const struct keywords	*p;
@@ -1411,6 +2664,15 @@ parse_config(const char *filename, struct relayd *x_conf)
 	rlay = NULL;
 	proto = NULL;
 	last_relay_id = last_table_id = last_host_id = last_proto_id = 0;
+	last_rule_id = 0;
+	TAILQ_INIT(&rdrs);
+	TAILQ_INIT(&routers);
+	memset(&pfo, 0, sizeof(pfo));
+	memset(&topts, 0, sizeof(topts));
+	rule = NULL;
+	rulefile = NULL;
+	unimplemented = 0;
+	conf->sc_unimplemented = 0;
 	yylval.lineno = 0;
 
 	if ((file = pushfile(filename)) == NULL)
@@ -1425,13 +2687,25 @@ parse_config(const char *filename, struct relayd *x_conf)
 
 	/* a half-built object left by an error */
 	if (rlay != NULL) {
-		free(rlay);
+		relay_free(rlay);
 		rlay = NULL;
 	}
 	if (proto != NULL) {
+		protocol_free(proto);
 		free(proto);
 		proto = NULL;
 	}
+	if (rule != NULL) {
+		rule_release(rule);
+		rule = NULL;
+	}
+	free(rulefile);
+	rulefile = NULL;
+	free(topts.sendbuf);
+	topts.sendbuf = NULL;
+	pfobj_purge(&rdrs);
+	pfobj_purge(&routers);
+	pfo.active = 0;
 	if (table != NULL) {
 		TAILQ_INSERT_TAIL(&deftables, table, entry);
 		table->conf.flags |= F_USED;
@@ -1440,6 +2714,12 @@ parse_config(const char *filename, struct relayd *x_conf)
 
 	if (errors == 0)
 		errors = check_config();
+	if (errors == 0 && unimplemented > 0) {
+		log_warnx("%s: %d construct%s not implemented yet",
+		    conf->sc_conffile, unimplemented,
+		    unimplemented == 1 ? "" : "s");
+		conf->sc_unimplemented = unimplemented;
+	}
 
 	/* the definitions were only templates for the copies */
 	while ((tb = TAILQ_FIRST(&deftables)) != NULL) {
@@ -1463,7 +2743,7 @@ parse_config(const char *filename, struct relayd *x_conf)
 			sym->used = 0;
 	}
 
-	return (errors ? -1 : 0);
+	return (errors || unimplemented ? -1 : 0);
 }
 
 /* Checks that need the whole file. */
@@ -1802,6 +3082,9 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	c->rl_conf.id = ++last_relay_id;
 	c->rl_conf.ss = *ss;
 	c->rl_conf.port = port;
+	c->rl_conf.flags &= ~F_TLS;
+	if (listen_tls[n])
+		c->rl_conf.flags |= F_TLS;
 	if (relay_findbyaddr(conf, &c->rl_conf) != NULL) {
 		yyerror("relay %s or listener defined twice",
 		    c->rl_conf.name);
@@ -1840,7 +3123,15 @@ relay_finish(struct relay *r)
 		relay_free(r);
 		return (-1);
 	}
-	if (r->rl_conf.dstport == 0 && TAILQ_EMPTY(&r->rl_tables)) {
+	if ((r->rl_conf.flags & (F_NATLOOK | F_DIVERT)) ==
+	    (F_NATLOOK | F_DIVERT)) {
+		yyerror("relay %s with conflicting nat lookup and peer "
+		    "options", r->rl_conf.name);
+		relay_free(r);
+		return (-1);
+	}
+	if ((r->rl_conf.flags & (F_NATLOOK | F_DIVERT)) == 0 &&
+	    r->rl_conf.dstport == 0 && TAILQ_EMPTY(&r->rl_tables)) {
 		yyerror("relay %s has no target, rdr, or table",
 		    r->rl_conf.name);
 		relay_free(r);
@@ -1852,6 +3143,8 @@ relay_finish(struct relay *r)
 	}
 	r->rl_conf.ss = listen_ss[0];
 	r->rl_conf.port = listen_port[0];
+	if (listen_tls[0])
+		r->rl_conf.flags |= F_TLS;
 	if (relay_findbyaddr(conf, &r->rl_conf) != NULL) {
 		yyerror("relay %s or listener defined twice",
 		    r->rl_conf.name);

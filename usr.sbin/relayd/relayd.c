@@ -162,14 +162,20 @@ main(int argc, char *argv[])
 		exit(1);
 	}
 
-	if (parse_config(conffile, env) == -1)
+	if (parse_config(conffile, env) == -1) {
+		/* -nv still shows what was understood */
+		if (noaction && verbose && env->sc_unimplemented)
+			print_config(env);
 		exit(1);
-	if (debug)
-		env->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
+	}
 	if (noaction) {
+		if (verbose)
+			print_config(env);
 		fprintf(stderr, "configuration OK\n");
 		exit(0);
 	}
+	if (debug)
+		env->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
 
 	if (geteuid())
 		errx(1, "need root privileges");

@@ -38,6 +38,7 @@
 #ifndef CONF_FILE
 #define CONF_FILE		"/etc/relayd.conf"
 #endif
+#define AGENTX_PATH		"/var/agentx/master"
 #ifndef RELAYD_SOCKET
 #define RELAYD_SOCKET		"/var/run/relayd.sock"
 #endif
@@ -220,6 +221,8 @@ struct relayd_config {
 	uint32_t		 flags;
 	int			 splice_engine;
 	char			 socket[PATH_MAX];
+	char			 agentx_context[32];
+	char			 agentx_path[108];	/* sun_path */
 };
 
 #define RELAYD_OPT_VERBOSE	0x01
@@ -256,6 +259,8 @@ struct relayd_config {
 #define F_NATLOOK		0x00080000
 #define F_DIVERT		0x00100000
 #define F_TRANSPARENT		0x00200000
+#define F_RETURN		0x00400000
+#define F_AGENTX		0x00800000
 
 /* Host check types (issue: health checks) */
 enum table_check {
@@ -424,6 +429,106 @@ enum prototype {
 #define TCPFLAG_NSPLICE		0x80
 #define TCPFLAG_DEFAULT		0x00
 
+#define TLSFLAG_SSLV3			0x01
+#define TLSFLAG_TLSV1_0			0x02
+#define TLSFLAG_TLSV1_1			0x04
+#define TLSFLAG_TLSV1_2			0x08
+#define TLSFLAG_TLSV1_3			0x10
+#define TLSFLAG_TLSV1			(TLSFLAG_TLSV1_2 | TLSFLAG_TLSV1_3)
+#define TLSFLAG_CIPHER_SERVER_PREF	0x20
+#define TLSFLAG_CLIENT_RENEG		0x40
+/* the versions libtls still speaks: at least one must be left */
+#define TLSFLAG_VERSION			(TLSFLAG_TLSV1_2 | TLSFLAG_TLSV1_3)
+#define TLSFLAG_DEFAULT \
+	(TLSFLAG_TLSV1_2 | TLSFLAG_TLSV1_3 | TLSFLAG_CIPHER_SERVER_PREF)
+#define TLSCIPHERS_DEFAULT		"HIGH:!aNULL"
+#define TLSECDHECURVES_DEFAULT		"default"
+#define TLSDHPARAM_DEFAULT		"none"
+
+#define HTTPFLAG_WEBSOCKETS		0x01
+#define RELAY_DEFHEADERLENGTH		8192
+#define RELAY_MAXHEADERLENGTH		131072
+
+/* Filter rules of a protocol (parsed; evaluated by the HTTP relay) */
+enum rule_action {
+	RULE_ACTION_MATCH = 0,
+	RULE_ACTION_PASS,
+	RULE_ACTION_BLOCK
+};
+
+enum rule_dir {
+	RELAY_DIR_REQUEST = 0,
+	RELAY_DIR_RESPONSE
+};
+
+enum key_type {
+	KEY_TYPE_NONE = 0,
+	KEY_TYPE_COOKIE,
+	KEY_TYPE_HEADER,
+	KEY_TYPE_PATH,
+	KEY_TYPE_QUERY,
+	KEY_TYPE_URL,
+	KEY_TYPE_MAX
+};
+
+enum key_option {
+	KEY_OPTION_NONE = 0,
+	KEY_OPTION_APPEND,
+	KEY_OPTION_SET,
+	KEY_OPTION_REMOVE,
+	KEY_OPTION_HASH,
+	KEY_OPTION_LOG,
+	KEY_OPTION_STRIP
+};
+
+struct rule_kv {
+	int			 kv_set;
+	enum key_option		 kv_option;
+	int			 kv_digest;	/* DIGEST_* for url digest */
+	char			*kv_key;	/* NULL: any */
+	char			*kv_value;	/* NULL: any */
+};
+
+struct rule_addr {
+	struct sockaddr_storage	 addr;
+	int			 prefixlen;
+};
+
+#define RULE_FLAG_QUICK		0x01
+#define RULE_SETNAME_SIZE	64
+#define RULE_NO			(-1)	/* no tag, no label */
+
+struct relay_rule {
+	objid_t			 rule_id;
+	enum rule_action	 rule_action;
+	enum rule_dir		 rule_dir;
+	int			 rule_flags;
+	int			 rule_af;
+	struct rule_addr	 rule_src;
+	struct rule_addr	 rule_dst;
+	int			 rule_method;	/* index + 1, 0: any */
+	struct rule_kv		 rule_kv[KEY_TYPE_MAX];
+	char			 rule_tablename[TABLE_NAME_SIZE];
+	int			 rule_tag;	/* 1 set, RULE_NO: no tag */
+	char			 rule_tagname[RULE_SETNAME_SIZE];
+	char			 rule_taggedname[RULE_SETNAME_SIZE];
+	int			 rule_label;	/* 1 set, RULE_NO: no label */
+	char			 rule_labelname[RULE_SETNAME_SIZE];
+	int			 rule_lineno;
+	TAILQ_ENTRY(relay_rule)	 rule_entry;
+};
+TAILQ_HEAD(relay_rules, relay_rule);
+
+struct keyname {
+	char			*name;
+	TAILQ_ENTRY(keyname)	 entry;
+};
+TAILQ_HEAD(keynamelist, keyname);
+
+/*
+ * The pointers and lists below are the parser's: they are not sent to
+ * the children (config_getproto() clears them there).
+ */
 struct protocol {
 	objid_t			 id;
 	uint32_t		 flags;
@@ -434,6 +539,21 @@ struct protocol {
 	uint8_t			 tcpipminttl;
 	enum prototype		 type;
 	char			 name[MAX_NAME_SIZE];
+	uint32_t		 tlsflags;
+	int			 tickets;
+	int			 httpheaderlen;
+	uint32_t		 httpflags;
+	char			*tlsciphers;
+	char			*tlsdhparams;
+	char			*tlsecdhecurves;
+	char			*tlsca;
+	char			*tlscacert;
+	char			*tlscakey;
+	char			*tlscapass;
+	char			*tlsclientca;
+	char			*style;
+	struct keynamelist	 tlscerts;
+	struct relay_rules	 rules;
 	TAILQ_ENTRY(protocol)	 entry;
 };
 TAILQ_HEAD(protolist, protocol);
@@ -451,6 +571,7 @@ struct relay_config {
 	struct sockaddr_storage	 dstss;
 	struct timeval		 timeout;
 	enum forwardmode	 fwdmode;
+	struct sockaddr_storage	 dstaf;		/* forward ... inet|inet6 */
 	union {
 		uint8_t		 key8[16];
 		uint64_t	 key64[2];
@@ -599,6 +720,7 @@ struct relayd {
 	pid_t			 sc_parentpid;
 	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
 	unsigned int		 sc_nprocinfo;
+	int			 sc_unimplemented; /* parse: constructs */
 };
 
 #define SPLICE_ENGINE_AUTO	0
@@ -609,6 +731,12 @@ struct relayd {
 /* parse.y */
 int		 parse_config(const char *, struct relayd *);
 int		 cmdline_symset(char *);
+extern int	 parse_noresolve;
+
+/* printconf.c */
+void		 print_config(struct relayd *);
+const char	*http_method_name(int);
+int		 http_method_byname(const char *);
 
 /* proc.c */
 void		 proc_init(struct privsep *, struct privsep_proc *,
@@ -638,6 +766,8 @@ const char	*proc_name(enum privsep_procid);
 /* config.c */
 int		 config_init(struct relayd *);
 void		 config_purge(struct relayd *);
+void		 protocol_init(struct protocol *);
+void		 protocol_free(struct protocol *);
 int		 config_setreset(struct relayd *);
 int		 config_getreset(struct relayd *, struct imsg *);
 int		 config_getcfg(struct relayd *, struct imsg *);

@@ -28,6 +28,22 @@
 #define nitems(_a)	(sizeof((_a)) / sizeof((_a)[0]))
 #endif
 
+/*
+ * The system's name in "needs pf(4), not available on ..." and what it
+ * has of OpenBSD's packet filter: a NAT lookup (the original destination
+ * of a redirected connection) is netfilter's SO_ORIGINAL_DST on Linux.
+ */
+#if defined(__linux__)
+#define RELAYD_PLATFORM		"Linux"
+#define RELAYD_HAVE_NATLOOK	1
+#elif defined(__FreeBSD__)
+#define RELAYD_PLATFORM		"FreeBSD"
+#elif defined(__OpenBSD__)
+#define RELAYD_PLATFORM		"this build"
+#else
+#define RELAYD_PLATFORM		"this system"
+#endif
+
 /* getdtablecount.c */
 void	 getdtablecount_init(void);
 #ifndef __OpenBSD__

@@ -1,0 +1,451 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * relayd -nv: the parsed configuration on stdout, in relayd.conf syntax
+ * with every default spelled out and the ids the daemon gives, in the
+ * order of the file.  Tests compare it line by line, so the layout is
+ * stable: one object per paragraph, options one per line, tab-indented.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <ctype.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "relayd.h"
+
+static const char *http_methods[] = {
+	"ACL", "BASELINE-CONTROL", "CHECKIN", "CHECKOUT", "CONNECT", "COPY",
+	"DELETE", "GET", "HEAD", "LABEL", "LOCK", "MERGE", "MKACTIVITY",
+	"MKCOL", "MKREDIRECTREF", "MKWORKSPACE", "MOVE", "OPTIONS",
+	"ORDERPATCH", "PATCH", "POST", "PROPFIND", "PROPPATCH", "PUT",
+	"REPORT", "SEARCH", "TRACE", "UNCHECKOUT", "UNLOCK", "UPDATE",
+	"UPDATEREDIRECTREF", "VERSION-CONTROL"
+};
+
+/* 1 + index, 0 for an unknown method. */
+int
+http_method_byname(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(http_methods); i++)
+		if (strcmp(http_methods[i], name) == 0)
+			return (i + 1);
+	return (0);
+}
+
+const char *
+http_method_name(int id)
+{
+	if (id < 1 || (size_t)id > nitems(http_methods))
+		return ("invalid");
+	return (http_methods[id - 1]);
+}
+
+/*
+ * A string as the lexer reads it back: quoted, \ before " and \, and
+ * \r \n \t as check send and expect translate them.
+ */
+static void
+print_str(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		if (*s == '\r')
+			printf("\\r");
+		else if (*s == '\n')
+			printf("\\n");
+		else if (*s == '\t')
+			printf("\\t");
+		else if (isprint((unsigned char)*s))
+			putchar(*s);
+		else
+			printf("\\%03o", (unsigned char)*s);
+	}
+	putchar('"');
+}
+
+static void
+print_addr(struct sockaddr_storage *ss)
+{
+	char	 buf[NI_MAXHOST];
+
+	fputs(print_host(ss, buf, sizeof(buf)), stdout);
+}
+
+static void
+print_check(struct table *tb)
+{
+	size_t	 i;
+
+	switch (tb->conf.check) {
+	case CHECK_NOCHECK:
+		printf("no check");
+		break;
+	case CHECK_ICMP:
+		printf("check icmp");
+		break;
+	case CHECK_TCP:
+		printf("check %s", tb->conf.flags & F_TLS ? "tls" : "tcp");
+		break;
+	case CHECK_HTTP_CODE:
+	case CHECK_HTTP_DIGEST:
+		printf("check %s ", tb->conf.flags & F_TLS ? "https" : "http");
+		print_str(tb->conf.path);
+		if (tb->sendbuf != NULL &&
+		    strstr(tb->sendbuf, "\r\nHost: ") != NULL) {
+			const char	*h = strstr(tb->sendbuf, "Host: ") + 6;
+			char		 host[256];
+
+			(void)strlcpy(host, h, sizeof(host));
+			host[strcspn(host, "\r")] = '\0';
+			printf(" host ");
+			print_str(host);
+		}
+		if (tb->conf.check == CHECK_HTTP_CODE)
+			printf(" code %d", tb->conf.retcode);
+		else {
+			printf(" digest ");
+			print_str(tb->conf.digest);
+		}
+		break;
+	case CHECK_SEND_EXPECT:
+		printf("check send ");
+		if (tb->sendbuf == NULL)
+			printf("nothing");
+		else
+			print_str(tb->sendbuf);
+		printf(" expect ");
+		print_str(tb->conf.exbuf);
+		if (tb->conf.flags & F_TLS)
+			printf(" tls");
+		break;
+	case CHECK_BINSEND_EXPECT:
+		printf("check binary send ");
+		if (tb->sendbuf == NULL)
+			printf("nothing");
+		else {
+			putchar('"');
+			for (i = 0; i < tb->sendbuf_len; i++)
+				printf("%02x", (unsigned char)tb->sendbuf[i]);
+			putchar('"');
+		}
+		printf(" expect ");
+		print_str(tb->conf.exbuf);
+		if (tb->conf.flags & F_TLS)
+			printf(" tls");
+		break;
+	case CHECK_SCRIPT:
+		printf("check script ");
+		print_str(tb->conf.path);
+		break;
+	}
+}
+
+static void
+print_table(struct relayd *env, struct table *tb)
+{
+	struct host	*h;
+
+	printf("table <%s> {\t# id %u%s\n", tb->conf.name, tb->conf.id,
+	    tb->conf.flags & F_DISABLE ? ", disable" : "");
+	TAILQ_FOREACH(h, &tb->hosts, entry) {
+		putchar('\t');
+		print_addr(&h->conf.ss);
+		if (h->conf.retry)
+			printf(" retry %d", h->conf.retry);
+		if (h->conf.parentid)
+			printf(" parent %u", h->conf.parentid);
+		if (h->conf.priority)
+			printf(" priority %d", h->conf.priority);
+		if (h->conf.ttl)
+			printf(" ip ttl %d", h->conf.ttl);
+		printf("\t# id %u, name %s\n", h->conf.id, h->conf.name);
+	}
+	printf("}\t# port %u, mode %s, ", tb->conf.port,
+	    relay_mode_name(tb->conf.fwdmode));
+	print_check(tb);
+	printf(", timeout %lld, interval %lld\n",
+	    (long long)tb->conf.timeout.tv_sec * 1000 +
+	    tb->conf.timeout.tv_usec / 1000,
+	    (long long)(tb->conf.skip_cnt ? tb->conf.skip_cnt :
+	    env->sc_conf.interval.tv_sec));
+}
+
+static void
+print_kv(struct relay_rule *r, enum key_type type)
+{
+	static const char	*types[KEY_TYPE_MAX] = {
+		"", "cookie", "header", "path", "query", "url"
+	};
+	static const char	*options[] = {
+		"", " append", " set", " remove", " hash", " log", " strip"
+	};
+	struct rule_kv		*kv = &r->rule_kv[type];
+
+	if (!kv->kv_set)
+		return;
+	if (kv->kv_option == KEY_OPTION_STRIP) {
+		printf(" path strip %s", kv->kv_value);
+		return;
+	}
+	printf(" %s%s", types[type], options[kv->kv_option]);
+	if (kv->kv_key != NULL) {
+		putchar(' ');
+		if (kv->kv_digest != DIGEST_NONE)
+			printf("digest ");
+		print_str(kv->kv_key);
+	}
+	if (kv->kv_value != NULL) {
+		printf(" value ");
+		print_str(kv->kv_value);
+	}
+}
+
+static void
+print_rule_addr(const char *dir, struct rule_addr *ra)
+{
+	if (ra->addr.ss_family == AF_UNSPEC)
+		return;
+	printf(" %s ", dir);
+	print_addr(&ra->addr);
+	printf("/%d", ra->prefixlen);
+}
+
+static void
+print_rule(struct relay_rule *r)
+{
+	static const char	*actions[] = { "match", "pass", "block" };
+	int			 i;
+
+	printf("\t%s %s%s", actions[r->rule_action],
+	    r->rule_dir == RELAY_DIR_RESPONSE ? "response" : "request",
+	    r->rule_flags & RULE_FLAG_QUICK ? " quick" : "");
+	if (r->rule_af == AF_INET)
+		printf(" inet");
+	else if (r->rule_af == AF_INET6)
+		printf(" inet6");
+	print_rule_addr("from", &r->rule_src);
+	print_rule_addr("to", &r->rule_dst);
+	if (r->rule_method)
+		printf(" method %s", http_method_name(r->rule_method));
+	for (i = KEY_TYPE_NONE + 1; i < KEY_TYPE_MAX; i++)
+		print_kv(r, i);
+	if (r->rule_tablename[0] != '\0')
+		printf(" forward to <%s>", r->rule_tablename);
+	if (r->rule_taggedname[0] != '\0')
+		printf(" tagged \"%s\"", r->rule_taggedname);
+	if (r->rule_tag == RULE_NO)
+		printf(" no tag");
+	else if (r->rule_tag)
+		printf(" tag \"%s\"", r->rule_tagname);
+	if (r->rule_label == RULE_NO)
+		printf(" no label");
+	else if (r->rule_label)
+		printf(" label \"%s\"", r->rule_labelname);
+	printf("\t# rule %u\n", r->rule_id);
+}
+
+static void
+print_optstr(const char *what, const char *s)
+{
+	if (s == NULL)
+		return;
+	printf("\ttls %s ", what);
+	print_str(s);
+	putchar('\n');
+}
+
+static void
+print_protocol(struct protocol *p)
+{
+	static const char	*types[] = { "tcp", "http", "dns" };
+	struct relay_rule	*r;
+	struct keyname		*k;
+	int			 f = p->tcpflags;
+
+	printf("%s protocol ", types[p->type]);
+	print_str(p->name);
+	printf(" {\t# id %u\n", p->id);
+	printf("\ttcp {");
+	if (f & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY))
+		printf(" %snodelay,", f & TCPFLAG_NNODELAY ? "no " : "");
+	if (f & (TCPFLAG_SACK | TCPFLAG_NSACK))
+		printf(" %ssack,", f & TCPFLAG_NSACK ? "no " : "");
+	printf(" %ssplice, backlog %d", f & TCPFLAG_NSPLICE ? "no " : "",
+	    p->tcpbacklog);
+	if (f & TCPFLAG_BUFSIZ)
+		printf(", socket buffer %d", p->tcpbufsiz);
+	if (f & TCPFLAG_IPTTL)
+		printf(", ip ttl %d", p->tcpipttl);
+	if (f & TCPFLAG_IPMINTTL)
+		printf(", ip minttl %d", p->tcpipminttl);
+	printf(" }\n");
+	if (p->type == RELAY_PROTO_DNS)
+		goto rules;
+
+	printf("\ttls { %stlsv1.2, %stlsv1.3, %scipher-server-preference, "
+	    "%sclient-renegotiation, %ssession tickets }\n",
+	    p->tlsflags & TLSFLAG_TLSV1_2 ? "" : "no ",
+	    p->tlsflags & TLSFLAG_TLSV1_3 ? "" : "no ",
+	    p->tlsflags & TLSFLAG_CIPHER_SERVER_PREF ? "" : "no ",
+	    p->tlsflags & TLSFLAG_CLIENT_RENEG ? "" : "no ",
+	    p->tickets ? "" : "no ");
+	printf("\ttls ciphers ");
+	print_str(p->tlsciphers ? p->tlsciphers : TLSCIPHERS_DEFAULT);
+	printf("\n\ttls ecdhe ");
+	print_str(p->tlsecdhecurves ? p->tlsecdhecurves :
+	    TLSECDHECURVES_DEFAULT);
+	printf("\n\ttls edh params ");
+	print_str(p->tlsdhparams ? p->tlsdhparams : TLSDHPARAM_DEFAULT);
+	putchar('\n');
+	print_optstr("ca file", p->tlsca);
+	print_optstr("ca cert", p->tlscacert);
+	if (p->tlscakey != NULL) {
+		printf("\ttls ca key ");
+		print_str(p->tlscakey);
+		printf(" password \"...\"\n");
+	}
+	print_optstr("client ca", p->tlsclientca);
+	TAILQ_FOREACH(k, &p->tlscerts, entry)
+		print_optstr("keypair", k->name);
+	if (p->type == RELAY_PROTO_HTTP)
+		printf("\thttp { headerlen %d, %swebsockets }\n",
+		    p->httpheaderlen,
+		    p->httpflags & HTTPFLAG_WEBSOCKETS ? "" : "no ");
+	if (p->flags & F_RETURN) {
+		printf("\treturn error");
+		if (p->style != NULL) {
+			printf(" style ");
+			print_str(p->style);
+		}
+		putchar('\n');
+	}
+ rules:
+	TAILQ_FOREACH(r, &p->rules, rule_entry)
+		print_rule(r);
+	printf("}\n");
+}
+
+static void
+print_relay(struct relayd *env, struct relay *rlay)
+{
+	struct relay_table	*rlt;
+	struct relay_config	*rc = &rlay->rl_conf;
+	struct protocol		*p;
+
+	printf("relay ");
+	print_str(rc->name);
+	printf(" {\t# id %u\n", rc->id);
+	printf("\tlisten on ");
+	print_addr(&rc->ss);
+	printf(" port %u%s\n", rc->port, rc->flags & F_TLS ? " tls" : "");
+	if ((p = proto_find(env, rc->proto)) != NULL) {
+		printf("\tprotocol ");
+		print_str(p->name);
+		putchar('\n');
+	}
+	if (rc->dstss.ss_family != AF_UNSPEC) {
+		printf("\t%sforward%s to ",
+		    rc->flags & F_TRANSPARENT ? "transparent " : "",
+		    rc->flags & F_TLSCLIENT ? " with tls" : "");
+		print_addr(&rc->dstss);
+		printf(" port %u", rc->dstport);
+		if (rc->dstretry)
+			printf(" retry %d", rc->dstretry);
+		putchar('\n');
+	}
+	if (rc->flags & (F_NATLOOK | F_DIVERT))
+		printf("\tforward%s to %s retry %d\n",
+		    rc->flags & F_TLSCLIENT ? " with tls" : "",
+		    rc->flags & F_NATLOOK ? "nat lookup" : "destination",
+		    rc->dstretry);
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry)
+		printf("\tforward%s to <%s> port %u mode %s%s\n",
+		    rc->flags & F_TLSCLIENT ? " with tls" : "",
+		    rlt->rlt_table->conf.name, rlt->rlt_table->conf.port,
+		    relay_mode_name(rlt->rlt_mode),
+		    rlt->rlt_flags & F_BACKUP ? "\t# backup" : "");
+	if (rc->dstaf.ss_family == AF_INET)
+		printf("\t# forward ... inet\n");
+	else if (rc->dstaf.ss_family == AF_INET6) {
+		printf("\t# forward ... inet6 ");
+		print_addr(&rc->dstaf);
+		putchar('\n');
+	}
+	printf("\tsession timeout %lld\n", (long long)rc->timeout.tv_sec);
+	if (rc->flags & F_HASHKEY)
+		printf("\t# hash key set\n");
+	if (rc->flags & F_DISABLE)
+		printf("\tdisable\n");
+	printf("}\n");
+}
+
+void
+print_config(struct relayd *env)
+{
+	struct relayd_config	*c = &env->sc_conf;
+	struct table		*tb;
+	struct protocol		*p;
+	struct relay		*rlay;
+
+	printf("interval %lld\n", (long long)c->interval.tv_sec);
+	printf("timeout %lld\n", (long long)c->timeout.tv_sec * 1000 +
+	    c->timeout.tv_usec / 1000);
+	printf("prefork %u\n", c->prefork_relay);
+	printf("socket ");
+	print_str(c->socket);
+	putchar('\n');
+	if (c->opts & RELAYD_OPT_LOGUPDATE)
+		printf("log state changes\n");
+	if (c->opts & RELAYD_OPT_LOGHOSTCHECK)
+		printf("log host checks\n");
+	if (c->opts & RELAYD_OPT_LOGCON)
+		printf("log connection\n");
+	else if (c->opts & RELAYD_OPT_LOGCONERR)
+		printf("log connection errors\n");
+	if (c->flags & F_AGENTX) {
+		printf("agentx context ");
+		print_str(c->agentx_context);
+		printf(" path ");
+		print_str(c->agentx_path);
+		printf("\t# ignored\n");
+	}
+	printf("splice engine %s\n", splice_engine_name(c->splice_engine));
+
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		putchar('\n');
+		print_table(env, tb);
+	}
+	TAILQ_FOREACH(p, env->sc_protos, entry) {
+		putchar('\n');
+		print_protocol(p);
+	}
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		putchar('\n');
+		print_relay(env, rlay);
+	}
+}
