@@ -58,6 +58,17 @@ DEPS_CHECK =	true
 DEPS_INSTALL =	true
 endif
 
+# make fuzz: clang with the libFuzzer and sanitizer runtimes
+FUZZ_PKGS =	clang libclang-rt-14-dev
+ifeq ($(UNAME_S),Linux)
+DEPS_CHECK_FUZZ = dpkg-query -W -f='$${Status}\n' $(FUZZ_PKGS) 2>/dev/null | \
+		    grep -c '^install ok installed' | grep -qx $(words $(FUZZ_PKGS))
+DEPS_INSTALL_FUZZ = apt-get install -y -qq --no-install-recommends $(FUZZ_PKGS)
+else
+DEPS_CHECK_FUZZ = true
+DEPS_INSTALL_FUZZ = true
+endif
+
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev mandoc openssl socat iproute2
 
@@ -172,7 +183,8 @@ bench-deps:
 bench-hce: all regress/tools/rtool
 	@sh regress/perf/hcebench.sh
 
-fuzz:
+fuzz: $(RD)/parse.c
+	@$(DEPS_CHECK_FUZZ) || $(DEPS_INSTALL_FUZZ)
 	@$(MAKE) --no-print-directory -C regress/fuzz
 
 clean:

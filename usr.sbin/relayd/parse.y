@@ -58,6 +58,7 @@ static struct file {
 } *file, *topfile;
 
 static struct file	*pushfile(const char *);
+static int		 regular_file(FILE *, const char *);
 static int		 popfile(void);
 int			 yyparse(void);
 static int		 yylex(void);
@@ -113,7 +114,14 @@ struct host_opts {
 	int			 ttl;
 };
 
+/*
+ * An action that frees a string it was given clears it: the %destructor
+ * frees what error recovery discards, and must not free it again.
+ */
+#define FREEARG(x)		do { free(x); (x) = NULL; } while (0)
+
 #define MAX_LISTEN		16
+#define MAX_INCLUDE_DEPTH	16
 #define MAX_HOSTADDRS		16
 
 static struct relayd		*conf;
@@ -187,6 +195,7 @@ static int	 translate_string(char *);
 static int	 binary_sendbuf(void);
 static int	 table_samecheck(struct table *, struct table_opts *);
 static int	 check_set(enum table_check, int);
+static void	 topts_reset(void);
 static int	 check_config(void);
 
 typedef struct {
@@ -231,6 +240,8 @@ typedef struct {
 %type	<v.mode>	dstmode
 %type	<v.addr>	addrprefix rulesrc ruledst
 %type	<v.digest>	optdigest
+%destructor	{ free($$); } <v.string>
+%destructor	{ free($$.key); } <v.digest>
 
 %%
 
@@ -248,14 +259,23 @@ grammar		: /* empty */
 		;
 
 include		: INCLUDE STRING		{
-			struct file	*nfile;
+			struct file	*nfile, *f;
+			int		 depth = 0;
 
-			if ((nfile = pushfile($2)) == NULL) {
-				yyerror("failed to include file %s", $2);
-				free($2);
+			TAILQ_FOREACH(f, &files, entry)
+				depth++;
+			if (depth >= MAX_INCLUDE_DEPTH) {
+				yyerror("include %s: more than %d files deep",
+				    $2, MAX_INCLUDE_DEPTH);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			if ((nfile = pushfile($2)) == NULL) {
+				yyerror("failed to include file %s", $2);
+				FREEARG($2);
+				YYERROR;
+			}
+			FREEARG($2);
 			file = nfile;
 			lungetc('\n');
 		}
@@ -264,8 +284,8 @@ include		: INCLUDE STRING		{
 string		: string STRING			{
 			if (asprintf(&$$, "%s %s", $1, $2) == -1)
 				fatal("string: asprintf");
-			free($1);
-			free($2);
+			FREEARG($1);
+			FREEARG($2);
 		}
 		| STRING
 		;
@@ -284,14 +304,14 @@ varset		: STRING '=' macroval		{
 				if (isspace((unsigned char)*s)) {
 					yyerror("macro name cannot contain "
 					    "whitespace");
-					free($1);
-					free($3);
+					FREEARG($1);
+					FREEARG($3);
 					YYERROR;
 				}
 			if (symset($1, $3, 0) == -1)
 				fatal("cannot store variable");
-			free($1);
-			free($3);
+			FREEARG($1);
+			FREEARG($3);
 		}
 		;
 
@@ -336,10 +356,10 @@ main		: INTERVAL NUMBER		{
 			    sizeof(conf->sc_conf.socket)) >=
 			    sizeof(conf->sc_conf.socket)) {
 				yyerror("socket path too long");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		| SPLICE ENGINE STRING		{
 			if (strcmp($3, "auto") == 0)
@@ -354,10 +374,10 @@ main		: INTERVAL NUMBER		{
 			else {
 				yyerror("unknown splice engine: %s "
 				    "(auto, copy or pipe)", $3);
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
-			free($3);
+			FREEARG($3);
 		}
 		| AGENTX			{
 			conf->sc_conf.flags |= F_AGENTX;
@@ -378,26 +398,26 @@ agentxopt	: CONTEXT STRING		{
 			    sizeof(conf->sc_conf.agentx_context)) >=
 			    sizeof(conf->sc_conf.agentx_context)) {
 				yyerror("agentx context too long");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		| PATH STRING			{
 			if (*$2 != '/') {
 				yyerror("agentx path %s: the path must be "
 				    "absolute", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strlcpy(conf->sc_conf.agentx_path, $2,
 			    sizeof(conf->sc_conf.agentx_path)) >=
 			    sizeof(conf->sc_conf.agentx_path)) {
 				yyerror("agentx path too long");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		;
 
@@ -442,19 +462,19 @@ port		: PORT NUMBER			{
 				if (errstr != NULL) {
 					yyerror("invalid port range: %s:%s",
 					    $2, hi);
-					free($2);
+					FREEARG($2);
 					YYERROR;
 				}
-				free($2);
+				FREEARG($2);
 				break;
 			}
 			if ((s = getservbyname($2, "tcp")) == NULL &&
 			    (s = getservbyname($2, "udp")) == NULL) {
 				yyerror("invalid port: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			$$ = ntohs(s->s_port);
 		}
 		;
@@ -487,7 +507,7 @@ opttlsclient	: /* empty */			{ $$ = 0; }
 tablename	: '<' STRING '>'		{
 			if (strlen($2) >= TABLE_NAME_SIZE) {
 				yyerror("table name too long: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			$$ = $2;
@@ -508,14 +528,14 @@ tabledef	: TABLE tablename		{
 					break;
 			if (tb != NULL) {
 				yyerror("table %s defined twice", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if ((tb = calloc(1, sizeof(*tb))) == NULL)
 				fatal("out of memory");
 			(void)strlcpy(tb->conf.name, $2,
 			    sizeof(tb->conf.name));
-			free($2);
+			FREEARG($2);
 			TAILQ_INIT(&tb->hosts);
 			tb->conf.timeout = conf->sc_conf.timeout;
 			/* where it was defined, for unused table */
@@ -552,10 +572,10 @@ hostdef		: STRING			{
 			memset(&hopts, 0, sizeof(hopts));
 		} hostopts_l			{
 			if (table_add_hosts(table, $1) == -1) {
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 		}
 		;
 
@@ -602,10 +622,10 @@ hostopt		: RETRY NUMBER			{
 		| IP STRING NUMBER		{
 			if (strcmp($2, "ttl") != 0) {
 				yyerror("invalid host option: ip %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			if (hopts.ttl) {
 				yyerror("ttl value already set");
 				/* the syntax is fine: go on */
@@ -625,10 +645,10 @@ prototype	: /* empty */			{ $$ = RELAY_PROTO_TCP; }
 		| STRING			{
 			if (strcmp($1, "dns") != 0) {
 				yyerror("invalid protocol type: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			$$ = RELAY_PROTO_DNS;
 		}
 		;
@@ -644,7 +664,7 @@ protodef	: prototype PROTO STRING	{
 			if (strcmp($3, "default") == 0) {
 				yyerror("protocol name \"default\" is "
 				    "reserved");
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
 			TAILQ_FOREACH(p, conf->sc_protos, entry)
@@ -652,7 +672,7 @@ protodef	: prototype PROTO STRING	{
 					break;
 			if (p != NULL) {
 				yyerror("protocol %s defined twice", $3);
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
 			if ((p = calloc(1, sizeof(*p))) == NULL)
@@ -661,11 +681,11 @@ protodef	: prototype PROTO STRING	{
 			if (strlcpy(p->name, $3, sizeof(p->name)) >=
 			    sizeof(p->name)) {
 				yyerror("protocol name truncated");
-				free($3);
+				FREEARG($3);
 				free(p);
 				YYERROR;
 			}
-			free($3);
+			FREEARG($3);
 			p->id = ++last_proto_id;
 			p->type = $1;
 			if (p->type == RELAY_PROTO_HTTP)
@@ -759,8 +779,10 @@ eflags_l	: eflags comma eflags_l
 		;
 
 eflags		: STYLE STRING			{
-			if (proto_strset(&proto->style, $2, "style") == -1)
+			if (proto_strset(&proto->style, $2, "style") == -1) {
+				$2 = NULL;
 				YYERROR;
+			}
 		}
 		;
 
@@ -790,7 +812,7 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 		| IP STRING NUMBER	{
 			if ($3 < 0 || $3 > RELAY_MAXPROTOTTL) {
 				yyerror("invalid ttl: %lld", (long long)$3);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strcmp($2, "ttl") == 0) {
@@ -801,10 +823,10 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 				proto->tcpipminttl = $3;
 			} else {
 				yyerror("invalid TCP/IP flag: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		;
 
@@ -813,8 +835,10 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 		| CIPHERS STRING		{
 			if (tls_validate("ciphers", $2) == -1 ||
 			    proto_strset(&proto->tlsciphers, $2,
-			    "tls ciphers") == -1)
+			    "tls ciphers") == -1) {
+				$2 = NULL;
 				YYERROR;
+			}
 		}
 		| NO EDH			{
 			free(proto->tlsdhparams);
@@ -829,41 +853,53 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 		| EDH PARAMS STRING		{
 			if (tls_validate("edh params", $3) == -1 ||
 			    proto_strset(&proto->tlsdhparams, $3,
-			    "tls edh params") == -1)
+			    "tls edh params") == -1) {
+				$3 = NULL;
 				YYERROR;
+			}
 		}
 		| ECDHE STRING			{
 			if (tls_validate("ecdhe", $2) == -1 ||
 			    proto_strset(&proto->tlsecdhecurves, $2,
-			    "tls ecdhe") == -1)
+			    "tls ecdhe") == -1) {
+				$2 = NULL;
 				YYERROR;
+			}
 		}
 		| CA FILENAME STRING		{
 			if (proto_strset(&proto->tlsca, $3,
-			    "tls ca file") == -1)
+			    "tls ca file") == -1) {
+				$3 = NULL;
 				YYERROR;
+			}
 		}
 		| CA KEY STRING PASSWORD STRING	{
 			if (proto_strset(&proto->tlscakey, $3,
 			    "tls ca key") == -1) {
-				free($5);
+				$3 = NULL;
+				FREEARG($5);
 				YYERROR;
 			}
+			$3 = NULL;
 			if (proto_strset(&proto->tlscapass, $5,
-			    "tls ca key password") == -1)
+			    "tls ca key password") == -1) {
+				$5 = NULL;
 				YYERROR;
+			}
 		}
 		| CA CERTIFICATE STRING		{
 			if (proto_strset(&proto->tlscacert, $3,
-			    "tls ca cert") == -1)
+			    "tls ca cert") == -1) {
+				$3 = NULL;
 				YYERROR;
+			}
 		}
 		| KEYPAIR STRING		{
 			struct keyname	*k;
 
 			if (strlen($2) >= PATH_MAX || *$2 == '\0') {
 				yyerror("invalid keypair name: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			TAILQ_FOREACH(k, &proto->tlscerts, entry)
@@ -871,7 +907,7 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 					break;
 			if (k != NULL) {
 				yyerror("keypair %s given twice", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if ((k = calloc(1, sizeof(*k))) == NULL)
@@ -881,8 +917,10 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 		}
 		| CLIENT CA STRING		{
 			if (proto_strset(&proto->tlsclientca, $3,
-			    "tls client ca") == -1)
+			    "tls client ca") == -1) {
+				$3 = NULL;
 				YYERROR;
+			}
 		}
 		| NO tlsflag			{ proto->tlsflags &= ~$2; }
 		| tlsflag			{ proto->tlsflags |= $1; }
@@ -911,10 +949,10 @@ tlsflag		: STRING			{
 					break;
 			if (i == nitems(flags)) {
 				yyerror("invalid TLS flag: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			$$ = flags[i].flag;
 		}
 		;
@@ -933,6 +971,10 @@ httpflags	: HEADERLEN NUMBER		{
 
 /* Filter rules */
 filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
+			if (rule != NULL)	/* left by an error */
+				rule_release(rule);
+			free(rulefile);
+			rulefile = NULL;
 			if ((rule = calloc(1, sizeof(*rule))) == NULL)
 				fatal("out of memory");
 			not_implemented("filter rules");
@@ -998,12 +1040,16 @@ ruledst		: /* empty */			{ memset(&$$, 0, sizeof($$)); }
 		;
 
 addrprefix	: STRING '/' NUMBER		{
-			if (addr_prefix($1, $3, &$$) == -1)
+			if (addr_prefix($1, $3, &$$) == -1) {
+				$1 = NULL;
 				YYERROR;
+			}
 		}
 		| STRING			{
-			if (addr_prefix($1, -1, &$$) == -1)
+			if (addr_prefix($1, -1, &$$) == -1) {
+				$1 = NULL;
 				YYERROR;
+			}
 		}
 		;
 
@@ -1016,14 +1062,17 @@ ruleopt		: METHOD STRING			{
 			    http_method_byname($2)) == 0) {
 				yyerror("unknown HTTP method currently not "
 				    "supported: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		| COOKIE key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, $4) == -1)
+			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, $4) == -1) {
+				$3 = NULL;
+				$4 = NULL;
 				YYERROR;
+			}
 		}
 		| COOKIE key_option		{
 			if (rule_kv_set(KEY_TYPE_COOKIE, $2, NULL,
@@ -1031,8 +1080,11 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| HEADER key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, $4) == -1)
+			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, $4) == -1) {
+				$3 = NULL;
+				$4 = NULL;
 				YYERROR;
+			}
 		}
 		| HEADER key_option		{
 			if (rule_kv_set(KEY_TYPE_HEADER, $2, NULL,
@@ -1040,8 +1092,11 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| PATH key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, $4) == -1)
+			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, $4) == -1) {
+				$3 = NULL;
+				$4 = NULL;
 				YYERROR;
+			}
 		}
 		| PATH key_option		{
 			if (rule_kv_set(KEY_TYPE_PATH, $2, NULL, NULL) == -1)
@@ -1062,8 +1117,11 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| QUERYSTR key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, $4) == -1)
+			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, $4) == -1) {
+				$3 = NULL;
+				$4 = NULL;
 				YYERROR;
+			}
 		}
 		| QUERYSTR key_option		{
 			if (rule_kv_set(KEY_TYPE_QUERY, $2, NULL,
@@ -1071,8 +1129,11 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| URL key_option optdigest value	{
-			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1)
+			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1) {
+				$3.key = NULL;
+				$4 = NULL;
 				YYERROR;
+			}
 			rule->rule_kv[KEY_TYPE_URL].kv_digest = $3.type;
 		}
 		| URL key_option		{
@@ -1082,27 +1143,27 @@ ruleopt		: METHOD STRING			{
 		| FORWARD TO tablename		{
 			if (!table_defined($3, 0)) {
 				yyerror("undefined forward table: %s", $3);
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
 			(void)strlcpy(rule->rule_tablename, $3,
 			    sizeof(rule->rule_tablename));
-			free($3);
+			FREEARG($3);
 		}
 		| TAG STRING			{
 			if (rule->rule_tag) {
 				yyerror("tag already defined");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strlcpy(rule->rule_tagname, $2,
 			    sizeof(rule->rule_tagname)) >=
 			    sizeof(rule->rule_tagname) || *$2 == '\0') {
 				yyerror("invalid tag: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			rule->rule_tag = 1;
 			ruletag = 1;
 		}
@@ -1116,32 +1177,32 @@ ruleopt		: METHOD STRING			{
 		| TAGGED STRING			{
 			if (rule->rule_taggedname[0] != '\0') {
 				yyerror("tagged already defined");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strlcpy(rule->rule_taggedname, $2,
 			    sizeof(rule->rule_taggedname)) >=
 			    sizeof(rule->rule_taggedname) || *$2 == '\0') {
 				yyerror("invalid tag: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		| LABEL STRING			{
 			if (rule->rule_label) {
 				yyerror("label already defined");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strlcpy(rule->rule_labelname, $2,
 			    sizeof(rule->rule_labelname)) >=
 			    sizeof(rule->rule_labelname) || *$2 == '\0') {
 				yyerror("invalid label: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			rule->rule_label = 1;
 			rulelabel = 1;
 		}
@@ -1155,15 +1216,15 @@ ruleopt		: METHOD STRING			{
 		| FILENAME STRING value		{
 			if (rulefile != NULL) {
 				yyerror("only one file per rule supported");
-				free($2);
-				free($3);
+				FREEARG($2);
+				FREEARG($3);
 				YYERROR;
 			}
 			if (rulekey == KEY_TYPE_NONE) {
 				yyerror("file %s: give cookie, header, path, "
 				    "query or url before it", $2);
-				free($2);
-				free($3);
+				FREEARG($2);
+				FREEARG($3);
 				YYERROR;
 			}
 			rulefile = $2;
@@ -1190,7 +1251,7 @@ optdigest	: DIGEST STRING			{
 			if (len != 32 && len != 40) {
 				yyerror("invalid url digest: %s (32 hex "
 				    "digits for MD5, 40 for SHA1)", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			$$.key = $2;
@@ -1217,11 +1278,11 @@ relaydef	: RELAY STRING			{
 			    sizeof(r->rl_conf.name)) >=
 			    sizeof(r->rl_conf.name)) {
 				yyerror("relay name truncated");
-				free($2);
+				FREEARG($2);
 				free(r);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			if (relay_findbyname(conf, r->rl_conf.name) != NULL) {
 				yyerror("relay %s defined twice",
 				    r->rl_conf.name);
@@ -1253,10 +1314,10 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 
 			if (host_resolve($3, &ss, 1) <= 0) {
 				yyerror("invalid listen address: %s", $3);
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
-			free($3);
+			FREEARG($3);
 			if (nlisten >= MAX_LISTEN) {
 				yyerror("too many listen addresses "
 				    "(%d at most)", MAX_LISTEN);
@@ -1269,7 +1330,7 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			nlisten++;
 		}
 		| forwardmode opttlsclient TO	{
-			memset(&topts, 0, sizeof(topts));
+			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_DEFAULT;
 			if ($1 == FWD_ROUTE) {
@@ -1297,7 +1358,7 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 
 			if (rlay_proto_set) {
 				yyerror("more than one protocol specified");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			TAILQ_FOREACH(p, conf->sc_protos, entry)
@@ -1305,10 +1366,10 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 					break;
 			if (p == NULL) {
 				yyerror("no such protocol: %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			rlay->rl_conf.proto = p->id;
 			rlay->rl_proto = p;
 			rlay_proto_set = 1;
@@ -1331,10 +1392,10 @@ forwardspec	: tablename tableopts_l		{
 					break;
 			if (def == NULL) {
 				yyerror("no such table: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			if (topts.demote) {
 				free(topts.sendbuf);
 				topts.sendbuf = NULL;
@@ -1380,15 +1441,15 @@ forwardspec	: tablename tableopts_l		{
 			if (rlay->rl_conf.dstport != 0) {
 				yyerror("relay %s: only one forward to an "
 				    "address", rlay->rl_conf.name);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
 			if (host_resolve($1, &rlay->rl_conf.dstss, 1) <= 0) {
 				yyerror("invalid forward address: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			rlay->rl_conf.dstport = $2;
 			ss_setport(&rlay->rl_conf.dstss, $2);
 			rlay->rl_conf.dstretry = $3;
@@ -1420,10 +1481,10 @@ dstaf		: /* empty */
 			sin6 = (struct sockaddr_in6 *)&rlay->rl_conf.dstaf;
 			if (inet_pton(AF_INET6, $2, &sin6->sin6_addr) != 1) {
 				yyerror("invalid ipv6 address %s", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 			sin6->sin6_family = AF_INET6;
 			not_implemented("forward ... inet6");
 		}
@@ -1454,14 +1515,14 @@ tableopts	: port			{ topts.port = $1; }
 			    $2 != RELAY_DSTMODE_HASH) {
 				yyerror("mode %s takes no hash key",
 				    relay_mode_name($2));
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
 			if (parse_hashkey($3, topts.hashkey) == -1) {
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
-			free($3);
+			FREEARG($3);
 			topts.mode = $2;
 			topts.hashkey_set = 1;
 		}
@@ -1469,7 +1530,7 @@ tableopts	: port			{ topts.port = $1; }
 		| DEMOTE STRING			{
 			yyerror("demote %s needs carp(4), not available on "
 			    "%s", $2, RELAYD_PLATFORM);
-			free($2);
+			FREEARG($2);
 			topts.demote = 1;
 		}
 		;
@@ -1488,15 +1549,15 @@ tablecheck	: ICMP				{
 		}
 		| httptype STRING hostname CODE NUMBER	{
 			if (check_set(CHECK_HTTP_CODE, $1) == -1) {
-				free($2);
-				free($3);
+				FREEARG($2);
+				FREEARG($3);
 				YYERROR;
 			}
 			if ($5 < 100 || $5 > 999) {
 				yyerror("invalid http code: %lld",
 				    (long long)$5);
-				free($2);
-				free($3);
+				FREEARG($2);
+				FREEARG($3);
 				YYERROR;
 			}
 			topts.retcode = $5;
@@ -1506,16 +1567,16 @@ tablecheck	: ICMP				{
 			    *$3 != '\0' ? '1' : '0', $3) == -1)
 				fatal("out of memory");
 			topts.sendbuf_len = strlen(topts.sendbuf);
-			free($2);
-			free($3);
+			FREEARG($2);
+			FREEARG($3);
 		}
 		| httptype STRING hostname DIGEST STRING	{
 			size_t	 i, len = strlen($5);
 
 			if (check_set(CHECK_HTTP_DIGEST, $1) == -1) {
-				free($2);
-				free($3);
-				free($5);
+				FREEARG($2);
+				FREEARG($3);
+				FREEARG($5);
 				YYERROR;
 			}
 			for (i = 0; i < len; i++)
@@ -1524,9 +1585,9 @@ tablecheck	: ICMP				{
 			if (i < len || (len != 32 && len != 40)) {
 				yyerror("invalid http digest: %s (32 hex "
 				    "digits for MD5, 40 for SHA1)", $5);
-				free($2);
-				free($3);
-				free($5);
+				FREEARG($2);
+				FREEARG($3);
+				FREEARG($5);
 				YYERROR;
 			}
 			for (i = 0; i < len; i++)
@@ -1540,22 +1601,22 @@ tablecheck	: ICMP				{
 			    *$3 != '\0' ? '1' : '0', $3) == -1)
 				fatal("out of memory");
 			topts.sendbuf_len = strlen(topts.sendbuf);
-			free($2);
-			free($3);
-			free($5);
+			FREEARG($2);
+			FREEARG($3);
+			FREEARG($5);
 		}
 		| SEND sendbuf EXPECT STRING checktls	{
 			if (check_set(CHECK_SEND_EXPECT, $5) == -1) {
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
 			if (strlcpy(topts.exbuf, $4, sizeof(topts.exbuf)) >=
 			    sizeof(topts.exbuf)) {
 				yyerror("expect buffer truncated");
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
-			free($4);
+			FREEARG($4);
 			if (translate_string(topts.exbuf) == -1)
 				YYERROR;
 			if (topts.sendbuf != NULL) {
@@ -1568,7 +1629,7 @@ tablecheck	: ICMP				{
 			size_t	 i, len = strlen($5);
 
 			if (check_set(CHECK_BINSEND_EXPECT, $6) == -1) {
-				free($5);
+				FREEARG($5);
 				YYERROR;
 			}
 			for (i = 0; i < len; i++)
@@ -1579,35 +1640,35 @@ tablecheck	: ICMP				{
 				yyerror("invalid binary expect: %s (an even "
 				    "number of hex digits, at most %zu)", $5,
 				    sizeof(topts.exbuf) - 2);
-				free($5);
+				FREEARG($5);
 				YYERROR;
 			}
 			for (i = 0; i < len; i++)
 				$5[i] = tolower((unsigned char)$5[i]);
 			(void)strlcpy(topts.exbuf, $5, sizeof(topts.exbuf));
-			free($5);
+			FREEARG($5);
 			if (topts.sendbuf != NULL &&
 			    binary_sendbuf() == -1)
 				YYERROR;
 		}
 		| SCRIPT STRING			{
 			if (check_set(CHECK_SCRIPT, 0) == -1) {
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (*$2 != '/') {
 				yyerror("check script %s: the path must be "
 				    "absolute", $2);
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			if (strlcpy(topts.path, $2, sizeof(topts.path)) >=
 			    sizeof(topts.path)) {
 				yyerror("script path truncated");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		;
 
@@ -1615,10 +1676,10 @@ httptype	: HTTP				{ $$ = 0; }
 		| STRING			{
 			if (strcmp($1, "https") != 0) {
 				yyerror("unknown check type: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			$$ = 1;
 		}
 		;
@@ -1631,12 +1692,16 @@ hostname	: /* empty */			{
 			if (asprintf(&$$, "Host: %s\r\nConnection: close"
 			    "\r\n", $2) == -1)
 				fatal("out of memory");
-			free($2);
+			FREEARG($2);
 		}
 		;
 
-sendbuf		: NOTHING			{ topts.sendbuf = NULL; }
+sendbuf		: NOTHING			{
+			free(topts.sendbuf);	/* a second check */
+			topts.sendbuf = NULL;
+		}
 		| STRING			{
+			free(topts.sendbuf);
 			topts.sendbuf = $1;
 			topts.sendbuf_len = strlen($1);
 		}
@@ -1661,14 +1726,14 @@ dstmode		: LOADBALANCE		{ $$ = RELAY_DSTMODE_LOADBALANCE; }
  */
 rdrdef		: REDIRECT STRING		{
 			if (pfobj_add(&rdrs, $2, "redirection") == -1) {
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			yyerror("redirect %s needs pf(4), not available on %s",
 			    $2, RELAYD_PLATFORM);
 			memset(&pfo, 0, sizeof(pfo));
 			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
-			free($2);
+			FREEARG($2);
 			pfo.active = 1;
 		} '{' optnl rdropts_l '}'	{
 			pfo.active = 0;
@@ -1690,7 +1755,7 @@ rdropts_l	: rdropts_l rdroptsl nl
 		;
 
 rdroptsl	: forwardmode TO		{
-			memset(&topts, 0, sizeof(topts));
+			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_ROUNDROBIN;
 			if ($1 == FWD_ROUTE)
@@ -1700,32 +1765,32 @@ rdroptsl	: forwardmode TO		{
 			topts.sendbuf = NULL;
 			if ($1 == FWD_NORMAL && $6 != NULL) {
 				yyerror("superfluous interface");
-				free($4);
-				free($6);
+				FREEARG($4);
+				FREEARG($6);
 				YYERROR;
 			}
 			if ($1 == FWD_ROUTE && $6 == NULL) {
 				yyerror("missing interface to route to");
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
-			free($6);
+			FREEARG($6);
 			if ($1 == FWD_TRANS) {
 				yyerror("no transparent forward here");
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
 			if (!table_defined($4, 1)) {
 				yyerror("no such table: %s", $4);
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
 			if (topts.check == CHECK_NOCHECK) {
 				yyerror("table %s has no check", $4);
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
-			free($4);
+			FREEARG($4);
 			if (topts.mode != RELAY_DSTMODE_ROUNDROBIN &&
 			    topts.mode != RELAY_DSTMODE_LEASTSTATES) {
 				yyerror("mode %s not supported for "
@@ -1763,12 +1828,12 @@ rdroptsl	: forwardmode TO		{
 			(void)$4;
 			if (host_resolve($3, &ss, 1) <= 0) {
 				yyerror("invalid virtual ip: %s", $3);
-				free($3);
-				free($6);
+				FREEARG($3);
+				FREEARG($6);
 				YYERROR;
 			}
-			free($3);
-			free($6);
+			FREEARG($3);
+			FREEARG($6);
 			if (++pfo.nvirts > MAX_LISTEN) {
 				yyerror("too many virtual ips (%d at most)",
 				    MAX_LISTEN);
@@ -1783,10 +1848,10 @@ rdroptsl	: forwardmode TO		{
 			needs_pf($1 ? "match pftag" : "pftag");
 			if (strlen($3) >= RULE_SETNAME_SIZE) {
 				yyerror("redirection tag name truncated");
-				free($3);
+				FREEARG($3);
 				YYERROR;
 			}
-			free($3);
+			FREEARG($3);
 		}
 		| SESSION TIMEOUT NUMBER	{
 			if ($3 < 0) {
@@ -1814,10 +1879,10 @@ redirect_proto	: /* empty */			{ $$ = IPPROTO_TCP; }
 
 			if ((pe = getprotobyname($1)) == NULL) {
 				yyerror("invalid protocol: %s", $1);
-				free($1);
+				FREEARG($1);
 				YYERROR;
 			}
-			free($1);
+			FREEARG($1);
 			$$ = pe->p_proto;
 		}
 		;
@@ -1832,14 +1897,14 @@ pflog		: /* empty */
 
 routerdef	: ROUTER STRING			{
 			if (pfobj_add(&routers, $2, "router") == -1) {
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
 			yyerror("router %s needs pf(4) and the routing socket, "
 			    "not available on %s", $2, RELAYD_PLATFORM);
 			memset(&pfo, 0, sizeof(pfo));
 			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
-			free($2);
+			FREEARG($2);
 		} '{' optnl routeopts_l '}'	{
 			if (pfo.nroutes == 0) {
 				yyerror("router %s without routes", pfo.name);
@@ -1863,7 +1928,7 @@ routeoptsl	: ROUTE addrprefix		{
 			pfo.nroutes++;
 		}
 		| FORWARD TO			{
-			memset(&topts, 0, sizeof(topts));
+			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
 		} tablename tableopts_l		{
 			free(topts.sendbuf);
@@ -1871,15 +1936,15 @@ routeoptsl	: ROUTE addrprefix		{
 			if (pfo.ntables) {
 				yyerror("router %s table already specified",
 				    pfo.name);
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
 			if (!table_defined($4, 1)) {
 				yyerror("no such table: %s", $4);
-				free($4);
+				FREEARG($4);
 				YYERROR;
 			}
-			free($4);
+			FREEARG($4);
 			pfo.ntables++;
 		}
 		| RTABLE NUMBER			{
@@ -1898,10 +1963,10 @@ routeoptsl	: ROUTE addrprefix		{
 		| RTLABEL STRING		{
 			if (strlen($2) >= RULE_SETNAME_SIZE) {
 				yyerror("route label truncated");
-				free($2);
+				FREEARG($2);
 				YYERROR;
 			}
-			free($2);
+			FREEARG($2);
 		}
 		| DISABLE
 		| include
@@ -2122,6 +2187,12 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	if ((fp = fopen(path, "r")) == NULL) {
 		yyerror("failed to load rules from %s: %s", path,
 		    strerror(errno));
+		rule_release(r);
+		return (-1);
+	}
+	if (!regular_file(fp, path)) {
+		yyerror("failed to load rules from %s", path);
+		fclose(fp);
 		rule_release(r);
 		return (-1);
 	}
@@ -2595,6 +2666,22 @@ nodigits:
 	return (c);
 }
 
+static int
+regular_file(FILE *fp, const char *name)
+{
+	struct stat	 st;
+
+	if (fstat(fileno(fp), &st) == -1) {
+		log_warn("%s", name);
+		return (0);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_warnx("%s: not a regular file", name);
+		return (0);
+	}
+	return (1);
+}
+
 static struct file *
 pushfile(const char *name)
 {
@@ -2611,6 +2698,13 @@ pushfile(const char *name)
 	}
 	if ((nfile->stream = fopen(nfile->name, "r")) == NULL) {
 		log_warn("%s", nfile->name);
+		free(nfile->name);
+		free(nfile);
+		return (NULL);
+	}
+	/* a device or a fifo could be read forever */
+	if (!regular_file(nfile->stream, nfile->name)) {
+		fclose(nfile->stream);
 		free(nfile->name);
 		free(nfile);
 		return (NULL);
@@ -2859,6 +2953,8 @@ host_resolve(const char *s, struct sockaddr_storage *ss, int max)
 			return (n);
 	}
 
+	if (parse_noresolve)
+		return (0);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = PF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -2918,6 +3014,14 @@ table_samecheck(struct table *tb, struct table_opts *o)
 	    tb->sendbuf_len == o->sendbuf_len &&
 	    (o->sendbuf_len == 0 ||
 	    memcmp(tb->sendbuf, o->sendbuf, o->sendbuf_len) == 0));
+}
+
+/* A new forward to: what an error left of the last one goes. */
+static void
+topts_reset(void)
+{
+	free(topts.sendbuf);
+	memset(&topts, 0, sizeof(topts));
 }
 
 static int
