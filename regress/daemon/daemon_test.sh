@@ -213,6 +213,75 @@ broken_reload_rejected_cleanup()
 	stop_all
 }
 
+atf_test_case reload_keeps_sessions cleanup
+reload_keeps_sessions_head()
+{
+	atf_set descr "a reload refused for constructs not implemented yet leaves the running sessions alone"
+	atf_set require.user root
+	atf_set timeout 40
+}
+reload_keeps_sessions_body()
+{
+	require_daemon
+	bport=$(start_backend back echo 60)
+	write_conf "$bport"
+	start_relayd
+	lport=$(cat relay.port)
+	# one byte every 100 ms for 4 s: fails if the session ends early
+	"$RTOOL" trickle "$lport" 4 >trickle.out 2>&1 &
+	tpid=$!
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^session [0-9]*:[0-9]'" ||
+	    atf_fail "no session"
+	cat >>relayd.conf <<CONF
+http protocol web {
+	match request header set "X-Test" value "1"
+}
+CONF
+	kill -HUP "$(cat relayd.pid)"
+	wait_log 10 "rejected, the running configuration stays" ||
+	    atf_fail "no rejection logged"
+	atf_check -o match:"relayd.conf:9: http protocol: not implemented yet" cat relayd.log
+	atf_check -o match:"relayd.conf:10: filter rules: not implemented yet" cat relayd.log
+	atf_check -o match:"relayd.conf: 2 constructs not implemented yet" cat relayd.log
+	atf_check -o match:"^session [0-9]+:[0-9]+ " "$RELAYCTL" -s relayd.sock show sessions
+	wait "$tpid" || atf_fail "the session did not survive the refused reload: $(cat trickle.out)"
+	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"
+}
+reload_keeps_sessions_cleanup()
+{
+	stop_all
+}
+
+atf_test_case reload_ignores_prefork_socket cleanup
+reload_ignores_prefork_socket_head()
+{
+	atf_set descr "prefork and socket changes on reload are reported as ignored"
+	atf_set require.user root
+	atf_set timeout 30
+}
+reload_ignores_prefork_socket_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	sed -i -e 's/^prefork 3/prefork 2/' \
+	    -e "s|^socket .*|socket \"$PWD/other.sock\"|" \
+	    -e 's/relay test/relay renamed/' relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_log 10 "prefork change ignored" || atf_fail "prefork change not reported"
+	atf_check -o match:"socket change ignored" cat relayd.log
+	# the old socket still answers, the new one does not exist
+	atf_check -o match:"relay[[:space:]]+renamed[[:space:]]+active" "$RELAYCTL" -s relayd.sock show relays
+	atf_check -s exit:1 test -e other.sock
+	# still three relay processes
+	wait_for 10 sh -c "test \$(grep -c 'relay_launch: running relay renamed' relayd.log) -eq 3" ||
+	    atf_fail "not three relay processes after the reload"
+}
+reload_ignores_prefork_socket_cleanup()
+{
+	stop_all
+}
+
 atf_test_case relayctl_stop cleanup
 relayctl_stop_head()
 {
@@ -246,5 +315,7 @@ atf_init_test_cases()
 	atf_add_test_case second_instance_refused
 	atf_add_test_case sighup_reload
 	atf_add_test_case broken_reload_rejected
+	atf_add_test_case reload_keeps_sessions
+	atf_add_test_case reload_ignores_prefork_socket
 	atf_add_test_case relayctl_stop
 }
