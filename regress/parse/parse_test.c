@@ -471,11 +471,13 @@ ERR_TC(err_proto_twice, "protocol p {\n}\nprotocol p {\n}\n",
 ERR_TC(err_proto_name_long,
     "protocol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     " {\n}\n", "t.conf:1: protocol name truncated\n")
-ERR_TC(err_proto_http, "http protocol p {\n}\n",
+ERR_TC(err_proto_http, "http protocol p {\n}\n" RELAY_OK,
     "t.conf:1: http protocol: not implemented yet\n"
+    "t.conf: unused protocol: p\n"
     "t.conf: 1 construct not implemented yet\n")
-ERR_TC(err_proto_dns, "dns protocol p {\n}\n",
+ERR_TC(err_proto_dns, "dns protocol p {\n}\n" RELAY_OK,
     "t.conf:1: dns protocol: not implemented yet\n"
+    "t.conf: unused protocol: p\n"
     "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_backlog, "protocol p {\n\ttcp backlog 1000\n}\n",
     "t.conf:2: invalid backlog: 1000 (0 to 512)\n")

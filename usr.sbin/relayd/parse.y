@@ -1373,6 +1373,7 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			rlay->rl_conf.proto = p->id;
 			rlay->rl_proto = p;
 			rlay_proto_set = 1;
+			p->flags |= F_USED;
 		}
 		| DISABLE		{ rlay->rl_conf.flags |= F_DISABLE; }
 		| include
@@ -2846,6 +2847,7 @@ check_config(void)
 {
 	struct table	*tb;
 	struct host	*h, *ph;
+	struct protocol	*p;
 	int		 errors = 0;
 
 	if (timercmp(&conf->sc_conf.timeout, &conf->sc_conf.interval, >=)) {
@@ -2860,15 +2862,26 @@ check_config(void)
 			    tb->conf.name);
 			errors++;
 		}
+	if (TAILQ_EMPTY(conf->sc_relays) && TAILQ_EMPTY(&rdrs) &&
+	    TAILQ_EMPTY(&routers)) {
+		log_warnx("%s: no actions, nothing to do", conf->sc_conffile);
+		errors++;
+	}
+	/* a parent is a checked host: no chains, not itself */
 	TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
 		if (h->conf.parentid != 0 &&
 		    ((ph = host_find(conf, h->conf.parentid)) == NULL ||
-		    ph == h)) {
+		    ph == h || ph->conf.parentid != 0)) {
 			log_warnx("%s: host %s in table %s: no host with id "
 			    "%u to follow as parent", conf->sc_conffile,
 			    h->conf.name, h->tablename, h->conf.parentid);
 			errors++;
 		}
+	/* as OpenBSD, only a warning */
+	TAILQ_FOREACH(p, conf->sc_protos, entry)
+		if ((p->flags & F_USED) == 0)
+			log_warnx("%s: unused protocol: %s", conf->sc_conffile,
+			    p->name);
 	TAILQ_FOREACH(tb, conf->sc_tables, entry)
 		if (timercmp(&tb->conf.timeout, &conf->sc_conf.interval,
 		    >=)) {
