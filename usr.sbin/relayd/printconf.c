@@ -100,6 +100,7 @@ static void
 print_check(struct table *tb)
 {
 	size_t	 i;
+	int	 bin;
 
 	switch (tb->conf.check) {
 	case CHECK_NOCHECK:
@@ -133,20 +134,13 @@ print_check(struct table *tb)
 		}
 		break;
 	case CHECK_SEND_EXPECT:
-		printf("check send ");
-		if (tb->sendbuf == NULL)
-			printf("nothing");
-		else
-			print_str(tb->sendbuf);
-		printf(" expect ");
-		print_str(tb->conf.exbuf);
-		if (tb->conf.flags & F_TLS)
-			printf(" tls");
-		break;
 	case CHECK_BINSEND_EXPECT:
-		printf("check binary send ");
+		bin = tb->conf.check == CHECK_BINSEND_EXPECT;
+		printf("check %ssend ", bin ? "binary " : "");
 		if (tb->sendbuf == NULL)
 			printf("nothing");
+		else if (!bin)
+			print_str(tb->sendbuf);
 		else {
 			putchar('"');
 			for (i = 0; i < tb->sendbuf_len; i++)
