@@ -1246,9 +1246,12 @@ key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
 		;
 
 optdigest	: DIGEST STRING			{
-			size_t	 len = strlen($2);
+			size_t	 i, len = strlen($2);
 
-			if (len != 32 && len != 40) {
+			for (i = 0; i < len; i++)
+				if (!isxdigit((unsigned char)$2[i]))
+					break;
+			if (i < len || (len != 32 && len != 40)) {
 				yyerror("invalid url digest: %s (32 hex "
 				    "digits for MD5, 40 for SHA1)", $2);
 				FREEARG($2);

@@ -1,0 +1,33 @@
+#! /usr/bin/env atf-sh
+# The fuzz target builds and runs: a short run over the compatibility
+# corpus, so make fuzz keeps working.  The long runs are make fuzz's.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+atf_test_case smoke
+smoke_head()
+{
+	atf_set descr "parse_fuzz builds with clang and ASan and runs the corpus clean"
+	atf_set timeout 300
+}
+smoke_body()
+{
+	command -v clang >/dev/null 2>&1 || atf_skip "no clang (make fuzz installs it)"
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a \
+	    >/dev/null 2>&1 ||
+	    atf_skip "no libFuzzer runtime (make fuzz installs libclang-rt-14-dev)"
+	_dir=$(atf_get_srcdir)
+	make -s -C "$TOP" usr.sbin/relayd/parse.c >/dev/null ||
+	    atf_fail "no parse.c"
+	make -s -C "$_dir" build >build.log 2>&1 ||
+	    atf_fail "parse_fuzz does not build: $(tail -5 build.log)"
+	mkdir work
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/parse_fuzz" -runs=3000 -close_fd_mask=3 -timeout=10 \
+	    -dict="$_dir/parse.dict" work "$TOP/regress/parse/corpus"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case smoke
+}
