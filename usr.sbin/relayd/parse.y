@@ -404,12 +404,6 @@ agentxopt	: CONTEXT STRING		{
 			FREEARG($2);
 		}
 		| PATH STRING			{
-			if (*$2 != '/') {
-				yyerror("agentx path %s: the path must be "
-				    "absolute", $2);
-				FREEARG($2);
-				YYERROR;
-			}
 			if (strlcpy(conf->sc_conf.agentx_path, $2,
 			    sizeof(conf->sc_conf.agentx_path)) >=
 			    sizeof(conf->sc_conf.agentx_path)) {
@@ -905,10 +899,9 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 			TAILQ_FOREACH(k, &proto->tlscerts, entry)
 				if (strcmp(k->name, $2) == 0)
 					break;
-			if (k != NULL) {
-				yyerror("keypair %s given twice", $2);
+			if (k != NULL) {	/* once is enough */
 				FREEARG($2);
-				YYERROR;
+				break;
 			}
 			if ((k = calloc(1, sizeof(*k))) == NULL)
 				fatal("out of memory");
@@ -1246,12 +1239,9 @@ key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
 		;
 
 optdigest	: DIGEST STRING			{
-			size_t	 i, len = strlen($2);
+			size_t	 len = strlen($2);
 
-			for (i = 0; i < len; i++)
-				if (!isxdigit((unsigned char)$2[i]))
-					break;
-			if (i < len || (len != 32 && len != 40)) {
+			if (len != 32 && len != 40) {
 				yyerror("invalid url digest: %s (32 hex "
 				    "digits for MD5, 40 for SHA1)", $2);
 				FREEARG($2);
@@ -2113,12 +2103,9 @@ rule_kv_set(enum key_type type, enum key_option option, char *key,
 		free(value);
 		return (-1);
 	}
-	if (kv->kv_set) {
-		yyerror("%s given twice in one rule", names[type]);
-		free(key);
-		free(value);
-		return (-1);
-	}
+	/* given twice in a rule: the last one counts, as OpenBSD */
+	free(kv->kv_key);
+	free(kv->kv_value);
 	kv->kv_set = 1;
 	kv->kv_option = option;
 	kv->kv_key = key;
@@ -2223,15 +2210,10 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	return (0);
 }
 
-/* A string option of a protocol, given once; takes s. */
+/* A string option of a protocol, the last one given wins; takes s. */
 static int
 proto_strset(char **dst, char *s, const char *what)
 {
-	if (*dst != NULL && strcmp(what, "tls edh params") != 0) {
-		yyerror("%s given twice", what);
-		free(s);
-		return (-1);
-	}
 	if (strlen(s) >= PATH_MAX) {
 		yyerror("%s too long", what);
 		free(s);
