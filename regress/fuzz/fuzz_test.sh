@@ -1,13 +1,14 @@
 #! /usr/bin/env atf-sh
-# The fuzz target builds and runs: a short run over the compatibility
-# corpus, so make fuzz keeps working.  The long runs are make fuzz's.
+# The fuzz targets build and run: the parser's over the compatibility
+# corpus, the imsg framing's from nothing, briefly, so make fuzz keeps
+# working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
 
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "parse_fuzz builds with clang and ASan and runs the corpus clean"
+	atf_set descr "parse_fuzz and imsg_fuzz build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -25,6 +26,9 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/parse_fuzz" -runs=3000 -close_fd_mask=3 -timeout=10 \
 	    -dict="$_dir/parse.dict" work "$TOP/regress/parse/corpus"
+	mkdir imsg
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/imsg_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 imsg
 }
 
 atf_init_test_cases()
