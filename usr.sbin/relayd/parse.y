@@ -958,8 +958,12 @@ httpflags	: HEADERLEN NUMBER		{
 			}
 			proto->httpheaderlen = $2;
 		}
-		| WEBSOCKETS		{ proto->httpflags |= HTTPFLAG_WEBSOCKETS; }
-		| NO WEBSOCKETS		{ proto->httpflags &= ~HTTPFLAG_WEBSOCKETS; }
+		| WEBSOCKETS			{
+			proto->httpflags |= HTTPFLAG_WEBSOCKETS;
+		}
+		| NO WEBSOCKETS			{
+			proto->httpflags &= ~HTTPFLAG_WEBSOCKETS;
+		}
 		;
 
 /* Filter rules */
@@ -1788,7 +1792,8 @@ rdroptsl	: forwardmode TO		{
 			if (topts.mode != RELAY_DSTMODE_ROUNDROBIN &&
 			    topts.mode != RELAY_DSTMODE_LEASTSTATES) {
 				yyerror("mode %s not supported for "
-				    "redirections", relay_mode_name(topts.mode));
+				    "redirections",
+				    relay_mode_name(topts.mode));
 				YYERROR;
 			}
 			if (topts.mode == RELAY_DSTMODE_LEASTSTATES)
