@@ -64,6 +64,8 @@ config_init(struct relayd *env)
 	return (0);
 }
 
+static void	 protocol_forget(struct protocol *);
+
 /* A protocol with OpenBSD's defaults and no parser-owned memory. */
 void
 protocol_init(struct protocol *p)
@@ -73,11 +75,10 @@ protocol_init(struct protocol *p)
 	p->tcpbacklog = RELAY_BACKLOG;
 	p->tlsflags = TLSFLAG_DEFAULT;
 	p->httpheaderlen = RELAY_DEFHEADERLENGTH;
-	TAILQ_INIT(&p->tlscerts);
-	TAILQ_INIT(&p->rules);
+	protocol_forget(p);
 }
 
-static void
+void
 rule_free(struct relay_rule *r)
 {
 	int	 i;
@@ -116,9 +117,18 @@ protocol_free(struct protocol *p)
 	free(p->tlscapass);
 	free(p->tlsclientca);
 	free(p->style);
+	protocol_forget(p);
+}
+
+/* Lose the parser's memory without freeing it: a copy, or freed. */
+static void
+protocol_forget(struct protocol *p)
+{
 	p->tlsciphers = p->tlsdhparams = p->tlsecdhecurves = NULL;
 	p->tlsca = p->tlscacert = p->tlscakey = p->tlscapass = NULL;
 	p->tlsclientca = p->style = NULL;
+	TAILQ_INIT(&p->tlscerts);
+	TAILQ_INIT(&p->rules);
 }
 
 /* Free every object; the lists stay, empty. */
@@ -297,11 +307,7 @@ config_getproto(struct relayd *env, struct imsg *imsg)
 	memcpy(p, imsg->data, sizeof(*p));
 	p->name[sizeof(p->name) - 1] = '\0';
 	/* the parent's pointers mean nothing here */
-	p->tlsciphers = p->tlsdhparams = p->tlsecdhecurves = NULL;
-	p->tlsca = p->tlscacert = p->tlscakey = p->tlscapass = NULL;
-	p->tlsclientca = p->style = NULL;
-	TAILQ_INIT(&p->tlscerts);
-	TAILQ_INIT(&p->rules);
+	protocol_forget(p);
 	TAILQ_INSERT_TAIL(env->sc_protos, p, entry);
 	return (0);
 }

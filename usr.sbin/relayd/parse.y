@@ -190,7 +190,6 @@ static int	 rule_kv_set(enum key_type, enum key_option, char *, char *);
 static int	 proto_strset(char **, char *, const char *);
 static int	 tls_validate(const char *, char *);
 static void	 pfobj_purge(struct pfobjlist *);
-static void	 rule_release(struct relay_rule *);
 static int	 translate_string(char *);
 static int	 binary_sendbuf(void);
 static int	 table_samecheck(struct table *, struct table_opts *);
@@ -969,7 +968,7 @@ httpflags	: HEADERLEN NUMBER		{
 /* Filter rules */
 filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
 			if (rule != NULL)	/* left by an error */
-				rule_release(rule);
+				rule_free(rule);
 			free(rulefile);
 			rulefile = NULL;
 			if ((rule = calloc(1, sizeof(*rule))) == NULL)
@@ -2141,18 +2140,6 @@ rule_copy(const struct relay_rule *r)
 	return (c);
 }
 
-static void
-rule_release(struct relay_rule *r)
-{
-	int	 i;
-
-	for (i = 0; i < KEY_TYPE_MAX; i++) {
-		free(r->rule_kv[i].kv_key);
-		free(r->rule_kv[i].kv_value);
-	}
-	free(r);
-}
-
 /*
  * Add the rule, or with "file" one rule per line of the file: the first
  * word of every line that is not empty or a comment is the key.
@@ -2172,7 +2159,7 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
 	    r->rule_kv[KEY_TYPE_URL].kv_set)) {
 		yyerror("path, query and url are for request rules only");
-		rule_release(r);
+		rule_free(r);
 		return (-1);
 	}
 	if (path == NULL) {
@@ -2183,13 +2170,13 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	if ((fp = fopen(path, "r")) == NULL) {
 		yyerror("failed to load rules from %s: %s", path,
 		    strerror(errno));
-		rule_release(r);
+		rule_free(r);
 		return (-1);
 	}
 	if (!regular_file(fp, path)) {
 		yyerror("failed to load rules from %s", path);
 		fclose(fp);
-		rule_release(r);
+		rule_free(r);
 		return (-1);
 	}
 	while ((len = getline(&line, &size, fp)) != -1) {
@@ -2207,7 +2194,7 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	}
 	free(line);
 	fclose(fp);
-	rule_release(r);
+	rule_free(r);
 	if (n == 0) {
 		yyerror("failed to load rules from %s: no rules", path);
 		return (-1);
@@ -2781,7 +2768,7 @@ parse_config(const char *filename, struct relayd *x_conf)
 		proto = NULL;
 	}
 	if (rule != NULL) {
-		rule_release(rule);
+		rule_free(rule);
 		rule = NULL;
 	}
 	free(rulefile);

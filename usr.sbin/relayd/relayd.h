@@ -768,6 +768,7 @@ int		 config_init(struct relayd *);
 void		 config_purge(struct relayd *);
 void		 protocol_init(struct protocol *);
 void		 protocol_free(struct protocol *);
+void		 rule_free(struct relay_rule *);
 int		 config_setreset(struct relayd *);
 int		 config_getreset(struct relayd *, struct imsg *);
 int		 config_getcfg(struct relayd *, struct imsg *);
