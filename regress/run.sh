@@ -15,8 +15,10 @@ kyua --logfile="$results/kyua.log" test --results-file="$results/db" \
     >"$results/out" 2>&1
 rc=$?
 cat "$results/out"
+# what failed, with its output, for CI's log: all but the execution context
 kyua report --results-file="$results/db" --verbose \
-    --results-filter=broken,failed 2>/dev/null | sed -n '/^===> Failed\|^===> Broken/,$p'
+    --results-filter=broken,failed 2>/dev/null |
+    awk '/^===> / { show = ($0 != "===> Execution context") } show'
 
 passed=$(grep -c -- '->  passed' "$results/out")
 failed=$(grep -c -- '->  failed\|->  broken' "$results/out")
