@@ -325,6 +325,33 @@ one_way_traffic_survives_cleanup()
 	stop_all
 }
 
+atf_test_case half_closed_answer_survives cleanup
+half_closed_answer_survives_head()
+{
+	atf_set descr "a direction that just ended keeps the other idle one alive"
+	atf_set require.user root
+	atf_set timeout 30
+}
+half_closed_answer_survives_body()
+{
+	require_daemon
+	# the client sends for 1 s and half-closes; the backend answers
+	# 1.5 s later, after the answer direction was idle for the 2 s
+	# session timeout: the request bytes of that period count
+	bport=$(start_backend late late 1500)
+	relay_conf "$bport" "" "session timeout 2"
+	start_relayd
+	atf_check -o inline:"ok\n" "$RTOOL" trickle "$lport" 1
+	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
+	sessions_log
+	atf_check -o match:", done, bytes in 10 \(spliced 10 copied 0\) out 5 " \
+	    cat sessions
+}
+half_closed_answer_survives_cleanup()
+{
+	stop_all
+}
+
 atf_test_case long_transfer_survives cleanup
 long_transfer_survives_head()
 {
@@ -543,6 +570,7 @@ atf_init_test_cases()
 	atf_add_test_case idle_timeout
 	atf_add_test_case idle_timeout_no_splice
 	atf_add_test_case one_way_traffic_survives
+	atf_add_test_case half_closed_answer_survives
 	atf_add_test_case long_transfer_survives
 	atf_add_test_case show_sessions_bytes
 	atf_add_test_case lb_roundrobin

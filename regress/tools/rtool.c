@@ -26,6 +26,9 @@
  *   rtool idle PORT SECONDS             connect, send one byte, wait for the
  *                                       close; print how long it took
  *   rtool sink PORTFILE [SECONDS]       read everything, answer nothing
+ *   rtool late PORTFILE MS [SECONDS]    read to the end of file, wait MS
+ *                                       milliseconds, answer "late\n" and
+ *                                       close
  *   rtool trickle PORT SECONDS          one byte every 100 ms for SECONDS,
  *                                       then half-close; fails if the
  *                                       connection ends early
@@ -444,6 +447,20 @@ sink_conn(int s)
 	_exit(0);
 }
 
+static int	 late_ms;
+
+static void
+late_conn(int s)
+{
+	static unsigned char	 buf[BUFSZ];
+
+	while (read(s, buf, sizeof(buf)) > 0)
+		;
+	usleep(late_ms * 1000);
+	(void)write(s, "late\n", 5);
+	_exit(0);
+}
+
 static int
 trickle(int port, int secs)
 {
@@ -655,6 +672,11 @@ main(int argc, char *argv[])
 	if (argc >= 3 && strcmp(argv[1], "sink") == 0)
 		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
 		    sink_conn));
+	if (argc >= 4 && strcmp(argv[1], "late") == 0) {
+		late_ms = atoi(argv[3]);
+		return (serve(argv[2], argc > 4 ? atoi(argv[4]) : 60,
+		    late_conn));
+	}
 	if (argc >= 4 && strcmp(argv[1], "trickle") == 0)
 		return (trickle(atoi(argv[2]), atoi(argv[3])));
 	if (argc >= 5 && strcmp(argv[1], "ident") == 0)

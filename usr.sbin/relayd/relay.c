@@ -657,7 +657,8 @@ relay_bytes(struct ctl_relay_event *cre)
 
 /*
  * One direction ended.  End of file half-closes the other side; an idle
- * direction ends the session only when the other one is idle too.
+ * direction ends the session only when the other one moved nothing in
+ * the same period.
  */
 static void
 relay_splice_done(struct rsplice *sp, int reason, void *arg)
@@ -678,9 +679,13 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 			relay_close(con, "done", 0);
 		return;
 	case ETIMEDOUT:
+		/*
+		 * Bytes the other direction moved since the last look keep
+		 * the session alive, also when that direction has ended
+		 * since: a half-closed session waiting for its answer.
+		 */
 		total = relay_bytes(other);
-		if (!other->done && other->sp.sp_active &&
-		    total != other->mark) {
+		if (total != other->mark) {
 			other->mark = total;
 			cre->mark = relay_bytes(cre);
 			if (splice_start(&cre->sp, cre->s, other->s, 0,
