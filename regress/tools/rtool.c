@@ -438,12 +438,18 @@ http_serve(int port, int secs)
 }
 
 static void
-sink_conn(int s)
+read_to_eof(int s)
 {
 	static unsigned char	 buf[BUFSZ];
 
 	while (read(s, buf, sizeof(buf)) > 0)
 		;
+}
+
+static void
+sink_conn(int s)
+{
+	read_to_eof(s);
 	_exit(0);
 }
 
@@ -452,10 +458,7 @@ static int	 late_ms;
 static void
 late_conn(int s)
 {
-	static unsigned char	 buf[BUFSZ];
-
-	while (read(s, buf, sizeof(buf)) > 0)
-		;
+	read_to_eof(s);
 	usleep(late_ms * 1000);
 	(void)write(s, "late\n", 5);
 	_exit(0);
