@@ -72,6 +72,50 @@ children_chrooted_cleanup()
 	stop_all
 }
 
+atf_test_case no_handle_outside_chroot cleanup
+no_handle_outside_chroot_head()
+{
+	atf_set descr "no child holds a descriptor to anything outside its chroot"
+	atf_set require.user root
+	atf_set timeout 30
+}
+no_handle_outside_chroot_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	home=$(readlink -f "$(getent passwd _relayd | cut -d: -f6)")
+	n=0
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		for f in /proc/"$c"/fd/*; do
+			t=$(readlink "$f") || continue
+			n=$((n + 1))
+			case $t in
+			socket:*|pipe:*|anon_inode:*|/dev/null)
+				continue ;;
+			"$home"|"$home"/*)
+				# inside: ".." stops at the child's root
+				continue ;;
+			/*)
+				# relayd -d: stdio goes where the test sent it
+				case ${f##*/} in
+				0|1|2) [ -d "$f" ] || continue ;;
+				esac
+				atf_fail "child $c ($(tr '\0' ' ' </proc/$c/cmdline)) holds fd ${f##*/} -> $t"
+				;;
+			*)
+				atf_fail "child $c ($(tr '\0' ' ' </proc/$c/cmdline)) holds fd ${f##*/} -> $t"
+				;;
+			esac
+		done
+	done
+	[ "$n" -gt 0 ] || atf_fail "no descriptors seen"
+}
+no_handle_outside_chroot_cleanup()
+{
+	stop_all
+}
+
 atf_test_case sigterm_clean cleanup
 sigterm_clean_head()
 {
@@ -310,6 +354,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case process_tree
 	atf_add_test_case children_chrooted
+	atf_add_test_case no_handle_outside_chroot
 	atf_add_test_case sigterm_clean
 	atf_add_test_case lost_child
 	atf_add_test_case second_instance_refused

@@ -342,7 +342,6 @@ proc_run(struct privsep *ps, struct privsep_proc *p,
 	unsigned int	 i;
 
 	log_procinit(p->p_title);
-	getdtablecount_init();
 
 	if (chroot(pw->pw_dir) == -1)
 		fatal("%s: chroot %s", __func__, pw->pw_dir);

@@ -45,7 +45,6 @@
 #endif
 
 /* getdtablecount.c */
-void	 getdtablecount_init(void);
 #ifndef __OpenBSD__
 int	 getdtablecount(void);
 #endif

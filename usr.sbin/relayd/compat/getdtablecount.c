@@ -17,85 +17,47 @@
 #include <sys/types.h>
 #include <sys/resource.h>
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "compat.h"
 
 #ifndef __OpenBSD__
 
-#ifdef __linux__
+#define SCAN_CHUNK	1024
+
 /*
- * /proc is not there inside the chroot: open the descriptor directory
- * before chroot and re-read it through that handle.
+ * Count the open descriptors without /proc: a directory handle kept
+ * across chroot(2) would be a way out of it (openat(fd, "../../..")).
+ * poll(2) flags every descriptor that is not open with POLLNVAL, so one
+ * call looks at a whole chunk of the table.
  */
-static int	 fddir = -1;
-
-void
-getdtablecount_init(void)
-{
-	if (fddir == -1)
-		fddir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC);
-}
-
-static int
-getdtablecount_proc(void)
-{
-	DIR		*dir;
-	struct dirent	*de;
-	int		 fd, n = 0;
-
-	if (fddir == -1 || (fd = dup(fddir)) == -1)
-		return (-1);
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return (-1);
-	}
-	rewinddir(dir);
-	while ((de = readdir(dir)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(dir);
-	/* the duplicate used for reading does not count */
-	return (n - 1);
-}
-#else
-void
-getdtablecount_init(void)
-{
-}
-
-static int
-getdtablecount_proc(void)
-{
-	return (-1);
-}
-#endif
-
 int
 getdtablecount(void)
 {
+	struct pollfd	 pfd[SCAN_CHUNK];
 	struct rlimit	 rl;
-	rlim_t		 i, max;
-	int		 n;
+	rlim_t		 max, base;
+	int		 i, n, chunk;
 
-	if ((n = getdtablecount_proc()) != -1)
-		return (n);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur > INT_MAX)
-		max = 1024;
+		max = getdtablesize();
 	else
 		max = rl.rlim_cur;
-	for (i = 0, n = 0; i < max; i++)
-		if (fcntl((int)i, F_GETFD) != -1)
-			n++;
+	for (base = 0, n = 0; base < max; base += chunk) {
+		chunk = max - base > SCAN_CHUNK ? SCAN_CHUNK : max - base;
+		for (i = 0; i < chunk; i++) {
+			pfd[i].fd = base + i;
+			pfd[i].events = 0;
+			pfd[i].revents = 0;
+		}
+		if (poll(pfd, chunk, 0) == -1)
+			return (-1);
+		for (i = 0; i < chunk; i++)
+			if ((pfd[i].revents & POLLNVAL) == 0)
+				n++;
+	}
 	return (n);
-}
-#else
-void
-getdtablecount_init(void)
-{
 }
 #endif /* !__OpenBSD__ */
