@@ -195,6 +195,58 @@ second_instance_refused_cleanup()
 	stop_all
 }
 
+atf_test_case busy_port_refused cleanup
+busy_port_refused_head()
+{
+	atf_set descr "a second relayd on an address in use fails with Address already in use"
+	atf_set require.user root
+	atf_set timeout 30
+}
+busy_port_refused_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	sed "s|$PWD/relayd.sock|$PWD/other.sock|" relayd.conf >other.conf
+	atf_check -s exit:1 -e match:"cannot listen on 127.0.0.1 port $(cat relay.port): Address already in use" \
+	    "$RELAYD" -d -f other.conf
+	atf_check -s exit:1 test -e other.sock
+	atf_check -o inline:"1\n" -x "ss -Hltn 'sport = :$(cat relay.port)' | wc -l | tr -d ' '"
+}
+busy_port_refused_cleanup()
+{
+	stop_all
+}
+
+atf_test_case reload_keeps_listener cleanup
+reload_keeps_listener_head()
+{
+	atf_set descr "reloads take the listener over: one socket, no connection refused"
+	atf_set require.user root
+	atf_set timeout 60
+}
+reload_keeps_listener_body()
+{
+	require_daemon
+	port=$(start_backend back echo)
+	write_conf "$port"
+	start_relayd
+	inode=$(ss -Hltne "sport = :$(cat relay.port)" | sed -n 's/.*ino:\([0-9]*\).*/\1/p')
+	[ -n "$inode" ] || atf_fail "no listener"
+	for i in 1 2 3 4 5; do
+		kill -HUP "$(cat relayd.pid)"
+		wait_for 10 sh -c "[ \$(grep -c 'reloading configuration' relayd.log) -ge $i ]" ||
+		    atf_fail "reload $i not done"
+		atf_check -o inline:"1\n" -x "ss -Hltn 'sport = :$(cat relay.port)' | wc -l | tr -d ' '"
+	done
+	atf_check -o inline:"$inode\n" -x "ss -Hltne 'sport = :$(cat relay.port)' | sed -n 's/.*ino:\([0-9]*\).*/\1/p'"
+	atf_check -o ignore -e ignore "$RTOOL" client "$(cat relay.port)" 4 65536 20
+}
+reload_keeps_listener_cleanup()
+{
+	stop_all
+}
+
 atf_test_case sighup_reload cleanup
 sighup_reload_head()
 {
@@ -253,6 +305,89 @@ broken_reload_rejected_body()
 	atf_check -o match:"relay[[:space:]]+third[[:space:]]+active" "$RELAYCTL" -s relayd.sock show relays
 }
 broken_reload_rejected_cleanup()
+{
+	stop_all
+}
+
+atf_test_case reload_busy cleanup
+reload_busy_head()
+{
+	atf_set descr "relayctl reload during another reload says so and exits 2"
+	atf_set require.user root
+	atf_set timeout 30
+}
+reload_busy_body()
+{
+	require_daemon
+	write_conf
+	start_relayd
+	# a relay process that does not answer holds the first reload open
+	relay=$(pgrep -P "$(cat relayd.pid)" -f 'relayd: relay' | head -1)
+	kill -STOP "$relay"
+	"$RELAYCTL" -s relayd.sock reload >first.out 2>&1 &
+	echo $! >first.pid
+	wait_log 10 "reloading configuration" || atf_fail "no first reload"
+	atf_check -s exit:2 -o inline:"reload already in progress\n" \
+	    "$RELAYCTL" -s relayd.sock reload
+	atf_check -o match:"a reload is still in progress" cat relayd.log
+	kill -CONT "$relay"
+	wait "$(cat first.pid)"
+	atf_check_equal 0 $?
+	rm -f first.pid
+	atf_check -s exit:0 -o empty cat first.out
+	atf_check -o empty "$RELAYCTL" -s relayd.sock reload
+}
+reload_busy_cleanup()
+{
+	for p in $(pgrep -f 'relayd: relay'); do kill -CONT "$p"; done
+	stop_all
+}
+
+atf_test_case reload_storm_counts cleanup
+reload_storm_counts_head()
+{
+	atf_set descr "20 SIGHUPs and 5 relayctl reloads: every session is one client connection, one backend connection, one log line"
+	atf_set require.user root
+	atf_set timeout 90
+}
+reload_storm_counts_body()
+{
+	require_daemon
+	bport=$(start_backend back echo 80)
+	write_conf "$bport"
+	start_relayd
+	lport=$(cat relay.port)
+	(
+		for i in $(seq 1 20); do
+			kill -HUP "$(cat relayd.pid)"
+			sleep 0.05
+		done
+		for i in 1 2 3 4 5; do
+			"$RELAYCTL" -s relayd.sock reload >/dev/null 2>&1 &
+		done
+		wait
+		touch storm.done
+	) &
+	storm=$!
+	made=0 ok=0
+	while [ ! -e storm.done ] && [ "$made" -lt 2000 ]; do
+		made=$((made + 1))
+		"$RTOOL" client "$lport" 1 4096 10 >/dev/null 2>&1 && ok=$((ok + 1))
+	done
+	wait "$storm"
+	# every session has ended and is logged before the counts are taken
+	wait_for 10 sh -c "[ \$(grep -c 'relay test, session [0-9]* (' relayd.log) -ge $made ]" ||
+	    atf_fail "$made connections made, $(grep -c 'relay test, session [0-9]* (' relayd.log) sessions logged"
+	atf_check -o inline:"$made\n" -x "grep -c 'relay test, session [0-9]* (' relayd.log"
+	atf_check -o inline:"$made\n" -x "wc -c <back.port.conns | tr -d ' '"
+	# a client only fails when a reload ended its session (a reset may
+	# also end one whose client already had all its bytes back)
+	reset=$(grep -c 'relay test, session [0-9]* (.*, relay reset' relayd.log)
+	[ "$((made - ok))" -le "$reset" ] ||
+	    atf_fail "$((made - ok)) clients failed, $reset sessions reset"
+	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"
+}
+reload_storm_counts_cleanup()
 {
 	stop_all
 }
@@ -358,8 +493,12 @@ atf_init_test_cases()
 	atf_add_test_case sigterm_clean
 	atf_add_test_case lost_child
 	atf_add_test_case second_instance_refused
+	atf_add_test_case busy_port_refused
+	atf_add_test_case reload_keeps_listener
 	atf_add_test_case sighup_reload
 	atf_add_test_case broken_reload_rejected
+	atf_add_test_case reload_busy
+	atf_add_test_case reload_storm_counts
 	atf_add_test_case reload_keeps_sessions
 	atf_add_test_case reload_ignores_prefork_socket
 	atf_add_test_case relayctl_stop

@@ -57,6 +57,7 @@
  *                                       socket, print "closed" once the
  *                                       peer hangs up
  *
+ * Servers count the connections they accept, a byte each, in PORTFILE.conns.
  * Every mode ends by itself: servers after SECONDS (default 60), clients
  * when done or after SECONDS.
  */
@@ -73,6 +74,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -189,8 +191,16 @@ serve(const char *portfile, int secs, void (*conn)(int))
 {
 	int	 l, s;
 
+	char	 path[PATH_MAX];
+	int	 cfd;
+
 	signal(SIGCHLD, SIG_IGN);
 	l = listen_any(portfile);
+	/* one byte per connection accepted, for tests that count them */
+	(void)snprintf(path, sizeof(path), "%s.conns", portfile);
+	if ((cfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND,
+	    0644)) == -1)
+		err(1, "%s", path);
 	alarm(secs);
 	for (;;) {
 		if ((s = accept(l, NULL, NULL)) == -1) {
@@ -198,6 +208,8 @@ serve(const char *portfile, int secs, void (*conn)(int))
 				continue;
 			err(1, "accept");
 		}
+		if (write(cfd, ".", 1) != 1)
+			err(1, "%s", path);
 		switch (fork()) {
 		case -1:
 			err(1, "fork");

@@ -237,6 +237,10 @@ main(int argc, char *argv[])
 					    "configuration was rejected, see "
 					    "the log\n");
 					error = 1;
+				} else if (imsg.hdr.type ==
+				    IMSG_CTL_RELOAD_BUSY) {
+					printf("reload already in progress\n");
+					error = 2;
 				}
 				done = 1;
 				break;
@@ -254,7 +258,7 @@ main(int argc, char *argv[])
 	close(ctl_sock);
 	free(ibuf);
 
-	return (error ? 1 : 0);
+	return (error == 2 ? 2 : error ? 1 : 0);
 }
 
 static int

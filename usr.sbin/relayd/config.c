@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -327,6 +328,7 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		PROC_PFE, PROC_RELAY, PROC_CA
 	};
 	unsigned int		 i;
+	int			 fd;
 
 	for (i = 0; i < nitems(to); i++)
 		proc_compose(ps, to[i], IMSG_CFG_RELAY, &rlay->rl_conf,
@@ -342,13 +344,14 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		proc_compose(ps, PROC_PFE, IMSG_CFG_RELAY_TABLE, &crt,
 		    sizeof(crt));
 	}
+	/* the parent keeps its listener for the next reload */
 	if (rlay->rl_s != -1) {
+		if ((fd = fcntl(rlay->rl_s, F_DUPFD_CLOEXEC, 0)) == -1)
+			fatal("%s: dup", __func__);
 		memset(&rfd, 0, sizeof(rfd));
 		rfd.relayid = rlay->rl_conf.id;
 		proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CFG_RELAY_FD, 0,
-		    rlay->rl_s, &rfd, sizeof(rfd));
-		/* the relay processes own it now */
-		rlay->rl_s = -1;
+		    fd, &rfd, sizeof(rfd));
 	}
 	return (0);
 }

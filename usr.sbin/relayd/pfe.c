@@ -95,6 +95,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_CTL_OK:
 	case IMSG_CTL_FAIL:
+	case IMSG_CTL_RELOAD_BUSY:
 		/* the end of a reload asked by relayctl */
 		control_reply(imsg->hdr.peerid, imsg->hdr.type);
 		break;

@@ -53,7 +53,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CTL_RESET] = "ctl_reset",
 	[IMSG_CTL_START] = "ctl_start",
 	[IMSG_CTL_RELOAD] = "ctl_reload",
-	[IMSG_CTL_RELOAD_DONE] = "ctl_reload_done",
+	[IMSG_CTL_RELOAD_BUSY] = "ctl_reload_busy",
 	[IMSG_CTL_SHUTDOWN] = "ctl_shutdown",
 	[IMSG_CTL_NOTIFY] = "ctl_notify",
 	[IMSG_CTL_SHOW_SUM] = "ctl_show_sum",
@@ -78,8 +78,6 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CFG_RELAY_FD] = "cfg_relay_fd",
 	[IMSG_CFG_DONE] = "cfg_done",
 	[IMSG_STATISTICS] = "statistics",
-	[IMSG_SESS_PUBLISH] = "sess_publish",
-	[IMSG_SESS_UNPUBLISH] = "sess_unpublish",
 	[IMSG_HOST_STATUS] = "host_status",
 	[IMSG_SCRIPT] = "script",
 };

@@ -151,23 +151,41 @@ relay_hash_addr(const uint8_t *key, const void *data, size_t len,
 }
 
 /*
- * Parent: open the listening socket of a relay.  Every relay process
- * gets a duplicate of it.
+ * Parent: the listening socket of a relay.  A listener whose address
+ * the running configuration (old) already has is taken over, so that a
+ * reload neither drops queued connections nor opens a second socket
+ * beside it.  No SO_REUSEPORT: an address belongs to one daemon, and a
+ * second one fails with "Address already in use".  The parent keeps its
+ * socket; every relay process gets a duplicate.
  */
 int
-relay_privinit(struct relay *rlay)
+relay_privinit(struct relayd *old, struct relay *rlay)
 {
 	struct protocol	*p = rlay->rl_proto;
+	struct relay	*prev;
 	char		 buf[INET6_ADDRSTRLEN];
 	int		 s, on = 1, backlog;
+
+	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
+	if (old != NULL && (prev = relay_findbyaddr(old,
+	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
+		if ((s = fcntl(prev->rl_s, F_DUPFD_CLOEXEC, 0)) == -1) {
+			log_warn("relay %s: dup", rlay->rl_conf.name);
+			return (-1);
+		}
+		relay_socket_opts(s, p, 1);
+		/* a second listen(2) sets the new backlog */
+		(void)listen(s, backlog);
+		rlay->rl_s = s;
+		return (0);
+	}
 
 	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
 	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
 		log_warn("relay %s: socket", rlay->rl_conf.name);
 		return (-1);
 	}
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
-	    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) == -1) {
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1) {
 		log_warn("relay %s: setsockopt", rlay->rl_conf.name);
 		close(s);
 		return (-1);
@@ -181,7 +199,6 @@ relay_privinit(struct relay *rlay)
 		close(s);
 		return (-1);
 	}
-	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
 	if (listen(s, backlog) == -1) {
 		log_warn("relay %s: listen", rlay->rl_conf.name);
 		close(s);

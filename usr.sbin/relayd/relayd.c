@@ -46,7 +46,7 @@ static int	 parent_dispatch_pfe(int, struct privsep_proc *,
 static int	 parent_dispatch_child(int, struct privsep_proc *,
 		    struct imsg *);
 static void	 parent_sig_handler(int, short, void *);
-static int	 parent_open_sockets(struct relayd *);
+static int	 parent_open_sockets(struct relayd *, struct relayd *);
 static void	 parent_push(struct relayd *);
 static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
@@ -193,7 +193,7 @@ main(int argc, char *argv[])
 	if ((ps->ps_csock = control_init(env->sc_conf.socket,
 	    &ps->ps_csock_gid)) == -1)
 		exit(1);
-	if (parent_open_sockets(env) == -1) {
+	if (parent_open_sockets(env, NULL) == -1) {
 		control_cleanup(env->sc_conf.socket);
 		exit(1);
 	}
@@ -254,14 +254,17 @@ parent_send_procinfo(struct relayd *env)
 		}
 }
 
-/* Open every relay's listening socket; on failure, none stays open. */
+/*
+ * Open every relay's listening socket, taking over those of the running
+ * configuration (old) at the same address; on failure, none stays open.
+ */
 static int
-parent_open_sockets(struct relayd *env)
+parent_open_sockets(struct relayd *env, struct relayd *old)
 {
 	struct relay	*rlay;
 
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
-		if (relay_privinit(rlay) == -1) {
+		if (relay_privinit(old, rlay) == -1) {
 			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 				if (rlay->rl_s != -1) {
 					close(rlay->rl_s);
@@ -320,7 +323,8 @@ parent_configure_done(struct relayd *env)
 /*
  * Two-phase reload: the new file is parsed, checked and its sockets
  * opened before anything running is touched; a file that fails any of
- * that is rejected whole.
+ * that is rejected whole.  Returns 0, or the answer for relayctl:
+ * IMSG_CTL_FAIL (rejected) or IMSG_CTL_RELOAD_BUSY.
  */
 static int
 parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
@@ -331,19 +335,19 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	if (env->sc_reload) {
 		log_warnx("reload of %s refused: a reload is still in "
 		    "progress", filename);
-		return (-1);
+		return (IMSG_CTL_RELOAD_BUSY);
 	}
 	if ((new = calloc(1, sizeof(*new))) == NULL ||
 	    config_init(new) == -1) {
 		log_warn("%s", __func__);
 		free(new);
-		return (-1);
+		return (IMSG_CTL_FAIL);
 	}
 	new->sc_conffile = filename;
 	new->sc_ps = ps;
 	new->sc_conf.opts = env->sc_conf.opts & RELAYD_OPT_VERBOSE;
 	if (parse_config(filename, new) == -1 ||
-	    parent_open_sockets(new) == -1) {
+	    parent_open_sockets(new, env) == -1) {
 		log_warnx("configuration %s rejected, the running "
 		    "configuration stays", filename);
 		config_purge(new);
@@ -351,7 +355,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		free(new->sc_relays);
 		free(new->sc_protos);
 		free(new);
-		return (-1);
+		return (IMSG_CTL_FAIL);
 	}
 	if (ps->ps_debug)
 		new->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
@@ -436,6 +440,7 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	char		 path[PATH_MAX];
 	const char	*file;
 	size_t		 len;
+	int		 type;
 
 	(void)fd;
 	switch (imsg->hdr.type) {
@@ -450,8 +455,8 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		file = (len > 0 && path[0] != '\0') ? path :
 		    env->sc_conffile;
 		/* parsing is done before parent_reload() returns */
-		if (parent_reload(env, file, imsg->hdr.peerid) == -1)
-			proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_FAIL,
+		if ((type = parent_reload(env, file, imsg->hdr.peerid)) != 0)
+			proc_compose_imsg(ps, PROC_PFE, 0, type,
 			    imsg->hdr.peerid, -1, NULL, 0);
 		break;
 	case IMSG_CTL_SHUTDOWN:

@@ -84,7 +84,7 @@ enum imsg_type {
 	IMSG_CTL_RESET,			/* parent -> children: purge config */
 	IMSG_CTL_START,			/* parent -> children: go live */
 	IMSG_CTL_RELOAD,		/* pfe -> parent: reload (path) */
-	IMSG_CTL_RELOAD_DONE,		/* parent -> pfe: result of reload */
+	IMSG_CTL_RELOAD_BUSY,		/* parent -> relayctl: reload under way */
 	IMSG_CTL_SHUTDOWN,
 	IMSG_CTL_NOTIFY,		/* relayctl monitor */
 	IMSG_CTL_SHOW_SUM,
@@ -109,8 +109,6 @@ enum imsg_type {
 	IMSG_CFG_RELAY_FD,
 	IMSG_CFG_DONE,
 	IMSG_STATISTICS,
-	IMSG_SESS_PUBLISH,
-	IMSG_SESS_UNPUBLISH,
 	IMSG_HOST_STATUS,		/* hce -> pfe -> relays */
 	IMSG_SCRIPT,			/* hce <-> parent */
 	IMSG_MAX
@@ -816,7 +814,7 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
-int		 relay_privinit(struct relay *);
+int		 relay_privinit(struct relayd *, struct relay *);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
 
