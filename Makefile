@@ -100,8 +100,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
-.PHONY: all deps test check run install lint bench bench-deps bench-hce \
-	fuzz clean
+.PHONY: all deps test check run install lint lint-so-splice bench \
+	bench-deps bench-hce fuzz clean
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -147,10 +147,10 @@ deps:
 # A fresh machine has none of the packages: install them first, then
 # build in a new make so that pkg-config is asked again.
 test: deps
-	@$(MAKE) --no-print-directory all $(REGRESS_PROGS)
+	@$(MAKE) --no-print-directory all $(REGRESS_PROGS) lint-so-splice
 	@sh regress/run.sh
 
-check: all $(REGRESS_PROGS)
+check: all $(REGRESS_PROGS) lint-so-splice
 	@sh regress/run.sh
 
 run: deps
@@ -169,10 +169,16 @@ install: all
 		    sh etc/mkuser.sh; \
 	fi
 
-lint:
+lint: lint-so-splice
 	mandoc -Tlint -Wwarning man/*.[58]
 	@if command -v shellcheck >/dev/null; then \
 		shellcheck -s sh etc/*.sh regress/*.sh; fi
+
+# splice_so.c only runs on the BSDs: compile it here against a stand-in
+# for their <sys/socket.h> so that it cannot rot.
+lint-so-splice:
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only \
+	    -include regress/splice/bsd_splice.h $(RD)/splice_so.c
 
 bench: all regress/perf/relaybench regress/perf/barerelay
 	@$(MAKE) --no-print-directory -C regress/perf $@

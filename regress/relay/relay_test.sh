@@ -21,10 +21,35 @@ relay test {
 CONF
 }
 
-# The session end lines of the log, in the file "sessions".
+# nosplice_conf BACKEND_PORT [EXTRA RELAY LINES]: a relay with "tcp no
+# splice", one relay process
+nosplice_conf()
+{
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+protocol copying {
+	tcp no splice
+}
+relay test {
+	listen on 127.0.0.1 port $lport
+	protocol copying
+	forward to 127.0.0.1 port $1
+	$2
+}
+CONF
+}
+
+# The session end lines of the log in the file "sessions" (OpenBSD's
+# format), and our byte count lines that follow them in "bytes".
 sessions_log()
 {
-	grep '^relay test, session ' relayd.log >sessions
+	# the byte line is written right after its end line
+	wait_for 5 sh -c "[ \$(grep -c '^relay test, session [0-9]*, bytes ' relayd.log) -ge \$(grep -c '^relay test, session [0-9]* (' relayd.log) ]"
+	grep '^relay test, session [0-9]* (' relayd.log >sessions
+	grep '^relay test, session [0-9]*, bytes ' relayd.log >bytes
 }
 
 echo_through()
@@ -34,7 +59,7 @@ echo_through()
 	start_relayd
 	atf_check -o match:"^ok 4 streams 4294967296 bytes" \
 	    "$RTOOL" client "$lport" 4 1073741824 120
-	wait_for 10 sh -c "test \$(grep -c '^relay test, session .*, done, ' relayd.log) -eq 4" ||
+	wait_for 10 sh -c "test \$(grep -c '^relay test, session .*, done\$' relayd.log) -eq 4" ||
 	    atf_fail "not four sessions done"
 }
 
@@ -51,8 +76,8 @@ integrity_pipe_body()
 	echo_through "splice engine pipe"
 	atf_check -o match:"splice engine: pipe" "$RELAYCTL" -s relayd.sock status
 	sessions_log
-	atf_check -o match:"bytes in 1073741824 \(spliced 1073741824 copied 0\) out 1073741824 \(spliced 1073741824 copied 0\)" \
-	    cat sessions
+	atf_check -o match:"^relay test, session [0-9]+, bytes in 1073741824 \(spliced 1073741824, copied 0\), out 1073741824 \(spliced 1073741824, copied 0\)\$" \
+	    cat bytes
 }
 integrity_pipe_cleanup()
 {
@@ -71,6 +96,9 @@ integrity_copy_body()
 	require_daemon
 	echo_through "splice engine copy"
 	atf_check -o match:"splice engine: copy" "$RELAYCTL" -s relayd.sock status
+	# the copy engine's bytes are copies, not splices
+	sessions_log
+	atf_check -o inline:"4\n" -x "grep -c 'bytes in 1073741824 (spliced 0, copied 1073741824), out 1073741824 (spliced 0, copied 1073741824)\$' bytes"
 }
 integrity_copy_cleanup()
 {
@@ -88,27 +116,15 @@ integrity_no_splice_body()
 {
 	require_daemon
 	bport=$(start_backend echo echo)
-	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-protocol copying {
-	tcp no splice
-}
-relay test {
-	listen on 127.0.0.1 port $lport
-	protocol copying
-	forward to 127.0.0.1 port $bport
-}
-CONF
+	nosplice_conf "$bport"
 	PREFORK=1 start_relayd
 	atf_check -o match:"^ok 1 streams 104857600 bytes" \
 	    "$RTOOL" client "$lport" 1 104857600
-	wait_log 10 "^relay test, session 1 .*, done, " || atf_fail "no session end"
+	wait_log 10 "^relay test, session 1 .*, done\$" || atf_fail "no session end"
+	wait_log 10 "^relay test, session 1, bytes " || atf_fail "no bytes line"
 	sessions_log
-	atf_check -o match:"bytes in 104857600 \(spliced 0 copied 104857600\) out 104857600 \(spliced 0 copied 104857600\)" \
-	    cat sessions
+	atf_check -o match:"^relay test, session 1, bytes in 104857600 \(spliced 0, copied 104857600\), out 104857600 \(spliced 0, copied 104857600\)\$" \
+	    cat bytes
 }
 integrity_no_splice_cleanup()
 {
@@ -130,10 +146,12 @@ concurrent_200_body()
 	start_relayd
 	atf_check -o match:"^ok 200 streams 209715200 bytes" \
 	    "$RTOOL" client "$lport" 200 1048576 100
-	wait_for 20 sh -c "test \$(grep -c ', done, ' relayd.log) -eq 200" ||
+	wait_for 20 sh -c "test \$(grep -c ', done\$' relayd.log) -eq 200" ||
 	    atf_fail "not 200 sessions done"
 	# ids count from 1 in each relay process, one line per session
-	atf_check -o inline:"200\n" -x "grep -c '^relay test, session [0-9]* ([0-9]* active), 0, 127.0.0.1 -> 127.0.0.1:$bport, done, bytes in 1048576 ' relayd.log"
+	atf_check -o inline:"200\n" -x "grep -c '^relay test, session [0-9]* ([0-9]* active), 0, 127.0.0.1 -> 127.0.0.1:$bport, done\$' relayd.log"
+	wait_for 10 sh -c "test \$(grep -c '^relay test, session [0-9]*, bytes in 1048576 ' relayd.log) -eq 200" ||
+	    atf_fail "not 200 byte lines"
 }
 concurrent_200_cleanup()
 {
@@ -157,7 +175,8 @@ backend_halfclose_body()
 	atf_check -o inline:"ok 3000000\n" "$RTOOL" converse "$lport" 3000000
 	wait_for 10 test -s greet.port.got || atf_fail "backend did not finish"
 	atf_check -o inline:"ok 3000000\n" cat greet.port.got
-	wait_log 10 ", done, bytes in 3000000 " || atf_fail "no session end"
+	wait_log 10 ", session 1, bytes in 3000000 " || atf_fail "no session end"
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, done\$" cat relayd.log
 }
 backend_halfclose_cleanup()
 {
@@ -180,8 +199,10 @@ backend_refuses_body()
 	    "$RTOOL" client "$lport" 1 1000 10
 	wait_log 10 "connect failed" || atf_fail "no log line"
 	sessions_log
-	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:[0-9]+, connect failed, bytes in 0 " \
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:[0-9]+, connect failed\$" \
 	    cat sessions
+	atf_check -o match:"^relay test, session 1, bytes in 0 \(spliced 0, copied 0\), out 0 " \
+	    cat bytes
 }
 backend_refuses_cleanup()
 {
@@ -206,8 +227,9 @@ backend_never_accepts_body()
 	start_relayd
 	"$RTOOL" idle "$lport" 20 >elapsed
 	sessions_log
-	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, connect timeout, bytes in 0 " \
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, connect timeout\$" \
 	    cat sessions
+	atf_check -o match:"^relay test, session 1, bytes in 0 " cat bytes
 	atf_check -x "awk '{ exit !(\$1 >= 1.8 && \$1 < 5) }' elapsed"
 }
 backend_never_accepts_cleanup()
@@ -233,7 +255,7 @@ backend_resets_body()
 	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
 	sessions_log
 	atf_check -o match:"(Connection reset by peer|Broken pipe)" cat sessions
-	atf_check -s exit:1 grep -q ', done, ' sessions
+	atf_check -s exit:1 grep -q ', done$' sessions
 }
 backend_resets_cleanup()
 {
@@ -255,8 +277,10 @@ idle_timeout_body()
 	start_relayd
 	"$RTOOL" idle "$lport" 20 >elapsed
 	sessions_log
-	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, splice timeout, bytes in 1 \(spliced 1 copied 0\) out 1 \(spliced 1 copied 0\)\$" \
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, splice timeout\$" \
 	    cat sessions
+	atf_check -o inline:"relay test, session 1, bytes in 1 (spliced 1, copied 0), out 1 (spliced 1, copied 0)\n" \
+	    cat bytes
 	# closed after about 2 s, not at once and not much later
 	atf_check -x "awk '{ exit !(\$1 >= 1.8 && \$1 < 5) }' elapsed"
 }
@@ -276,25 +300,13 @@ idle_timeout_no_splice_body()
 {
 	require_daemon
 	bport=$(start_backend echo echo)
-	lport=$(freeport)
-	cat >relayd.conf <<CONF
-socket "$PWD/relayd.sock"
-log connection
-protocol copying {
-	tcp no splice
-}
-relay test {
-	listen on 127.0.0.1 port $lport
-	protocol copying
-	forward to 127.0.0.1 port $bport
-	session timeout 1
-}
-CONF
-	start_relayd
+	nosplice_conf "$bport" "session timeout 1"
+	PREFORK=1 start_relayd
 	"$RTOOL" idle "$lport" 20 >elapsed
 	sessions_log
-	atf_check -o match:", buffer event timeout, bytes in 1 \(spliced 0 copied 1\)" \
-	    cat sessions
+	atf_check -o match:", buffer event timeout\$" cat sessions
+	atf_check -o match:"^relay test, session 1, bytes in 1 \(spliced 0, copied 1\), out 1 \(spliced 0, copied 1\)\$" \
+	    cat bytes
 }
 idle_timeout_no_splice_cleanup()
 {
@@ -318,7 +330,8 @@ one_way_traffic_survives_body()
 	atf_check -o inline:"ok\n" "$RTOOL" trickle "$lport" 4
 	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
 	sessions_log
-	atf_check -o match:", done, bytes in 40 \(spliced 40 copied 0\) out 0 " cat sessions
+	atf_check -o match:", done\$" cat sessions
+	atf_check -o match:"bytes in 40 \(spliced 40, copied 0\), out 0 " cat bytes
 }
 one_way_traffic_survives_cleanup()
 {
@@ -344,8 +357,8 @@ half_closed_answer_survives_body()
 	atf_check -o inline:"ok\n" "$RTOOL" trickle "$lport" 1
 	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
 	sessions_log
-	atf_check -o match:", done, bytes in 10 \(spliced 10 copied 0\) out 5 " \
-	    cat sessions
+	atf_check -o match:", done\$" cat sessions
+	atf_check -o match:"bytes in 10 \(spliced 10, copied 0\), out 5 " cat bytes
 }
 half_closed_answer_survives_cleanup()
 {
@@ -367,7 +380,8 @@ long_transfer_survives_body()
 	start_relayd
 	atf_check -o match:"^ok 1 streams" "$RTOOL" client "$lport" 1 2147483648 100
 	sessions_log
-	atf_check -o match:", done, bytes in 2147483648 " cat sessions
+	atf_check -o match:", done\$" cat sessions
+	atf_check -o match:"bytes in 2147483648 " cat bytes
 }
 long_transfer_survives_cleanup()
 {
@@ -403,6 +417,71 @@ show_sessions_bytes_body()
 	    "$RELAYCTL" -s relayd.sock show relays
 }
 show_sessions_bytes_cleanup()
+{
+	stop_all
+}
+
+atf_test_case bytes_agree cleanup
+bytes_agree_head()
+{
+	atf_set descr "log, show sessions, show relays and status give the bytes the peers counted, by what moved them"
+	atf_set require.user root
+	atf_set timeout 60
+}
+bytes_agree_body()
+{
+	require_daemon
+	for engine in pipe copy; do
+		stop_all
+		rm -f relayd.log
+		bport=$(start_backend greet greet 3000000 30)
+		PREFORK=1 relay_conf "$bport" "splice engine $engine"
+		PREFORK=1 start_relayd
+		# the backend sends 3000000 bytes first, then reads 3000000
+		atf_check -o inline:"ok 3000000\n" "$RTOOL" converse "$lport" 3000000
+		wait_for 10 test -s greet.port.got || atf_fail "backend did not finish"
+		atf_check -o inline:"ok 3000000\n" cat greet.port.got
+		wait_log 10 "^relay test, session 1, bytes " || atf_fail "no bytes line"
+		sessions_log
+		if [ "$engine" = pipe ]; then
+			want="in 3000000 (spliced 3000000, copied 0), out 3000000 (spliced 3000000, copied 0)"
+		else
+			want="in 3000000 (spliced 0, copied 3000000), out 3000000 (spliced 0, copied 3000000)"
+		fi
+		atf_check -o inline:"relay test, session 1, bytes $want\n" cat bytes
+		# the relay's totals, once its statistics reach pfe
+		wait_for 5 sh -c "$RELAYCTL -s relayd.sock show relays | grep -qF 'bytes: $want'" ||
+		    atf_fail "show relays: $($RELAYCTL -s relayd.sock show relays)"
+		atf_check -o match:"splice engine: $engine" -o match:"$(echo "$want" | sed 's/[()]/\\&/g')" \
+		    "$RELAYCTL" -s relayd.sock status
+	done
+}
+bytes_agree_cleanup()
+{
+	stop_all
+}
+
+atf_test_case bytes_shown_live cleanup
+bytes_shown_live_head()
+{
+	atf_set descr "show sessions counts a userland session's bytes as copied while it runs"
+	atf_set require.user root
+	atf_set timeout 30
+}
+bytes_shown_live_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	nosplice_conf "$bport" "session timeout 5"
+	PREFORK=1 start_relayd
+	"$RTOOL" idle "$lport" 20 >/dev/null &
+	echo $! >idle.pid
+	wait_for 10 sh -c "$RELAYCTL -s relayd.sock show sessions | grep -q 'in 1 '" ||
+	    atf_fail "no session shown"
+	atf_check -o match:"^	bytes: in 1 \(spliced 0, copied 1\), out 1 \(spliced 0, copied 1\)\$" \
+	    "$RELAYCTL" -s relayd.sock show sessions
+}
+bytes_shown_live_cleanup()
 {
 	stop_all
 }
@@ -548,7 +627,7 @@ fd_exhaustion_body()
 	atf_check -x "test $((t1 - t0)) -lt 20"
 	wait "$(cat hold.pid)"
 	rm -f hold.pid
-	wait_for 10 sh -c "grep -q ', done, ' relayd.log" || atf_fail "held sessions did not end"
+	wait_for 10 sh -c "grep -q ', done\$' relayd.log" || atf_fail "held sessions did not end"
 	atf_check -o match:"^ok 1 streams 1000 bytes" \
 	    "$RTOOL" client "$lport" 1 1000 20
 }
@@ -573,6 +652,8 @@ atf_init_test_cases()
 	atf_add_test_case half_closed_answer_survives
 	atf_add_test_case long_transfer_survives
 	atf_add_test_case show_sessions_bytes
+	atf_add_test_case bytes_agree
+	atf_add_test_case bytes_shown_live
 	atf_add_test_case lb_roundrobin
 	atf_add_test_case lb_source_hash
 	atf_add_test_case lb_random

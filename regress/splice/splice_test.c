@@ -20,6 +20,7 @@
  */
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -178,7 +179,12 @@ get(int s, void *buf, size_t len, int ms)
 
 static struct timeval	 no_idle = { 0, 0 };
 
-#define ENGINE_TCS(name)						\
+/*
+ * Every case runs against every back end.  so_splice runs where the
+ * kernel has SO_SPLICE; the cases that show a difference of the
+ * user-space engines (userspace set) do not apply to it.
+ */
+#define ENGINE_TCS_(name, userspace)					\
 static void t_##name(int);						\
 ATF_TC_WITHOUT_HEAD(name##_copy);					\
 ATF_TC_BODY(name##_copy, tc) { t_##name(SPLICE_ENGINE_COPY); }		\
@@ -188,11 +194,25 @@ ATF_TC_BODY(name##_pipe, tc)						\
 	if (splice_engine_init(SPLICE_ENGINE_PIPE) == -1)		\
 		atf_tc_skip("no splice(2) on this system");		\
 	t_##name(SPLICE_ENGINE_PIPE);					\
+}									\
+ATF_TC_WITHOUT_HEAD(name##_so_splice);					\
+ATF_TC_BODY(name##_so_splice, tc)					\
+{									\
+	if (userspace)							\
+		atf_tc_skip("a difference of the user-space engines; "	\
+		    "the kernel's SO_SPLICE behaves as the rule says");	\
+	if (splice_engine_init(SPLICE_ENGINE_SO_SPLICE) == -1)		\
+		atf_tc_skip("no SO_SPLICE on this system (OpenBSD and "	\
+		    "FreeBSD >= 14.2 have it)");			\
+	t_##name(SPLICE_ENGINE_SO_SPLICE);				\
 }
+#define ENGINE_TCS(name)		ENGINE_TCS_(name, 0)
+#define ENGINE_TCS_USERSPACE(name)	ENGINE_TCS_(name, 1)
 
 #define ADD_ENGINE_TCS(tp, name) do {					\
 	ATF_TP_ADD_TC(tp, name##_copy);					\
 	ATF_TP_ADD_TC(tp, name##_pipe);					\
+	ATF_TP_ADD_TC(tp, name##_so_splice);				\
 } while (0)
 
 /* Rule 9, 10: data moves in order, and data already waiting goes at once. */
@@ -581,7 +601,7 @@ t_unsplice_leaves_data(int engine)
  * chain of splices that feeds itself, so there is no ELOOP; the bytes go
  * round until something else ends the splices.
  */
-ENGINE_TCS(loop_not_detected)
+ENGINE_TCS_USERSPACE(loop_not_detected)
 static void
 t_loop_not_detected(int engine)
 {
@@ -685,6 +705,71 @@ t_integrity_1gib(int engine)
 	splice_free(&sp);
 }
 
+/*
+ * Bytes are counted by what moved them: through a pipe they are spliced;
+ * when the pipe back end cannot have a pipe (no descriptor left) the
+ * copy back end takes the splice over, and its bytes are copies.
+ */
+static void
+count_kinds(int nofds, uint64_t *spliced, uint64_t *copied)
+{
+	struct rsplice	 sp;
+	struct result	 r;
+	struct rlimit	 rl;
+	char		*buf, *got;
+	size_t		 len = 200000, i;
+	int		 top;
+
+	if (splice_engine_init(SPLICE_ENGINE_PIPE) == -1)
+		atf_tc_skip("no splice(2) on this system");
+	setup(SPLICE_ENGINE_PIPE);
+	ATF_REQUIRE((buf = malloc(len)) != NULL);
+	ATF_REQUIRE((got = malloc(len)) != NULL);
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(i * 7 + i / 253);
+	if (nofds) {
+		top = cs > src ? cs : src;
+		top = top > drain ? top : drain;
+		top = top > ds ? top : ds;
+		ATF_REQUIRE(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+		rl.rlim_cur = top + 1;
+		ATF_REQUIRE(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	}
+	splice_init(&sp);
+	memset(&r, 0, sizeof(r));
+	ATF_REQUIRE(splice_start(&sp, src, drain, 0, &no_idle, done_cb, &r,
+	    0) == 0);
+	put(cs, buf, len);
+	ATF_REQUIRE_EQ(get(ds, got, len, 5000), len);
+	ATF_CHECK(memcmp(buf, got, len) == 0);
+	*spliced = splice_bytes(&sp, SPLICE_SPLICED);
+	*copied = splice_bytes(&sp, SPLICE_COPIED);
+	ATF_CHECK_EQ(splice_total(&sp), len);
+	splice_free(&sp);
+	free(buf);
+	free(got);
+}
+
+ATF_TC_WITHOUT_HEAD(pipe_counts_spliced);
+ATF_TC_BODY(pipe_counts_spliced, tc)
+{
+	uint64_t	 spliced, copied;
+
+	count_kinds(0, &spliced, &copied);
+	ATF_CHECK_EQ(spliced, 200000);
+	ATF_CHECK_EQ(copied, 0);
+}
+
+ATF_TC_WITHOUT_HEAD(pipe_fallback_counts_copied);
+ATF_TC_BODY(pipe_fallback_counts_copied, tc)
+{
+	uint64_t	 spliced, copied;
+
+	count_kinds(1, &spliced, &copied);
+	ATF_CHECK_EQ(spliced, 0);
+	ATF_CHECK_EQ(copied, 200000);
+}
+
 ATF_TC_WITHOUT_HEAD(engine_choice);
 ATF_TC_BODY(engine_choice, tc)
 {
@@ -708,6 +793,8 @@ ATF_TP_ADD_TCS(tp)
 {
 	signal(SIGPIPE, SIG_IGN);
 	ATF_TP_ADD_TC(tp, engine_choice);
+	ATF_TP_ADD_TC(tp, pipe_counts_spliced);
+	ATF_TP_ADD_TC(tp, pipe_fallback_counts_copied);
 	ADD_ENGINE_TCS(tp, moves_waiting_data);
 	ADD_ENGINE_TCS(tp, max_exact);
 	ADD_ENGINE_TCS(tp, count_reset_on_restart);

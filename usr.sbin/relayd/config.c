@@ -169,6 +169,43 @@ config_purge(struct relayd *env)
 	}
 }
 
+/* A configuration that is not env's: everything of it goes. */
+void
+config_free(struct relayd *conf)
+{
+	config_purge(conf);
+	free(conf->sc_tables);
+	free(conf->sc_relays);
+	free(conf->sc_protos);
+	free(conf);
+}
+
+/*
+ * Reload, in the parent: the running configuration goes, the new one
+ * (parsed into new, which is freed) takes its place in env.
+ */
+void
+config_replace(struct relayd *env, struct relayd *new)
+{
+	struct relay	*rlay;
+
+	config_purge(env);
+	free(env->sc_tables);
+	free(env->sc_relays);
+	free(env->sc_protos);
+	env->sc_conf = new->sc_conf;
+	env->sc_tables = new->sc_tables;
+	env->sc_relays = new->sc_relays;
+	env->sc_protos = new->sc_protos;
+	TAILQ_INIT(&env->sc_hosts);
+	TAILQ_CONCAT(&env->sc_hosts, &new->sc_hosts, globalentry);
+	/* relays point at the default protocol of the env they came in */
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (rlay->rl_proto == &new->sc_proto_default)
+			rlay->rl_proto = &env->sc_proto_default;
+	free(new);
+}
+
 int
 config_setreset(struct relayd *env)
 {

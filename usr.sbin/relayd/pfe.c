@@ -253,6 +253,7 @@ pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct relay_stats	 st;
 	struct relay		*rlay;
 	struct ctl_conn		*c;
+	size_t			 len;
 
 	(void)fd;
 	(void)p;
@@ -267,6 +268,14 @@ pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 		if ((rlay = relay_find(env, st.id)) == NULL)
 			break;
 		rlay->rl_stats[st.proc] = st;
+		break;
+	case IMSG_SPLICE_ENGINE:
+		len = IMSG_DATA_SIZE(imsg);
+		if (len == 0 || len > sizeof(env->sc_engine) ||
+		    ((char *)imsg->data)[len - 1] != '\0')
+			fatalx("%s: bad length imsg received (%s)", __func__,
+			    imsg_type_name(imsg->hdr.type));
+		memcpy(env->sc_engine, imsg->data, len);
 		break;
 	case IMSG_CTL_SESSION:
 		IMSG_EXACT_SIZE_CHECK(imsg, (struct ctl_session *)NULL);
@@ -334,9 +343,8 @@ show_status(struct ctl_conn *c)
 	st.parent_pid = env->sc_parentpid;
 	st.started = env->sc_started;
 	st.now = time(NULL);
-	/* the relays chose the same way */
-	(void)splice_engine_init(env->sc_conf.splice_engine);
-	(void)strlcpy(st.engine, splice_engine_current(), sizeof(st.engine));
+	(void)strlcpy(st.engine, env->sc_engine[0] != '\0' ? env->sc_engine :
+	    "-", sizeof(st.engine));
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		st.nrelays++;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {

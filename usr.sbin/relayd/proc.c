@@ -79,6 +79,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CFG_DONE] = "cfg_done",
 	[IMSG_STATISTICS] = "statistics",
 	[IMSG_HOST_STATUS] = "host_status",
+	[IMSG_SPLICE_ENGINE] = "splice_engine",
 	[IMSG_SCRIPT] = "script",
 };
 

@@ -47,6 +47,9 @@
 #include "relayd.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
+#define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
+#define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
+						   side stops reading */
 
 static void	 relay_init(struct privsep *, struct privsep_proc *, void *);
 static int	 relay_dispatch_parent(int, struct privsep_proc *,
@@ -60,17 +63,33 @@ static void	 relay_reset(void);
 static void	 relay_accept(int, short, void *);
 static int	 relay_fds_left(void);
 static void	 relay_socket_opts(int, struct protocol *, int);
+static const struct relay_ops *
+		 relay_proto_ops(struct protocol *);
+static void	 relay_session(struct relay *, int,
+		    struct sockaddr_storage *);
 static struct host *
 		 relay_from_table(struct rsession *);
-static void	 relay_connect(struct rsession *);
 static void	 relay_connected(int, short, void *);
 static void	 relay_retry(struct rsession *, const char *);
 static void	 relay_session_start(struct rsession *);
+static int	 relay_splice(struct ctl_relay_event *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
-static void	 relay_close(struct rsession *, const char *, int);
+static int	 relay_idle_alive(struct ctl_relay_event *);
+static void	 relay_read(struct bufferevent *, void *);
+static void	 relay_write(struct bufferevent *, void *);
+static void	 relay_error(struct bufferevent *, short, void *);
+static void	 relay_written(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
+static void	 relay_shutdown(struct ctl_relay_event *);
 static void	 relay_statistics(int, short, void *);
 static void	 relay_sessions_send(struct privsep *, uint32_t);
-static uint64_t	 relay_bytes(struct ctl_relay_event *);
+static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
+static uint64_t	 relay_total(struct ctl_relay_event *);
+
+/* tcp: no hooks, everything passes as it comes */
+static const struct relay_ops relay_tcp_ops = {
+	"tcp", NULL, NULL, NULL, NULL
+};
 
 static struct relayd		*env;
 static struct privsep		*rps;
@@ -329,6 +348,7 @@ relay_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
 static void
 relay_launch(void)
 {
+	const char		*engine;
 	struct relay		*rlay;
 	struct relay_table	*rlt;
 	struct host		*h;
@@ -337,6 +357,10 @@ relay_launch(void)
 		log_warnx("splice engine %s is not available here, "
 		    "using %s", splice_engine_name(env->sc_conf.splice_engine),
 		    splice_engine_current());
+	/* relayctl status says what the relays really use */
+	engine = splice_engine_current();
+	proc_compose(rps, PROC_PFE, IMSG_SPLICE_ENGINE, engine,
+	    strlen(engine) + 1);
 
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		if ((rlay->rl_proto = proto_find(env,
@@ -412,7 +436,6 @@ static void
 relay_accept(int fd, short event, void *arg)
 {
 	struct relay		*rlay = arg;
-	struct rsession		*con;
 	struct sockaddr_storage	 ss;
 	struct timeval		 tv = { 1, 0 };
 	socklen_t		 slen;
@@ -453,36 +476,68 @@ relay_accept(int fd, short event, void *arg)
 			close(s);
 			continue;
 		}
-		if ((con = calloc(1, sizeof(*con))) == NULL) {
-			log_warn("%s", __func__);
-			close(s);
-			continue;
-		}
-		con->se_in.s = s;
-		con->se_in.ss = ss;
-		con->se_in.con = con;
-		con->se_in.dir = RELAY_DIR_REQUEST;
-		con->se_out.s = -1;
-		con->se_out.con = con;
-		con->se_out.dir = RELAY_DIR_RESPONSE;
-		splice_init(&con->se_in.sp);
-		splice_init(&con->se_out.sp);
-		con->se_relay = rlay;
-		con->se_relayid = rlay->rl_conf.id;
-		con->se_id = ++relay_conid;
-		con->se_nosplice =
-		    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0;
-		gettimeofday(&con->se_tv_start, NULL);
-		relay_socket_opts(s, rlay->rl_proto, 0);
-
-		TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
-		relay_nsessions++;
-		rlay->rl_stats[rps->ps_instance].active++;
-		rlay->rl_stats[rps->ps_instance].last++;
-		rlay->rl_stats[rps->ps_instance].sessions++;
-
-		relay_connect(con);
+		relay_session(rlay, s, &ss);
 	}
+}
+
+/* The hooks of a protocol: relay_http.c and relay_tls.c add theirs. */
+static const struct relay_ops *
+relay_proto_ops(struct protocol *p)
+{
+	(void)p;
+	return (&relay_tcp_ops);
+}
+
+static void
+relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
+{
+	struct rsession	*con;
+
+	if ((con = calloc(1, sizeof(*con))) == NULL) {
+		log_warn("%s", __func__);
+		close(s);
+		return;
+	}
+	con->se_in.s = s;
+	con->se_in.ss = *ss;
+	con->se_in.con = con;
+	con->se_in.dst = &con->se_out;
+	con->se_in.dir = RELAY_DIR_REQUEST;
+	con->se_in.toread = TOREAD_UNLIMITED;
+	con->se_out.s = -1;
+	con->se_out.con = con;
+	con->se_out.dst = &con->se_in;
+	con->se_out.dir = RELAY_DIR_RESPONSE;
+	con->se_out.toread = TOREAD_UNLIMITED;
+	splice_init(&con->se_in.sp);
+	splice_init(&con->se_out.sp);
+	con->se_relay = rlay;
+	con->se_relayid = rlay->rl_conf.id;
+	con->se_ops = relay_proto_ops(rlay->rl_proto);
+	con->se_id = ++relay_conid;
+	con->se_nosplice =
+	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0;
+	gettimeofday(&con->se_tv_start, NULL);
+	relay_socket_opts(s, rlay->rl_proto, 0);
+
+	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
+	relay_nsessions++;
+	rlay->rl_stats[rps->ps_instance].active++;
+	rlay->rl_stats[rps->ps_instance].last++;
+	rlay->rl_stats[rps->ps_instance].sessions++;
+
+	/* a protocol may read the request before it picks a backend */
+	if (con->se_ops->ro_init != NULL) {
+		switch (con->se_ops->ro_init(con)) {
+		case -1:
+			return;		/* it closed the session */
+		case 1:
+			if (relay_bufferevent(&con->se_in) == -1)
+				relay_close(con, "buffer event failed", 1);
+			return;
+		}
+	}
+	relay_connect(con);
 }
 
 static int
@@ -575,7 +630,7 @@ relay_from_table(struct rsession *con)
 	return (NULL);
 }
 
-static void
+void
 relay_connect(struct rsession *con)
 {
 	struct relay	*rlay = con->se_relay;
@@ -649,70 +704,291 @@ relay_connected(int fd, short event, void *arg)
 	relay_session_start(con);
 }
 
+/*
+ * Both sides are connected.  Without protocol hooks and with splicing
+ * on, both directions are spliced at once and no buffer is ever made;
+ * otherwise both sides go through userland, and each direction may
+ * splice what the protocol lets it pass (relay_pass()).
+ */
 static void
 relay_session_start(struct rsession *con)
 {
-	struct relay	*rlay = con->se_relay;
-	struct timeval	*idle = &rlay->rl_conf.timeout;
+	if (!con->se_nosplice && con->se_ops->ro_read == NULL) {
+		if (relay_splice(&con->se_in) == -1 ||
+		    relay_splice(&con->se_out) == -1)
+			relay_close(con, strerror(errno), 1);
+		return;
+	}
+	if (relay_bufferevent(&con->se_in) == -1 ||
+	    relay_bufferevent(&con->se_out) == -1) {
+		relay_close(con, "buffer event failed", 1);
+		return;
+	}
+	/* what the protocol read before the connect goes first */
+	if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) > 0)
+		relay_read(con->se_in.bev, &con->se_in);
+}
 
-	if (splice_start(&con->se_in.sp, con->se_in.s, con->se_out.s, 0,
-	    idle, relay_splice_done, &con->se_in, con->se_nosplice) == -1 ||
-	    splice_start(&con->se_out.sp, con->se_out.s, con->se_in.s, 0,
-	    idle, relay_splice_done, &con->se_out, con->se_nosplice) == -1) {
-		relay_close(con, strerror(errno), 1);
+/*
+ * The userland path of one side: a bufferevent on its socket, reading
+ * with the session timeout, and a count of what its output wrote (the
+ * bytes of the other direction, moved as copies).
+ */
+int
+relay_bufferevent(struct ctl_relay_event *cre)
+{
+	struct relay	*rlay = cre->con->se_relay;
+	struct timeval	*tv = &rlay->rl_conf.timeout;
+
+	if (cre->bev != NULL)
+		return (0);
+	if ((cre->bev = bufferevent_socket_new(NULL, cre->s, 0)) == NULL)
+		return (-1);
+	bufferevent_setcb(cre->bev, relay_read, relay_write, relay_error,
+	    cre);
+	(void)bufferevent_set_max_single_read(cre->bev, RELAY_READ_SIZE);
+	if ((cre->cb = evbuffer_add_cb(bufferevent_get_output(cre->bev),
+	    relay_written, cre->dst)) == NULL)
+		return (-1);
+	bufferevent_set_timeouts(cre->bev, timerisset(tv) ? tv : NULL,
+	    timerisset(tv) ? tv : NULL);
+	if (!cre->done && !cre->splicing)
+		bufferevent_enable(cre->bev, EV_READ);
+	bufferevent_enable(cre->bev, EV_WRITE);
+	return (0);
+}
+
+/* cre's bev wrote n bytes of the other direction (arg) to its socket. */
+static void
+relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct ctl_relay_event	*from = arg;
+
+	(void)buf;
+	if (info->n_deleted == 0)
+		return;
+	from->copied += info->n_deleted;
+	event_base_gettimeofday_cached(NULL, &from->con->se_tv_last);
+}
+
+/*
+ * Pass cre->toread bytes (TOREAD_UNLIMITED: all) on to the other side,
+ * what was already read first, the rest spliced where the relay
+ * splices.  Then the protocol's ro_passed hook runs.  Userland bytes
+ * waiting for the drain go out before any spliced byte.
+ */
+void
+relay_pass(struct ctl_relay_event *cre)
+{
+	struct rsession		*con = cre->con;
+	struct evbuffer		*in, *out;
+	size_t			 len;
+
+	in = bufferevent_get_input(cre->bev);
+	out = bufferevent_get_output(cre->dst->bev);
+	len = evbuffer_get_length(in);
+	if (cre->toread != TOREAD_UNLIMITED && (off_t)len > cre->toread)
+		len = cre->toread;
+	if (len > 0 && evbuffer_remove_buffer(in, out, len) != (int)len) {
+		relay_close(con, "buffer event failed", 1);
+		return;
+	}
+	if (cre->toread != TOREAD_UNLIMITED) {
+		cre->toread -= len;
+		if (cre->toread == 0) {
+			if (con->se_ops->ro_passed != NULL)
+				con->se_ops->ro_passed(cre);
+			return;
+		}
+	}
+	if (!con->se_nosplice && evbuffer_get_length(in) == 0) {
+		/* the drain's userland bytes go before any spliced one */
+		bufferevent_disable(cre->bev, EV_READ);
+		cre->splicing = 1;
+		if (evbuffer_get_length(out) == 0 && relay_splice(cre) == -1)
+			relay_close(con, strerror(errno), 1);
+		return;
+	}
+	/* back-pressure: no more reading while the other side is behind */
+	if (evbuffer_get_length(out) >= RELAY_MAX_PREFETCH)
+		bufferevent_disable(cre->bev, EV_READ);
+}
+
+/* Splice the rest of what cre passes: toread bytes, or all of it. */
+static int
+relay_splice(struct ctl_relay_event *cre)
+{
+	struct rsession	*con = cre->con;
+	struct relay	*rlay = con->se_relay;
+
+	cre->splicing = 1;
+	cre->mark = relay_total(cre);
+	return (splice_start(&cre->sp, cre->s, cre->dst->s,
+	    cre->toread == TOREAD_UNLIMITED ? 0 : cre->toread,
+	    &rlay->rl_conf.timeout, relay_splice_done, cre, 0));
+}
+
+static void
+relay_read(struct bufferevent *bev, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct rsession		*con = cre->con;
+
+	(void)bev;
+	event_base_gettimeofday_cached(NULL, &con->se_tv_last);
+	if (con->se_ops->ro_read != NULL) {
+		con->se_ops->ro_read(cre);
+		return;
+	}
+	if (cre->dst->bev == NULL)
+		return;		/* not connected yet: it waits in input */
+	relay_pass(cre);
+}
+
+/* The output of cre's side is empty: what waited for that goes on. */
+static void
+relay_write(struct bufferevent *bev, void *arg)
+{
+	struct ctl_relay_event	*cre = arg, *from = cre->dst;
+	struct rsession		*con = cre->con;
+
+	(void)bev;
+	if (from->splicing && !splice_active(&from->sp)) {
+		if (relay_splice(from) == -1)
+			relay_close(con, strerror(errno), 1);
+		return;
+	}
+	if (from->done) {
+		relay_shutdown(from);
+		return;
+	}
+	if (from->bev != NULL && !from->splicing)
+		bufferevent_enable(from->bev, EV_READ);
+}
+
+/*
+ * End of file from cre: once what it sent has left the other side's
+ * output, half-close the other side; both done ends the session.
+ */
+static void
+relay_shutdown(struct ctl_relay_event *cre)
+{
+	struct ctl_relay_event	*dst = cre->dst;
+
+	cre->done = 1;
+	if (dst->bev != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
+		return;		/* relay_write() calls again */
+	(void)shutdown(dst->s, SHUT_WR);
+	if (dst->done)
+		relay_close(cre->con, "done", 0);
+}
+
+/*
+ * A direction idle for the session timeout ends the session only when
+ * the other direction moved nothing in the same period: bytes it moved
+ * since the last look keep the session alive, also when it has ended
+ * since (a half-closed session waiting for its answer).
+ */
+static int
+relay_idle_alive(struct ctl_relay_event *cre)
+{
+	struct ctl_relay_event	*other = cre->dst;
+	uint64_t		 total;
+
+	total = relay_total(other);
+	if (total == (uint64_t)other->mark)
+		return (0);
+	other->mark = total;
+	cre->mark = relay_total(cre);
+	return (1);
+}
+
+static void
+relay_error(struct bufferevent *bev, short what, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct rsession		*con = cre->con;
+
+	if (what & BEV_EVENT_TIMEOUT) {
+		if (relay_idle_alive(cre)) {
+			/* a timeout disables the event: on again */
+			bufferevent_enable(bev, what & BEV_EVENT_READING ?
+			    EV_READ : EV_WRITE);
+			return;
+		}
+		relay_close(con, "buffer event timeout", 1);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		bufferevent_disable(bev, EV_READ);
+		/* what the protocol has not taken yet is passed first */
+		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
+		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL)
+			relay_pass(cre);
+		relay_shutdown(cre);
+		return;
+	}
+	if (what & BEV_EVENT_ERROR) {
+		relay_close(con, errno ? strerror(errno) :
+		    "buffer event error", 1);
 		return;
 	}
 }
 
 static uint64_t
-relay_bytes(struct ctl_relay_event *cre)
+relay_bytes(struct ctl_relay_event *cre, int kind)
 {
-	if (cre->sp.sp_be != NULL && cre->sp.sp_active)
-		(void)splice_count(&cre->sp);
-	return (cre->sp.sp_total);
+	uint64_t	 n;
+
+	n = splice_bytes(&cre->sp, kind);
+	if (kind == RELAY_BYTES_COPIED)
+		n += cre->copied;
+	return (n);
+}
+
+static uint64_t
+relay_total(struct ctl_relay_event *cre)
+{
+	return (splice_total(&cre->sp) + cre->copied);
 }
 
 /*
- * One direction ended.  End of file half-closes the other side; an idle
- * direction ends the session only when the other one moved nothing in
- * the same period.
+ * One spliced direction ended.  End of file half-closes the other side;
+ * max reached (EFBIG) hands the direction back to the protocol.
  */
 static void
 relay_splice_done(struct rsplice *sp, int reason, void *arg)
 {
-	struct ctl_relay_event	*cre = arg, *other;
+	struct ctl_relay_event	*cre = arg;
 	struct rsession		*con = cre->con;
-	struct relay		*rlay = con->se_relay;
-	off_t			 total;
 
 	(void)sp;
-	other = cre == &con->se_in ? &con->se_out : &con->se_in;
-
 	switch (reason) {
 	case 0:
-		cre->done = 1;
-		(void)shutdown(other->s, SHUT_WR);
-		if (other->done)
-			relay_close(con, "done", 0);
+		cre->splicing = 0;
+		relay_shutdown(cre);
+		return;
+	case EFBIG:
+		cre->splicing = 0;
+		cre->toread = 0;
+		if (cre->bev != NULL)
+			bufferevent_enable(cre->bev, EV_READ);
+		if (con->se_ops->ro_passed != NULL)
+			con->se_ops->ro_passed(cre);
 		return;
 	case ETIMEDOUT:
-		/*
-		 * Bytes the other direction moved since the last look keep
-		 * the session alive, also when that direction has ended
-		 * since: a half-closed session waiting for its answer.
-		 */
-		total = relay_bytes(other);
-		if (total != other->mark) {
-			other->mark = total;
-			cre->mark = relay_bytes(cre);
-			if (splice_start(&cre->sp, cre->s, other->s, 0,
-			    &rlay->rl_conf.timeout, relay_splice_done, cre,
-			    con->se_nosplice) == -1)
+		if (relay_idle_alive(cre)) {
+			if (splice_start(&cre->sp, cre->s, cre->dst->s,
+			    cre->toread == TOREAD_UNLIMITED ? 0 :
+			    cre->toread - splice_count(&cre->sp),
+			    &con->se_relay->rl_conf.timeout,
+			    relay_splice_done, cre, 0) == -1)
 				relay_close(con, strerror(errno), 1);
 			return;
 		}
-		relay_close(con, con->se_nosplice ? "buffer event timeout" :
-		    "splice timeout", 1);
+		relay_close(con, "splice timeout", 1);
 		return;
 	default:
 		relay_close(con, strerror(reason), 1);
@@ -720,19 +996,26 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 	}
 }
 
-static void
+/*
+ * The session end line is OpenBSD's, byte for byte; the byte counts, our
+ * extension, follow on a line of their own.
+ */
+void
 relay_close(struct rsession *con, const char *msg, int err)
 {
 	struct relay		*rlay = con->se_relay;
 	struct relay_stats	*st;
+	struct ctl_relay_event	*cre;
 	char			 ibuf[INET6_ADDRSTRLEN];
 	char			 obuf[INET6_ADDRSTRLEN];
-	uint64_t		 in, out;
-	int			 kind;
+	uint64_t		 b[2][2];
+	int			 dir, kind, level;
 
-	in = relay_bytes(&con->se_in);
-	out = relay_bytes(&con->se_out);
-	kind = con->se_nosplice ? RELAY_BYTES_COPIED : RELAY_BYTES_SPLICED;
+	for (dir = 0; dir < 2; dir++) {
+		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
+		for (kind = 0; kind < 2; kind++)
+			b[dir][kind] = relay_bytes(cre, kind);
+	}
 
 	if ((env->sc_conf.opts & (RELAYD_OPT_LOGCON | RELAYD_OPT_LOGCONERR)) &&
 	    (err ? (env->sc_conf.opts & RELAYD_OPT_LOGCONERR) :
@@ -742,34 +1025,43 @@ relay_close(struct rsession *con, const char *msg, int err)
 		if (con->se_out.ss.ss_family == AF_UNSPEC ||
 		    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
 			(void)strlcpy(obuf, "-", sizeof(obuf));
-		logit(err ? LOG_WARNING : LOG_INFO,
-		    "relay %s, session %u (%d active), %s, %s -> %s:%d, %s, "
-		    "bytes in %llu (spliced %llu copied %llu) "
-		    "out %llu (spliced %llu copied %llu)",
-		    rlay->rl_conf.name, con->se_id, relay_nsessions, "0",
-		    ibuf, obuf, ss_port(&con->se_out.ss), msg,
-		    (unsigned long long)in,
-		    (unsigned long long)(kind == RELAY_BYTES_SPLICED ? in : 0),
-		    (unsigned long long)(kind == RELAY_BYTES_COPIED ? in : 0),
-		    (unsigned long long)out,
-		    (unsigned long long)(kind == RELAY_BYTES_SPLICED ? out : 0),
-		    (unsigned long long)(kind == RELAY_BYTES_COPIED ? out : 0));
+		level = err ? LOG_WARNING : LOG_INFO;
+		logit(level, "relay %s, session %u (%d active), %s, %s -> "
+		    "%s:%d, %s", rlay->rl_conf.name, con->se_id,
+		    relay_nsessions, "0", ibuf, obuf,
+		    ss_port(&con->se_out.ss), msg);
+		logit(level, "relay %s, session %u, bytes in %llu (spliced "
+		    "%llu, copied %llu), out %llu (spliced %llu, copied %llu)",
+		    rlay->rl_conf.name, con->se_id,
+		    (unsigned long long)(b[0][0] + b[0][1]),
+		    (unsigned long long)b[0][0], (unsigned long long)b[0][1],
+		    (unsigned long long)(b[1][0] + b[1][1]),
+		    (unsigned long long)b[1][0], (unsigned long long)b[1][1]);
 	}
 
 	st = &rlay->rl_stats[rps->ps_instance];
-	st->bytes[RELAY_DIR_REQUEST][kind] += in;
-	st->bytes[RELAY_DIR_RESPONSE][kind] += out;
+	for (dir = 0; dir < 2; dir++)
+		for (kind = 0; kind < 2; kind++)
+			st->bytes[dir][kind] += b[dir][kind];
 	if (st->active > 0)
 		st->active--;
 
+	if (con->se_ops->ro_free != NULL)
+		con->se_ops->ro_free(con);
 	if (event_initialized(&con->se_ev))
 		event_del(&con->se_ev);
-	splice_free(&con->se_in.sp);
-	splice_free(&con->se_out.sp);
-	if (con->se_in.s != -1)
-		close(con->se_in.s);
-	if (con->se_out.s != -1)
-		close(con->se_out.s);
+	for (dir = 0; dir < 2; dir++) {
+		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
+		splice_free(&cre->sp);
+		if (cre->bev != NULL) {
+			if (cre->cb != NULL)
+				(void)evbuffer_remove_cb_entry(
+				    bufferevent_get_output(cre->bev), cre->cb);
+			bufferevent_free(cre->bev);
+		}
+		if (cre->s != -1)
+			close(cre->s);
+	}
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
 	free(con);
@@ -828,12 +1120,12 @@ relay_statistics(int fd, short event, void *arg)
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
 			if (con->se_relay != rlay)
 				continue;
-			kind = con->se_nosplice ? RELAY_BYTES_COPIED :
-			    RELAY_BYTES_SPLICED;
-			st.bytes[RELAY_DIR_REQUEST][kind] +=
-			    relay_bytes(&con->se_in);
-			st.bytes[RELAY_DIR_RESPONSE][kind] +=
-			    relay_bytes(&con->se_out);
+			for (kind = 0; kind < 2; kind++) {
+				st.bytes[RELAY_DIR_REQUEST][kind] +=
+				    relay_bytes(&con->se_in, kind);
+				st.bytes[RELAY_DIR_RESPONSE][kind] +=
+				    relay_bytes(&con->se_out, kind);
+			}
 		}
 		proc_compose(ps, PROC_PFE, IMSG_STATISTICS, &st, sizeof(st));
 	}
@@ -856,21 +1148,23 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		cs.cs_src = con->se_in.ss;
 		cs.cs_dst = con->se_out.ss;
 		cs.cs_start = con->se_tv_start;
-		cs.cs_last = con->se_in.sp.sp_lastmove;
-		if (timercmp(&con->se_out.sp.sp_lastmove, &cs.cs_last, >))
-			cs.cs_last = con->se_out.sp.sp_lastmove;
+		cs.cs_last = con->se_tv_last;
+		if (timercmp(splice_lastmove(&con->se_in.sp), &cs.cs_last, >))
+			cs.cs_last = *splice_lastmove(&con->se_in.sp);
+		if (timercmp(splice_lastmove(&con->se_out.sp), &cs.cs_last, >))
+			cs.cs_last = *splice_lastmove(&con->se_out.sp);
 		if (!timerisset(&cs.cs_last))
 			cs.cs_last = cs.cs_start;
 		gettimeofday(&cs.cs_now, NULL);
 		cs.cs_pid = getpid();
 		cs.cs_instance = ps->ps_instance;
 		cs.cs_running = con->se_connected;
-		kind = con->se_nosplice ? RELAY_BYTES_COPIED :
-		    RELAY_BYTES_SPLICED;
-		cs.cs_bytes[RELAY_DIR_REQUEST][kind] =
-		    relay_bytes(&con->se_in);
-		cs.cs_bytes[RELAY_DIR_RESPONSE][kind] =
-		    relay_bytes(&con->se_out);
+		for (kind = 0; kind < 2; kind++) {
+			cs.cs_bytes[RELAY_DIR_REQUEST][kind] =
+			    relay_bytes(&con->se_in, kind);
+			cs.cs_bytes[RELAY_DIR_RESPONSE][kind] =
+			    relay_bytes(&con->se_out, kind);
+		}
 		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
 		    -1, &cs, sizeof(cs));
 	}

@@ -350,11 +350,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	    parent_open_sockets(new, env) == -1) {
 		log_warnx("configuration %s rejected, the running "
 		    "configuration stays", filename);
-		config_purge(new);
-		free(new->sc_tables);
-		free(new->sc_relays);
-		free(new->sc_protos);
-		free(new);
+		config_free(new);
 		return (IMSG_CTL_FAIL);
 	}
 	if (ps->ps_debug)
@@ -372,25 +368,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	}
 
 	log_info("reloading configuration from %s", filename);
-	config_purge(env);
-	free(env->sc_tables);
-	free(env->sc_relays);
-	free(env->sc_protos);
-	env->sc_conf = new->sc_conf;
-	env->sc_tables = new->sc_tables;
-	env->sc_relays = new->sc_relays;
-	env->sc_protos = new->sc_protos;
-	TAILQ_INIT(&env->sc_hosts);
-	TAILQ_CONCAT(&env->sc_hosts, &new->sc_hosts, globalentry);
-	/* relays point at the default protocol of the env they came in */
-	{
-		struct relay	*rlay;
-
-		TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
-			if (rlay->rl_proto == &new->sc_proto_default)
-				rlay->rl_proto = &env->sc_proto_default;
-	}
-	free(new);
+	config_replace(env, new);
 
 	config_setreset(env);
 	reload_peerid = peerid;

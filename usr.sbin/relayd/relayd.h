@@ -110,6 +110,7 @@ enum imsg_type {
 	IMSG_CFG_DONE,
 	IMSG_STATISTICS,
 	IMSG_HOST_STATUS,		/* hce -> pfe -> relays */
+	IMSG_SPLICE_ENGINE,		/* relay -> pfe: the engine in use */
 	IMSG_SCRIPT,			/* hce <-> parent */
 	IMSG_MAX
 };
@@ -455,8 +456,8 @@ enum rule_action {
 };
 
 enum rule_dir {
-	RELAY_DIR_REQUEST = 0,
-	RELAY_DIR_RESPONSE
+	RELAY_DIR_REQUEST = 0,		/* client to backend */
+	RELAY_DIR_RESPONSE		/* backend to client */
 };
 
 enum key_type {
@@ -630,29 +631,61 @@ struct relay {
 TAILQ_HEAD(relaylist, relay);
 
 /* Sessions (relay processes) */
+#define TOREAD_UNLIMITED	(-1)	/* pass everything */
+
+/*
+ * One side of a session: its socket, and what comes from it.  Bytes from
+ * this side go to the other one spliced (sp) or, in userland, through
+ * bev: read into its input, written from the other side's output.
+ */
 struct ctl_relay_event {
 	int			 s;
 	struct sockaddr_storage	 ss;
 	struct rsession		*con;
+	struct ctl_relay_event	*dst;		/* the other side */
 	struct rsplice		 sp;		/* this side to the other */
-	off_t			 mark;		/* sp_total at the last look */
-	int			 done;		/* end of file passed on */
+	struct bufferevent	*bev;		/* NULL: never in userland */
+	struct evbuffer_cb_entry *cb;		/* counts what bev wrote */
+	off_t			 toread;	/* to pass before the protocol
+						   looks again */
+	uint64_t		 copied;	/* from here, written by dst's
+						   bev */
+	off_t			 mark;		/* bytes at the last look */
+	int			 splicing;	/* passing toread by splice */
+	int			 done;		/* end of file seen */
 	int			 dir;
 };
 
-#define RELAY_DIR_REQUEST	0		/* client to backend */
-#define RELAY_DIR_RESPONSE	1		/* backend to client */
-#define RELAY_BYTES_SPLICED	0
-#define RELAY_BYTES_COPIED	1
+#define RELAY_BYTES_SPLICED	SPLICE_SPLICED
+#define RELAY_BYTES_COPIED	SPLICE_COPIED
+
+/*
+ * What a protocol plugs into a session (relay.c chooses by protocol
+ * type).  A NULL hook means relay.c's default: connect at once, and
+ * pass everything, spliced where the relay splices.
+ */
+struct relay_ops {
+	const char	*ro_name;
+	/* after accept: 1 when the protocol reads before relay_connect() */
+	int		(*ro_init)(struct rsession *);
+	/* bytes arrived in cre->bev's input */
+	void		(*ro_read)(struct ctl_relay_event *);
+	/* cre->toread bytes passed (a splice with max ended with EFBIG) */
+	void		(*ro_passed)(struct ctl_relay_event *);
+	void		(*ro_free)(struct rsession *);
+};
 
 struct rsession {
 	objid_t			 se_id;
 	objid_t			 se_relayid;
 	struct relay		*se_relay;
+	const struct relay_ops	*se_ops;
+	void			*se_priv;	/* the protocol's */
 	struct ctl_relay_event	 se_in;		/* the client */
 	struct ctl_relay_event	 se_out;	/* the backend */
 	struct event		 se_ev;		/* connect */
 	struct timeval		 se_tv_start;
+	struct timeval		 se_tv_last;	/* userland bytes moved */
 	struct host		*se_host;
 	int			 se_retry;
 	int			 se_retrycount;
@@ -719,12 +752,8 @@ struct relayd {
 	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
 	unsigned int		 sc_nprocinfo;
 	int			 sc_unimplemented; /* parse: constructs */
+	char			 sc_engine[16];	/* pfe: as the relays say */
 };
-
-#define SPLICE_ENGINE_AUTO	0
-#define SPLICE_ENGINE_COPY	1
-#define SPLICE_ENGINE_PIPE	2
-#define SPLICE_ENGINE_SO_SPLICE	3
 
 /* parse.y */
 int		 parse_config(const char *, struct relayd *);
@@ -764,6 +793,8 @@ const char	*proc_name(enum privsep_procid);
 /* config.c */
 int		 config_init(struct relayd *);
 void		 config_purge(struct relayd *);
+void		 config_free(struct relayd *);
+void		 config_replace(struct relayd *, struct relayd *);
 void		 protocol_init(struct protocol *);
 void		 protocol_free(struct protocol *);
 void		 rule_free(struct relay_rule *);
@@ -815,6 +846,10 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
 int		 relay_privinit(struct relayd *, struct relay *);
+void		 relay_connect(struct rsession *);
+int		 relay_bufferevent(struct ctl_relay_event *);
+void		 relay_pass(struct ctl_relay_event *);
+void		 relay_close(struct rsession *, const char *, int);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
 

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "relayd.h"
+#include "compat/compat.h"
 #include "splice.h"
 
 #define SPLICE_NOLIMIT	((off_t)INT64_MAX)
@@ -52,6 +52,7 @@ static struct rsplice	**busy_drain;
 static int		  busy_size;
 
 static void	 splice_idle(int, short, void *);
+static void	 splice_idle_arm(struct rsplice *);
 
 /*
  * Choose the back end: the one asked for, or with SPLICE_ENGINE_AUTO the
@@ -93,7 +94,6 @@ splice_init(struct rsplice *sp)
 	memset(sp, 0, sizeof(*sp));
 	sp->sp_src = -1;
 	sp->sp_drain = -1;
-	sp->sp_pipe[0] = sp->sp_pipe[1] = -1;
 }
 
 static int
@@ -177,8 +177,8 @@ splice_check(int src, int drain)
 
 /*
  * Splice src into drain.  With force_copy the copy back end is used
- * whatever the engine is (the relay's userland path).  Returns 0, or -1
- * with errno as SO_SPLICE would set it.
+ * whatever the engine is.  Returns 0, or -1 with errno as SO_SPLICE
+ * would set it.
  */
 int
 splice_start(struct rsplice *sp, int src, int drain, off_t max,
@@ -248,8 +248,7 @@ splice_stop(struct rsplice *sp)
 	if (!sp->sp_active)
 		return;
 	sp->sp_active = 0;
-	if (sp->sp_be != NULL)
-		sp->sp_be->sb_stop(sp);
+	sp->sp_be->sb_stop(sp);
 	if (timerisset(&sp->sp_idle) && !sp->sp_be->sb_native_idle)
 		evtimer_del(&sp->sp_evidle);
 	if (sp->sp_src >= 0 && sp->sp_src < busy_size &&
@@ -267,22 +266,69 @@ splice_free(struct rsplice *sp)
 	splice_stop(sp);
 	if (sp->sp_be != NULL)
 		sp->sp_be->sb_free(sp);
+	sp->sp_state = NULL;
 	sp->sp_be = NULL;
+}
+
+/*
+ * The back end cannot serve this splice (splice(2) refuses the socket,
+ * no descriptor for a pipe) before it moved anything: the copy back end
+ * takes over.  The callback may run: callers return at once.
+ */
+void
+splice_fallback(struct rsplice *sp)
+{
+	sp->sp_be->sb_stop(sp);
+	sp->sp_be->sb_free(sp);
+	sp->sp_state = NULL;
+	sp->sp_be = &splice_copy_backend;
+	if (sp->sp_be->sb_start(sp) == -1)
+		splice_finish(sp, errno);
 }
 
 off_t
 splice_count(struct rsplice *sp)
 {
-	if (sp->sp_active && sp->sp_be != NULL && sp->sp_be->sb_poll != NULL)
+	if (sp->sp_active && sp->sp_be->sb_poll != NULL)
 		sp->sp_be->sb_poll(sp);
 	return (sp->sp_count);
+}
+
+/* Bytes moved over every splice of this source, by what moved them. */
+uint64_t
+splice_bytes(struct rsplice *sp, int kind)
+{
+	(void)splice_count(sp);
+	return (sp->sp_bytes[kind]);
+}
+
+uint64_t
+splice_total(struct rsplice *sp)
+{
+	(void)splice_count(sp);
+	return (sp->sp_bytes[SPLICE_SPLICED] + sp->sp_bytes[SPLICE_COPIED]);
+}
+
+int
+splice_active(const struct rsplice *sp)
+{
+	return (sp->sp_active);
+}
+
+/* When bytes last moved (or the splice began). */
+const struct timeval *
+splice_lastmove(const struct rsplice *sp)
+{
+	return (&sp->sp_lastmove);
 }
 
 /* Bytes taken from the source but not yet written to the drain. */
 size_t
 splice_pending(const struct rsplice *sp)
 {
-	return (sp->sp_inpipe + (sp->sp_buflen - sp->sp_bufoff));
+	if (sp->sp_be == NULL || sp->sp_be->sb_pending == NULL)
+		return (0);
+	return (sp->sp_be->sb_pending(sp));
 }
 
 /* How much more may be taken from the source, given what is held. */
@@ -308,12 +354,15 @@ splice_finish(struct rsplice *sp, int reason)
 	sp->sp_done(sp, reason, sp->sp_arg);
 }
 
-/* Bytes reached the drain.  Returns 1 when that ended the splice. */
+/*
+ * Bytes reached the drain, moved as kind says (SPLICE_SPLICED or
+ * SPLICE_COPIED).  Returns 1 when that ended the splice.
+ */
 int
-splice_moved(struct rsplice *sp, size_t n)
+splice_moved(struct rsplice *sp, size_t n, int kind)
 {
 	sp->sp_count += n;
-	sp->sp_total += n;
+	sp->sp_bytes[kind] += n;
 	if (timerisset(&sp->sp_idle))
 		event_base_gettimeofday_cached(NULL, &sp->sp_lastmove);
 	if (sp->sp_max != 0 && sp->sp_count >= sp->sp_max) {
@@ -323,7 +372,7 @@ splice_moved(struct rsplice *sp, size_t n)
 	return (0);
 }
 
-void
+static void
 splice_idle_arm(struct rsplice *sp)
 {
 	struct timeval	 now, due, left;
@@ -361,5 +410,11 @@ splice_idle(int fd, short event, void *arg)
 int
 splice_fds_held(void)
 {
-	return (splice_pipe_fds());
+	unsigned int	 i;
+	int		 n = 0;
+
+	for (i = 0; i < nitems(backends); i++)
+		if (backends[i]->sb_fds_held != NULL)
+			n += backends[i]->sb_fds_held();
+	return (n);
 }

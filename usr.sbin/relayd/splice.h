@@ -29,19 +29,38 @@
 #include <sys/types.h>
 #include <sys/time.h>
 
+#include <stdint.h>
+
 #include <event.h>
+
+#define SPLICE_ENGINE_AUTO	0
+#define SPLICE_ENGINE_COPY	1
+#define SPLICE_ENGINE_PIPE	2
+#define SPLICE_ENGINE_SO_SPLICE	3
+
+/* What moved a byte: the kernel (spliced) or a copy through user space */
+#define SPLICE_SPLICED		0
+#define SPLICE_COPIED		1
 
 struct rsplice;
 
+/*
+ * A back end.  Its state hangs off sp_state, private to it; the common
+ * part only calls these operations.  sb_start may be called again on a
+ * splice whose state the back end already holds (data of the last
+ * splice still on its way goes first).
+ */
 struct splice_backend {
 	const char	*sb_name;
 	int		 sb_engine;		/* SPLICE_ENGINE_* */
-	int		 sb_native_idle;	/* keeps idle time itself */
+	int		 sb_native_idle;	/* the kernel keeps sp_idle */
 	int		(*sb_available)(void);
 	int		(*sb_start)(struct rsplice *);
 	void		(*sb_stop)(struct rsplice *);
 	void		(*sb_free)(struct rsplice *);
 	void		(*sb_poll)(struct rsplice *);	/* refresh counts */
+	size_t		(*sb_pending)(const struct rsplice *);
+	int		(*sb_fds_held)(void);		/* every splice's */
 };
 
 struct rsplice {
@@ -49,26 +68,16 @@ struct rsplice {
 	int			 sp_drain;
 	off_t			 sp_max;	/* 0: no limit */
 	struct timeval		 sp_idle;	/* 0: no limit */
-	off_t			 sp_count;	/* bytes moved to the drain */
-	off_t			 sp_total;	/* over every splice */
+	off_t			 sp_count;	/* this splice */
+	uint64_t		 sp_bytes[2];	/* every splice, by mover */
 	int			 sp_active;
 	int			 sp_srceof;
 	struct timeval		 sp_lastmove;
 	void			(*sp_done)(struct rsplice *, int, void *);
 	void			*sp_arg;
 	const struct splice_backend *sp_be;
-
-	/* back end state */
-	struct event		 sp_evread;
-	struct event		 sp_evwrite;
+	void			*sp_state;	/* the back end's */
 	struct event		 sp_evidle;
-	int			 sp_evset;
-	int			 sp_pipe[2];	/* pipe */
-	size_t			 sp_inpipe;
-	size_t			 sp_pipesize;
-	char			*sp_buf;	/* copy */
-	size_t			 sp_buflen;
-	size_t			 sp_bufoff;
 };
 
 /* splice.c */
@@ -83,25 +92,24 @@ int	 splice_start(struct rsplice *, int, int, off_t,
 void	 splice_stop(struct rsplice *);
 void	 splice_free(struct rsplice *);
 off_t	 splice_count(struct rsplice *);
+uint64_t splice_bytes(struct rsplice *, int);
+uint64_t splice_total(struct rsplice *);
+int	 splice_active(const struct rsplice *);
+const struct timeval *
+	 splice_lastmove(const struct rsplice *);
 size_t	 splice_pending(const struct rsplice *);
 int	 splice_check(int, int);
 int	 splice_fds_held(void);
 
 /* called by the back ends */
-int	 splice_moved(struct rsplice *, size_t);
+int	 splice_moved(struct rsplice *, size_t, int);
 void	 splice_finish(struct rsplice *, int);
-void	 splice_idle_arm(struct rsplice *);
+void	 splice_fallback(struct rsplice *);
 off_t	 splice_room(const struct rsplice *, size_t);
 
-/* splice_copy.c */
+/* the back ends, each in its own file */
 extern const struct splice_backend splice_copy_backend;
-int	 splice_copy_flush(struct rsplice *);
-
-/* splice_pipe.c */
 extern const struct splice_backend splice_pipe_backend;
-int	 splice_pipe_fds(void);
-
-/* splice_so.c */
 extern const struct splice_backend splice_so_backend;
 
 #endif /* RELAYD_SPLICE_H */

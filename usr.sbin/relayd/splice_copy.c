@@ -29,22 +29,32 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "relayd.h"
 #include "splice.h"
 
 #define COPY_BUFSIZE	(64 * 1024)
 #define COPY_ROUNDS	16		/* reads per event, for fairness */
 
+struct copy_state {
+	struct event	 cs_evread;
+	struct event	 cs_evwrite;
+	int		 cs_evset;
+	char		 cs_buf[COPY_BUFSIZE];
+	size_t		 cs_len;
+	size_t		 cs_off;
+};
+
 static int	 copy_available(void);
 static int	 copy_start(struct rsplice *);
 static void	 copy_stop(struct rsplice *);
 static void	 copy_free(struct rsplice *);
+static size_t	 copy_pending(const struct rsplice *);
+static int	 copy_flush(struct rsplice *);
 static void	 copy_read(int, short, void *);
 static void	 copy_write(int, short, void *);
 
 const struct splice_backend splice_copy_backend = {
 	"copy", SPLICE_ENGINE_COPY, 0, copy_available, copy_start, copy_stop,
-	copy_free, NULL
+	copy_free, NULL, copy_pending, NULL
 };
 
 static int
@@ -56,36 +66,50 @@ copy_available(void)
 static int
 copy_start(struct rsplice *sp)
 {
-	if (sp->sp_buf == NULL &&
-	    (sp->sp_buf = malloc(COPY_BUFSIZE)) == NULL)
-		return (-1);
-	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
+	struct copy_state	*cs = sp->sp_state;
+
+	if (cs == NULL) {
+		if ((cs = malloc(sizeof(*cs))) == NULL)
+			return (-1);
+		cs->cs_len = cs->cs_off = 0;
+		sp->sp_state = cs;
+	}
+	event_set(&cs->cs_evread, sp->sp_src, EV_READ | EV_PERSIST,
 	    copy_read, sp);
-	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, copy_write, sp);
-	sp->sp_evset = 1;
-	if (sp->sp_buflen > sp->sp_bufoff)
-		event_add(&sp->sp_evwrite, NULL);
+	event_set(&cs->cs_evwrite, sp->sp_drain, EV_WRITE, copy_write, sp);
+	cs->cs_evset = 1;
+	if (cs->cs_len > cs->cs_off)
+		event_add(&cs->cs_evwrite, NULL);
 	else
-		event_add(&sp->sp_evread, NULL);
+		event_add(&cs->cs_evread, NULL);
 	return (0);
 }
 
 static void
 copy_stop(struct rsplice *sp)
 {
-	if (!sp->sp_evset)
+	struct copy_state	*cs = sp->sp_state;
+
+	if (cs == NULL || !cs->cs_evset)
 		return;
-	event_del(&sp->sp_evread);
-	event_del(&sp->sp_evwrite);
-	sp->sp_evset = 0;
+	event_del(&cs->cs_evread);
+	event_del(&cs->cs_evwrite);
+	cs->cs_evset = 0;
 }
 
 static void
 copy_free(struct rsplice *sp)
 {
-	free(sp->sp_buf);
-	sp->sp_buf = NULL;
-	sp->sp_buflen = sp->sp_bufoff = 0;
+	free(sp->sp_state);
+	sp->sp_state = NULL;
+}
+
+static size_t
+copy_pending(const struct rsplice *sp)
+{
+	const struct copy_state	*cs = sp->sp_state;
+
+	return (cs == NULL ? 0 : cs->cs_len - cs->cs_off);
 }
 
 /*
@@ -93,29 +117,30 @@ copy_free(struct rsplice *sp)
  * when the drain is full (a write event is waiting), -1 when the splice
  * ended (and may be gone).
  */
-int
-splice_copy_flush(struct rsplice *sp)
+static int
+copy_flush(struct rsplice *sp)
 {
-	ssize_t	 n;
+	struct copy_state	*cs = sp->sp_state;
+	ssize_t			 n;
 
-	while (sp->sp_bufoff < sp->sp_buflen) {
-		n = send(sp->sp_drain, sp->sp_buf + sp->sp_bufoff,
-		    sp->sp_buflen - sp->sp_bufoff, MSG_NOSIGNAL);
+	while (cs->cs_off < cs->cs_len) {
+		n = send(sp->sp_drain, cs->cs_buf + cs->cs_off,
+		    cs->cs_len - cs->cs_off, MSG_NOSIGNAL);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				event_del(&sp->sp_evread);
-				event_add(&sp->sp_evwrite, NULL);
+				event_del(&cs->cs_evread);
+				event_add(&cs->cs_evwrite, NULL);
 				return (0);
 			}
 			splice_finish(sp, errno);
 			return (-1);
 		}
-		sp->sp_bufoff += n;
-		if (sp->sp_bufoff == sp->sp_buflen)
-			sp->sp_bufoff = sp->sp_buflen = 0;
-		if (splice_moved(sp, n))
+		cs->cs_off += n;
+		if (cs->cs_off == cs->cs_len)
+			cs->cs_off = cs->cs_len = 0;
+		if (splice_moved(sp, n, SPLICE_COPIED))
 			return (-1);
 	}
 	return (1);
@@ -124,22 +149,23 @@ splice_copy_flush(struct rsplice *sp)
 static void
 copy_read(int fd, short event, void *arg)
 {
-	struct rsplice	*sp = arg;
-	off_t		 room;
-	ssize_t		 n;
-	int		 i, r;
+	struct rsplice		*sp = arg;
+	struct copy_state	*cs = sp->sp_state;
+	off_t			 room;
+	ssize_t			 n;
+	int			 i;
 
 	(void)fd;
 	(void)event;
 	for (i = 0; i < COPY_ROUNDS; i++) {
-		if ((r = splice_copy_flush(sp)) != 1)
+		if (copy_flush(sp) != 1)
 			return;
 		room = splice_room(sp, 0);
 		if (room > COPY_BUFSIZE)
 			room = COPY_BUFSIZE;
 		if (room == 0)
 			return;
-		n = read(sp->sp_src, sp->sp_buf, room);
+		n = read(sp->sp_src, cs->cs_buf, room);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -153,22 +179,23 @@ copy_read(int fd, short event, void *arg)
 			splice_finish(sp, 0);
 			return;
 		}
-		sp->sp_bufoff = 0;
-		sp->sp_buflen = n;
+		cs->cs_off = 0;
+		cs->cs_len = n;
 	}
-	(void)splice_copy_flush(sp);
+	(void)copy_flush(sp);
 }
 
 static void
 copy_write(int fd, short event, void *arg)
 {
-	struct rsplice	*sp = arg;
+	struct rsplice		*sp = arg;
+	struct copy_state	*cs = sp->sp_state;
 
 	(void)fd;
 	(void)event;
-	if (splice_copy_flush(sp) != 1)
+	if (copy_flush(sp) != 1)
 		return;
-	event_add(&sp->sp_evread, NULL);
+	event_add(&cs->cs_evread, NULL);
 	/* the source may have data and no edge to tell us */
 	copy_read(sp->sp_src, EV_READ, sp);
 }

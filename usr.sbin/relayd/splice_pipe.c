@@ -31,7 +31,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "relayd.h"
 #include "splice.h"
 
 #if defined(__linux__) && defined(SPLICE_F_MOVE)
@@ -39,6 +38,15 @@
 #define PIPE_WANTSIZE	(256 * 1024)
 #define PIPE_ROUNDS	16
 #define PIPE_POOLMAX	128
+
+struct pipe_state {
+	struct event	 ps_evread;
+	struct event	 ps_evwrite;
+	int		 ps_evset;
+	int		 ps_pipe[2];
+	size_t		 ps_inpipe;
+	size_t		 ps_pipesize;
+};
 
 struct pipe_pool_entry {
 	int	 fds[2];
@@ -53,16 +61,18 @@ static int	 pipe_available(void);
 static int	 pipe_start(struct rsplice *);
 static void	 pipe_stop(struct rsplice *);
 static void	 pipe_free(struct rsplice *);
+static size_t	 pipe_pending(const struct rsplice *);
+static int	 pipe_fds(void);
 static void	 pipe_read(int, short, void *);
 static void	 pipe_write(int, short, void *);
 
 const struct splice_backend splice_pipe_backend = {
 	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_available, pipe_start, pipe_stop,
-	pipe_free, NULL
+	pipe_free, NULL, pipe_pending, pipe_fds
 };
 
-int
-splice_pipe_fds(void)
+static int
+pipe_fds(void)
 {
 	return (2 * npipes);
 }
@@ -80,25 +90,25 @@ pipe_available(void)
 }
 
 static int
-pipe_get(struct rsplice *sp)
+pipe_get(struct pipe_state *ps)
 {
 	int	 size;
 
 	if (npool > 0) {
 		npool--;
-		sp->sp_pipe[0] = pool[npool].fds[0];
-		sp->sp_pipe[1] = pool[npool].fds[1];
-		sp->sp_pipesize = pool[npool].size;
+		ps->ps_pipe[0] = pool[npool].fds[0];
+		ps->ps_pipe[1] = pool[npool].fds[1];
+		ps->ps_pipesize = pool[npool].size;
 		return (0);
 	}
-	if (pipe2(sp->sp_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
+	if (pipe2(ps->ps_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
 		return (-1);
 	npipes++;
 	/* a larger pipe means fewer rounds; the kernel may say no */
-	(void)fcntl(sp->sp_pipe[1], F_SETPIPE_SZ, PIPE_WANTSIZE);
-	if ((size = fcntl(sp->sp_pipe[1], F_GETPIPE_SZ)) <= 0)
+	(void)fcntl(ps->ps_pipe[1], F_SETPIPE_SZ, PIPE_WANTSIZE);
+	if ((size = fcntl(ps->ps_pipe[1], F_GETPIPE_SZ)) <= 0)
 		size = 65536;
-	sp->sp_pipesize = size;
+	ps->ps_pipesize = size;
 	return (0);
 }
 
@@ -117,9 +127,9 @@ pipe_poolmax(void)
 }
 
 static void
-pipe_put(struct rsplice *sp)
+pipe_put(struct pipe_state *ps)
 {
-	if (sp->sp_pipe[0] == -1)
+	if (ps->ps_pipe[0] == -1)
 		return;
 	/*
 	 * Only an empty pipe can serve another splice, and only one of the
@@ -127,19 +137,19 @@ pipe_put(struct rsplice *sp)
 	 * pipes are small, and a small pipe in the pool would slow every
 	 * transfer that gets it later.
 	 */
-	if (sp->sp_inpipe == 0 && sp->sp_pipesize >= PIPE_WANTSIZE &&
+	if (ps->ps_inpipe == 0 && ps->ps_pipesize >= PIPE_WANTSIZE &&
 	    npool < pipe_poolmax()) {
-		pool[npool].fds[0] = sp->sp_pipe[0];
-		pool[npool].fds[1] = sp->sp_pipe[1];
-		pool[npool].size = sp->sp_pipesize;
+		pool[npool].fds[0] = ps->ps_pipe[0];
+		pool[npool].fds[1] = ps->ps_pipe[1];
+		pool[npool].size = ps->ps_pipesize;
 		npool++;
 	} else {
-		close(sp->sp_pipe[0]);
-		close(sp->sp_pipe[1]);
+		close(ps->ps_pipe[0]);
+		close(ps->ps_pipe[1]);
 		npipes--;
 	}
-	sp->sp_pipe[0] = sp->sp_pipe[1] = -1;
-	sp->sp_inpipe = 0;
+	ps->ps_pipe[0] = ps->ps_pipe[1] = -1;
+	ps->ps_inpipe = 0;
 }
 
 /*
@@ -150,98 +160,110 @@ pipe_put(struct rsplice *sp)
 static int
 pipe_start(struct rsplice *sp)
 {
-	event_set(&sp->sp_evread, sp->sp_src, EV_READ | EV_PERSIST,
+	struct pipe_state	*ps = sp->sp_state;
+
+	if (ps == NULL) {
+		if ((ps = calloc(1, sizeof(*ps))) == NULL)
+			return (-1);
+		ps->ps_pipe[0] = ps->ps_pipe[1] = -1;
+		sp->sp_state = ps;
+	}
+	event_set(&ps->ps_evread, sp->sp_src, EV_READ | EV_PERSIST,
 	    pipe_read, sp);
-	event_set(&sp->sp_evwrite, sp->sp_drain, EV_WRITE, pipe_write, sp);
-	sp->sp_evset = 1;
-	if (sp->sp_inpipe > 0)
-		event_add(&sp->sp_evwrite, NULL);
+	event_set(&ps->ps_evwrite, sp->sp_drain, EV_WRITE, pipe_write, sp);
+	ps->ps_evset = 1;
+	if (ps->ps_inpipe > 0)
+		event_add(&ps->ps_evwrite, NULL);
 	else
-		event_add(&sp->sp_evread, NULL);
+		event_add(&ps->ps_evread, NULL);
 	return (0);
 }
 
 static void
 pipe_stop(struct rsplice *sp)
 {
-	if (!sp->sp_evset)
+	struct pipe_state	*ps = sp->sp_state;
+
+	if (ps == NULL || !ps->ps_evset)
 		return;
-	event_del(&sp->sp_evread);
-	event_del(&sp->sp_evwrite);
-	sp->sp_evset = 0;
+	event_del(&ps->ps_evread);
+	event_del(&ps->ps_evwrite);
+	ps->ps_evset = 0;
 }
 
 static void
 pipe_free(struct rsplice *sp)
 {
-	pipe_put(sp);
+	struct pipe_state	*ps = sp->sp_state;
+
+	if (ps == NULL)
+		return;
+	pipe_put(ps);
+	free(ps);
+	sp->sp_state = NULL;
 }
 
-/* Empty the pipe into the drain; same returns as splice_copy_flush(). */
+static size_t
+pipe_pending(const struct rsplice *sp)
+{
+	const struct pipe_state	*ps = sp->sp_state;
+
+	return (ps == NULL ? 0 : ps->ps_inpipe);
+}
+
+/* Empty the pipe into the drain; 1 empty, 0 drain full, -1 ended. */
 static int
 pipe_flush(struct rsplice *sp)
 {
-	ssize_t	 n;
+	struct pipe_state	*ps = sp->sp_state;
+	ssize_t			 n;
 
-	while (sp->sp_inpipe > 0) {
-		n = splice(sp->sp_pipe[0], NULL, sp->sp_drain, NULL,
-		    sp->sp_inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	while (ps->ps_inpipe > 0) {
+		n = splice(ps->ps_pipe[0], NULL, sp->sp_drain, NULL,
+		    ps->ps_inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) {
-				event_del(&sp->sp_evread);
-				event_add(&sp->sp_evwrite, NULL);
+				event_del(&ps->ps_evread);
+				event_add(&ps->ps_evwrite, NULL);
 				return (0);
 			}
 			splice_finish(sp, errno);
 			return (-1);
 		}
-		sp->sp_inpipe -= n;
-		if (splice_moved(sp, n))
+		ps->ps_inpipe -= n;
+		if (splice_moved(sp, n, SPLICE_SPLICED))
 			return (-1);
 	}
 	return (1);
 }
 
-/* splice(2) does not take this source: go on with the copy back end. */
-static void
-pipe_fallback(struct rsplice *sp)
-{
-	pipe_stop(sp);
-	pipe_put(sp);
-	sp->sp_be = &splice_copy_backend;
-	if (sp->sp_be->sb_start(sp) == -1)
-		splice_finish(sp, errno);
-}
-
 static void
 pipe_read(int fd, short event, void *arg)
 {
-	struct rsplice	*sp = arg;
-	off_t		 room;
-	size_t		 want;
-	ssize_t		 n;
-	int		 i;
+	struct rsplice		*sp = arg;
+	struct pipe_state	*ps = sp->sp_state;
+	off_t			 room;
+	size_t			 want;
+	ssize_t			 n;
+	int			 i, error;
 
 	(void)fd;
 	(void)event;
-	if (sp->sp_pipe[0] == -1 && pipe_get(sp) == -1) {
+	if (ps->ps_pipe[0] == -1 && pipe_get(ps) == -1) {
 		/* no descriptors for a pipe: the copy back end needs none */
-		pipe_stop(sp);
-		sp->sp_be = &splice_copy_backend;
-		if (sp->sp_be->sb_start(sp) == -1)
-			splice_finish(sp, errno);
+		splice_fallback(sp);
 		return;
 	}
 	for (i = 0; i < PIPE_ROUNDS; i++) {
-		want = sp->sp_pipesize - sp->sp_inpipe;
-		room = splice_room(sp, sp->sp_inpipe);
+		want = ps->ps_pipesize - ps->ps_inpipe;
+		room = splice_room(sp, ps->ps_inpipe);
 		if ((off_t)want > room)
 			want = room;
 		if (want == 0)
 			break;
-		n = splice(sp->sp_src, NULL, sp->sp_pipe[1], NULL, want,
+		n = splice(sp->sp_src, NULL, ps->ps_pipe[1], NULL, want,
 		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -249,13 +271,15 @@ pipe_read(int fd, short event, void *arg)
 			if (errno == EAGAIN)
 				break;
 			if (errno == EINVAL && sp->sp_count == 0 &&
-			    sp->sp_inpipe == 0) {
-				pipe_fallback(sp);
+			    ps->ps_inpipe == 0) {
+				/* splice(2) does not take this source */
+				splice_fallback(sp);
 				return;
 			}
+			error = errno;
 			if (pipe_flush(sp) == -1)
 				return;
-			splice_finish(sp, errno);
+			splice_finish(sp, error);
 			return;
 		}
 		if (n == 0) {
@@ -263,25 +287,26 @@ pipe_read(int fd, short event, void *arg)
 			sp->sp_srceof = 1;
 			if (pipe_flush(sp) != 1) {
 				if (sp->sp_active)
-					event_del(&sp->sp_evread);
+					event_del(&ps->ps_evread);
 				return;
 			}
 			splice_finish(sp, 0);
 			return;
 		}
-		sp->sp_inpipe += n;
+		ps->ps_inpipe += n;
 		if (pipe_flush(sp) != 1)
 			return;
 	}
 	/* empty: back to the pool until the source has more */
 	if (pipe_flush(sp) == 1)
-		pipe_put(sp);
+		pipe_put(ps);
 }
 
 static void
 pipe_write(int fd, short event, void *arg)
 {
-	struct rsplice	*sp = arg;
+	struct rsplice		*sp = arg;
+	struct pipe_state	*ps = sp->sp_state;
 
 	(void)fd;
 	(void)event;
@@ -291,17 +316,11 @@ pipe_write(int fd, short event, void *arg)
 		splice_finish(sp, 0);
 		return;
 	}
-	event_add(&sp->sp_evread, NULL);
+	event_add(&ps->ps_evread, NULL);
 	pipe_read(sp->sp_src, EV_READ, sp);
 }
 
 #else /* no splice(2) */
-
-int
-splice_pipe_fds(void)
-{
-	return (0);
-}
 
 static int
 pipe_none(void)
@@ -325,7 +344,7 @@ pipe_nostop(struct rsplice *sp)
 
 const struct splice_backend splice_pipe_backend = {
 	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_none, pipe_nostart, pipe_nostop,
-	pipe_nostop, NULL
+	pipe_nostop, NULL, NULL, NULL
 };
 
 #endif

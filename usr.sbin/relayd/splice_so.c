@@ -16,21 +16,28 @@
 
 /*
  * The so_splice back end (OpenBSD, FreeBSD >= 14.2): the kernel does all
- * of it.  The end of a splice shows as the source becoming readable, and
- * SO_ERROR says why.  It cannot be run on Linux, where it is never
- * chosen.
+ * of it, the idle timer included.  The end of a splice shows as the
+ * source becoming readable, and SO_ERROR says why.  Linux has no
+ * SO_SPLICE: there this back end is never available, and `make lint'
+ * compiles it against regress/splice/bsd_splice.h, which declares
+ * SO_SPLICE and struct splice as the BSDs' <sys/socket.h> do.
  */
 
 #include <sys/types.h>
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "relayd.h"
 #include "splice.h"
 
 #ifdef SO_SPLICE
+
+struct so_state {
+	struct event	 ss_ev;
+	int		 ss_evset;
+};
 
 static int	 so_available(void);
 static int	 so_start(struct rsplice *);
@@ -41,7 +48,7 @@ static void	 so_poll(struct rsplice *);
 
 const struct splice_backend splice_so_backend = {
 	"so_splice", SPLICE_ENGINE_SO_SPLICE, 1, so_available, so_start,
-	so_stop, so_free, so_poll
+	so_stop, so_free, so_poll, NULL, NULL
 };
 
 static int
@@ -53,26 +60,28 @@ so_available(void)
 static int
 so_start(struct rsplice *sp)
 {
-	struct splice_ksp {
-		int		sp_fd;
-		off_t		sp_max;
-		struct timeval	sp_idle;
-	};
-	struct rsplice	ksp;
+	struct so_state	*ss = sp->sp_state;
+	struct splice	 ksp;
 
+	if (ss == NULL) {
+		if ((ss = calloc(1, sizeof(*ss))) == NULL)
+			return (-1);
+		sp->sp_state = ss;
+	}
 	memset(&ksp, 0, sizeof(ksp));
 	ksp.sp_fd = sp->sp_drain;
 	ksp.sp_max = sp->sp_max;
-	/* the engine keeps the idle timer itself, as for the others */
+	ksp.sp_idle = sp->sp_idle;
 	if (setsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, &ksp,
 	    sizeof(ksp)) == -1)
 		return (-1);
-	event_set(&sp->sp_evread, sp->sp_src, EV_READ, so_done, sp);
-	event_add(&sp->sp_evread, NULL);
-	sp->sp_evset = 1;
+	event_set(&ss->ss_ev, sp->sp_src, EV_READ, so_done, sp);
+	event_add(&ss->ss_ev, NULL);
+	ss->ss_evset = 1;
 	return (0);
 }
 
+/* The kernel's count of this splice; what it adds was spliced. */
 static void
 so_poll(struct rsplice *sp)
 {
@@ -81,17 +90,21 @@ so_poll(struct rsplice *sp)
 
 	if (getsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, &n, &len) == -1)
 		return;
-	sp->sp_total += n - sp->sp_count;
-	sp->sp_count = n;
+	if (n > sp->sp_count) {
+		sp->sp_bytes[SPLICE_SPLICED] += n - sp->sp_count;
+		sp->sp_count = n;
+	}
 }
 
 static void
 so_stop(struct rsplice *sp)
 {
-	if (!sp->sp_evset)
+	struct so_state	*ss = sp->sp_state;
+
+	if (ss == NULL || !ss->ss_evset)
 		return;
-	event_del(&sp->sp_evread);
-	sp->sp_evset = 0;
+	event_del(&ss->ss_ev);
+	ss->ss_evset = 0;
 	so_poll(sp);
 	(void)setsockopt(sp->sp_src, SOL_SOCKET, SO_SPLICE, NULL, 0);
 }
@@ -99,17 +112,20 @@ so_stop(struct rsplice *sp)
 static void
 so_free(struct rsplice *sp)
 {
-	(void)sp;
+	free(sp->sp_state);
+	sp->sp_state = NULL;
 }
 
 static void
 so_done(int fd, short event, void *arg)
 {
 	struct rsplice	*sp = arg;
+	struct so_state	*ss = sp->sp_state;
 	int		 error = 0;
 	socklen_t	 len = sizeof(error);
 
 	(void)event;
+	ss->ss_evset = 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
 		error = errno;
 	so_poll(sp);
@@ -140,7 +156,7 @@ so_nostop(struct rsplice *sp)
 
 const struct splice_backend splice_so_backend = {
 	"so_splice", SPLICE_ENGINE_SO_SPLICE, 0, so_none, so_nostart,
-	so_nostop, so_nostop, NULL
+	so_nostop, so_nostop, NULL, NULL, NULL
 };
 
 #endif /* SO_SPLICE */
