@@ -11,6 +11,8 @@
 
 PREFIX ?=	/usr/local
 SBINDIR ?=	$(PREFIX)/sbin
+SYSTEMDDIR ?=	$(PREFIX)/lib/systemd/system
+RCDIR ?=	$(PREFIX)/etc/rc.d
 MANDIR ?=	$(PREFIX)/share/man
 EXAMPLEDIR ?=	$(PREFIX)/share/examples/relayd
 DESTDIR ?=
@@ -26,11 +28,16 @@ CPPFLAGS +=	-I$(RD) -DRELAYD_USER=\"$(RELAYD_USER)\"
 UNAME_S :=	$(shell uname -s)
 
 ifeq ($(UNAME_S),Linux)
+SERVICE =	etc/systemd/relayd.service
+SERVICEDIR =	$(SYSTEMDDIR)
+SERVICENAME =	relayd.service
+SERVICEMODE =	444
 YACC ?=		byacc
-PKGS =		libbsd-overlay libevent libtls libcrypto
-CPPFLAGS +=	-D_GNU_SOURCE $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS =		libbsd-overlay libevent libtls libcrypto libseccomp
+CPPFLAGS +=	-D_GNU_SOURCE -DHAVE_SECCOMP \
+		$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
-		    echo -lbsd -levent -ltls -lcrypto)
+		    echo -lbsd -levent -ltls -lcrypto -lseccomp)
 # Count the installed ones: dpkg-query says nothing on stdout of a
 # package it has never heard of.
 DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
@@ -41,6 +48,10 @@ DEPS_INSTALL =	apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 endif
 ifeq ($(UNAME_S),FreeBSD)
 # FreeBSD: libevent and libretls from packages; SO_SPLICE since 14.2.
+SERVICE =	etc/rc.d/relayd.freebsd
+SERVICEDIR =	$(RCDIR)
+SERVICENAME =	relayd
+SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
@@ -50,6 +61,10 @@ DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
 endif
 ifeq ($(UNAME_S),OpenBSD)
 # OpenBSD: everything is in base but kyua and libevent 2.
+SERVICE =	etc/rc.d/relayd.openbsd
+SERVICEDIR =	/etc/rc.d
+SERVICENAME =	relayd
+SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
@@ -70,13 +85,15 @@ DEPS_INSTALL_FUZZ = true
 endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
-		atf-sh libatf-dev libbsd-dev mandoc openssl socat iproute2
+		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
+		socat iproute2
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
 
 COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
-		$(RD)/compat/privdrop.c $(RD)/compat/tcpstate.c
+		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
+		$(RD)/compat/tcpstate.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
@@ -96,7 +113,8 @@ HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
 		regress/splice/splice_test regress/tools/rtool \
-		regress/perf/relaybench regress/perf/barerelay
+		regress/perf/relaybench regress/perf/barerelay \
+		regress/daemon/relayd-sbtest
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -131,6 +149,17 @@ regress/%_test: regress/%_test.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) \
 	    $(LDLIBS) -latf-c
 
+# relayd with a test trigger in its sandbox (RELAYD_SANDBOX_TEST=PROC makes
+# that child run a forbidden system call); never installed.
+regress/daemon/sandbox_test.o: $(RD)/compat/sandbox.c $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DRELAYD_SANDBOX_TEST -c -o $@ \
+	    $(RD)/compat/sandbox.c
+
+regress/daemon/relayd-sbtest: regress/daemon/sandbox_test.o \
+    $(RELAYD_SRCS:.c=.o) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(RELAYD_SRCS:.c=.o) \
+	    regress/daemon/sandbox_test.o $(LIB) $(LDLIBS)
+
 regress/tools/rtool: regress/tools/rtool.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
@@ -164,6 +193,11 @@ install: all
 	install -m 444 man/relayd.conf.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 444 man/relayd.8 man/relayctl.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 444 etc/relayd.conf $(DESTDIR)$(EXAMPLEDIR)
+	@# the service file, with the paths of this installation
+	install -d $(DESTDIR)$(SERVICEDIR)
+	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' $(SERVICE) \
+	    >$(DESTDIR)$(SERVICEDIR)/$(SERVICENAME)
+	chmod $(SERVICEMODE) $(DESTDIR)$(SERVICEDIR)/$(SERVICENAME)
 	@if [ -z "$(DESTDIR)" ]; then \
 		RELAYD_USER=$(RELAYD_USER) RELAYD_CHROOT=$(RELAYD_CHROOT) \
 		    sh etc/mkuser.sh; \
@@ -180,7 +214,9 @@ lint-so-splice:
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only \
 	    -include regress/splice/bsd_splice.h $(RD)/splice_so.c
 
-bench: all regress/perf/relaybench regress/perf/barerelay
+# HAProxy, nginx and gnuplot are installed when missing, as make test
+# installs what it needs.
+bench: bench-deps all regress/perf/relaybench regress/perf/barerelay
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-deps:
@@ -195,4 +231,5 @@ fuzz: $(RD)/parse.c
 
 clean:
 	rm -f $(LIB_OBJS) $(RELAYD_SRCS:.c=.o) $(RELAYCTL_SRCS:.c=.o) \
-	    $(LIB) $(RELAYD) $(RELAYCTL) $(RD)/parse.c $(REGRESS_PROGS)
+	    $(LIB) $(RELAYD) $(RELAYCTL) $(RD)/parse.c $(REGRESS_PROGS) \
+	    regress/daemon/sandbox_test.o

@@ -116,6 +116,73 @@ no_handle_outside_chroot_cleanup()
 	stop_all
 }
 
+atf_test_case children_sandboxed cleanup
+children_sandboxed_head()
+{
+	atf_set descr "every child runs under its seccomp filter"
+	atf_set require.user root
+	atf_set timeout 30
+}
+children_sandboxed_body()
+{
+	require_daemon
+	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
+	write_conf
+	start_relayd
+	n=0
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		atf_check -o match:"^Seccomp:[[:space:]]+2\$" grep '^Seccomp:' "/proc/$c/status"
+		n=$((n + 1))
+	done
+	atf_check_equal 8 "$n"
+	# the parent is not sandboxed: it reloads, opens files, runs scripts
+	atf_check -o match:"^Seccomp:[[:space:]]+0\$" grep '^Seccomp:' "/proc/$(cat relayd.pid)/status"
+	# and what the children do still works under the filters
+	bport=$(start_backend back echo)
+	sed -i "s/port 9\$/port $bport/" relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	atf_check -o ignore -e ignore "$RTOOL" client "$(cat relay.port)" 4 100000 20
+	atf_check -o match:"^relayd " "$RELAYCTL" -s relayd.sock status
+	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"
+}
+children_sandboxed_cleanup()
+{
+	stop_all
+}
+
+atf_test_case sandbox_violation_lost_child cleanup
+sandbox_violation_lost_child_head()
+{
+	atf_set descr "a child that makes a forbidden system call dies, and the daemon with it: lost child"
+	atf_set require.user root
+	atf_set timeout 60
+}
+sandbox_violation_lost_child_body()
+{
+	require_daemon
+	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
+	sbtest=$TOP/regress/daemon/relayd-sbtest
+	[ -x "$sbtest" ] || atf_fail "relayd-sbtest is not built"
+	for proc in relay ca pfe hce; do
+		write_conf
+		rm -f relayd.log
+		RELAYD_SANDBOX_TEST=$proc "$sbtest" -dv -f relayd.conf 2>relayd.log &
+		pid=$!
+		echo "$pid" >relayd.pid
+		wait "$pid"
+		rc=$?
+		rm -f relayd.pid
+		atf_check_equal 1 "$rc"
+		# SIGSYS: the filter killed it
+		atf_check -o match:"lost child: pid [0-9]+ terminated; signal 31" cat relayd.log
+		atf_check -o match:"parent terminating" cat relayd.log
+	done
+}
+sandbox_violation_lost_child_cleanup()
+{
+	stop_all
+}
+
 atf_test_case sigterm_clean cleanup
 sigterm_clean_head()
 {
@@ -221,7 +288,7 @@ busy_port_refused_cleanup()
 atf_test_case reload_keeps_listener cleanup
 reload_keeps_listener_head()
 {
-	atf_set descr "reloads take the listener over: one socket, no connection refused"
+	atf_set descr "reloads take the listener over: one socket, the same one"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -234,9 +301,8 @@ reload_keeps_listener_body()
 	inode=$(ss -Hltne "sport = :$(cat relay.port)" | sed -n 's/.*ino:\([0-9]*\).*/\1/p')
 	[ -n "$inode" ] || atf_fail "no listener"
 	for i in 1 2 3 4 5; do
-		kill -HUP "$(cat relayd.pid)"
-		wait_for 10 sh -c "[ \$(grep -c 'reloading configuration' relayd.log) -ge $i ]" ||
-		    atf_fail "reload $i not done"
+		# relayctl reload returns once the reload is done
+		atf_check "$RELAYCTL" -s relayd.sock reload
 		atf_check -o inline:"1\n" -x "ss -Hltn 'sport = :$(cat relay.port)' | wc -l | tr -d ' '"
 	done
 	atf_check -o inline:"$inode\n" -x "ss -Hltne 'sport = :$(cat relay.port)' | sed -n 's/.*ino:\([0-9]*\).*/\1/p'"
@@ -392,6 +458,77 @@ reload_storm_counts_cleanup()
 	stop_all
 }
 
+atf_test_case reload_keeps_streams cleanup
+reload_keeps_streams_head()
+{
+	atf_set descr "50 streams survive 20 good reloads, one removing their relay, one changing its table; new sessions use the new configuration"
+	atf_set require.user root
+	atf_set timeout 120
+}
+reload_keeps_streams_body()
+{
+	require_daemon
+	bport=$(start_backend back echo 100)
+	b2port=$(start_backend other echo 100)
+	lport=$(freeport)
+	l2port=$(freeport)
+	conf()
+	{
+		cat >relayd.conf <<CONF
+prefork 3
+socket "$PWD/relayd.sock"
+log connection
+table <back> { 127.0.0.1 }
+relay ${1:-test} {
+	listen on 127.0.0.1 port $lport
+	forward to <back> port ${2:-$bport}
+}
+relay spare {
+	listen on 127.0.0.1 port $l2port
+	forward to <back> port $b2port
+}
+CONF
+	}
+	conf
+	RELAYS=2 start_relayd
+	# 50 streams of 100 KB a second each, for about 6 s, checked
+	"$RTOOL" client "$lport" 50 600000 60 100000 >streams.out 2>&1 &
+	cpid=$!
+	wait_for 10 sh -c "[ \$($RELAYCTL -s $PWD/relayd.sock show sessions | grep -c '^session') -ge 50 ]" ||
+	    atf_fail "the streams did not start"
+	for i in $(seq 1 20); do
+		case $i in
+		5)	conf test "$b2port" ;;		# another backend
+		10)	conf renamed "$b2port" ;;	# their relay removed
+		*)	sed -i "s/^log connection.*/log connection # $i/" relayd.conf ;;
+		esac
+		# relayctl reload returns once the reload is done
+		atf_check "$RELAYCTL" -s relayd.sock reload
+		[ "$i" -eq 5 ] &&
+		    atf_check -o match:"^ok 1 streams 1000 bytes" "$RTOOL" client "$l2port" 1 1000 10
+		sleep 0.1
+	done
+	wait "$cpid"
+	rc=$?
+	cat streams.out
+	atf_check_equal 0 "$rc"
+	atf_check -o match:"^ok 50 streams 30000000 bytes" cat streams.out
+	gap=$(sed -n 's/.*longest gap \([0-9]*\) ms/\1/p' streams.out)
+	echo "longest wait for bytes: $gap ms"
+	# new sessions went to the new backend of the relay (now "renamed")
+	atf_check -o match:"^ok 1 streams 1000 bytes" "$RTOOL" client "$lport" 1 1000 10
+	wait_log 10 "relay renamed, session [0-9]* (.*127.0.0.1:$b2port, done" ||
+	    atf_fail "the new session did not use the new configuration"
+	# the streams ended as sessions of relay test, every one done
+	atf_check -o inline:"50\n" -x "grep -c '^relay test, session [0-9]* (.*127.0.0.1:$bport, done\$' relayd.log"
+	atf_check -s exit:1 -x "grep -q 'relay reset' relayd.log"
+	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"
+}
+reload_keeps_streams_cleanup()
+{
+	stop_all
+}
+
 atf_test_case reload_keeps_sessions cleanup
 reload_keeps_sessions_head()
 {
@@ -485,11 +622,42 @@ relayctl_stop_cleanup()
 	stop_all
 }
 
+atf_test_case service_installed cleanup
+service_installed_head()
+{
+	atf_set descr "make install installs the systemd unit with its paths; it verifies; relayctl status exits 0 only for a running daemon"
+	atf_set require.user root
+	atf_set timeout 120
+}
+service_installed_body()
+{
+	require_daemon
+	command -v systemd-analyze >/dev/null ||
+	    atf_skip "no systemd-analyze: the unit cannot be verified here"
+	atf_check -o ignore -e ignore make -C "$TOP" install PREFIX="$PWD/pfx"
+	unit=$PWD/pfx/lib/systemd/system/relayd.service
+	atf_check test -f "$unit"
+	atf_check -o match:"^ExecStart=$PWD/pfx/sbin/relayd -f /etc/relayd.conf\$" \
+	    -o match:"^ExecReload=$PWD/pfx/sbin/relayctl reload\$" cat "$unit"
+	atf_check -o ignore -e ignore systemd-analyze verify --man=no "$unit"
+	# the unit and the rc.d scripts rely on relayctl status
+	write_conf
+	atf_check -s not-exit:0 -o ignore -e ignore "$RELAYCTL" -s relayd.sock status
+	start_relayd
+	atf_check -o match:"^relayd " "$RELAYCTL" -s relayd.sock status
+}
+service_installed_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case process_tree
 	atf_add_test_case children_chrooted
 	atf_add_test_case no_handle_outside_chroot
+	atf_add_test_case children_sandboxed
+	atf_add_test_case sandbox_violation_lost_child
 	atf_add_test_case sigterm_clean
 	atf_add_test_case lost_child
 	atf_add_test_case second_instance_refused
@@ -499,7 +667,9 @@ atf_init_test_cases()
 	atf_add_test_case broken_reload_rejected
 	atf_add_test_case reload_busy
 	atf_add_test_case reload_storm_counts
+	atf_add_test_case reload_keeps_streams
 	atf_add_test_case reload_keeps_sessions
 	atf_add_test_case reload_ignores_prefork_socket
 	atf_add_test_case relayctl_stop
+	atf_add_test_case service_installed
 }

@@ -464,7 +464,7 @@ bytes_agree_cleanup()
 atf_test_case bytes_shown_live cleanup
 bytes_shown_live_head()
 {
-	atf_set descr "show sessions counts a userland session's bytes as copied while it runs"
+	atf_set descr "show sessions counts the bytes of a tcp no splice session as copied while it runs"
 	atf_set require.user root
 	atf_set timeout 30
 }

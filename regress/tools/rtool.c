@@ -20,9 +20,12 @@
  *   rtool freeport                      print a free TCP port of 127.0.0.1
  *   rtool echo PORTFILE [SECONDS]       echo server; port written to file
  *   rtool reset PORTFILE [SECONDS]      read some bytes, then reset
- *   rtool client PORT CONNS BYTES [SECONDS]
+ *   rtool client PORT CONNS BYTES [SECONDS [RATE]]
  *                                       CONNS streams of BYTES each, sent,
- *                                       half-closed and read back checked
+ *                                       half-closed and read back checked;
+ *                                       with RATE, each stream sends RATE
+ *                                       bytes a second and the longest
+ *                                       wait for bytes back is printed
  *   rtool idle PORT SECONDS             connect, send one byte, wait for the
  *                                       close; print how long it took
  *   rtool sink PORTFILE [SECONDS]       read everything, answer nothing
@@ -233,8 +236,17 @@ struct stream {
 };
 
 /* CONNS streams at once; every byte sent must come back in order. */
+static double
+since(const struct timeval *t0)
+{
+	struct timeval	 now;
+
+	gettimeofday(&now, NULL);
+	return ((now.tv_sec - t0->tv_sec) + (now.tv_usec - t0->tv_usec) / 1e6);
+}
+
 static int
-client(int port, int conns, uint64_t bytes, int secs)
+client(int port, int conns, uint64_t bytes, int secs, uint64_t rate)
 {
 	struct stream	*st;
 	struct pollfd	*pfd;
@@ -244,9 +256,10 @@ client(int port, int conns, uint64_t bytes, int secs)
 	ssize_t		 n;
 	size_t		 len;
 	int		 i, left = conns, bad = 0;
-	double		 el;
+	double		 el, allowed, gap, maxgap = 0, *last;
 
 	if ((st = calloc(conns, sizeof(*st))) == NULL ||
+	    (last = calloc(conns, sizeof(*last))) == NULL ||
 	    (pfd = calloc(conns, sizeof(*pfd))) == NULL ||
 	    (out = malloc(BUFSZ)) == NULL || (in = malloc(BUFSZ)) == NULL ||
 	    (want = malloc(BUFSZ)) == NULL)
@@ -266,12 +279,21 @@ client(int port, int conns, uint64_t bytes, int secs)
 			pfd[i].fd = st[i].rdone ? -1 : st[i].s;
 			pfd[i].events = POLLIN | (st[i].wdone ? 0 : POLLOUT);
 		}
-		if (poll(pfd, conns, 1000) == -1 && errno != EINTR)
+		if (poll(pfd, conns, rate ? 10 : 1000) == -1 && errno != EINTR)
 			err(1, "poll");
 		for (i = 0; i < conns; i++) {
 			if (pfd[i].revents & POLLOUT && !st[i].wdone) {
 				len = bytes - st[i].sent < BUFSZ ?
 				    bytes - st[i].sent : BUFSZ;
+				if (rate) {
+					/* paced: rate bytes a second */
+					allowed = since(&t0) * rate -
+					    st[i].sent;
+					if (allowed < 1)
+						continue;
+					if (len > allowed)
+						len = allowed;
+				}
 				fill(out, st[i].sent, len);
 				n = write(st[i].s, out, len);
 				if (n > 0)
@@ -293,6 +315,13 @@ client(int port, int conns, uint64_t bytes, int secs)
 						bad++;
 					}
 					st[i].rcvd += n;
+					/* the longest wait for bytes */
+					el = since(&t0);
+					gap = el - last[i];
+					if (st[i].rcvd > (uint64_t)n &&
+					    gap > maxgap)
+						maxgap = gap;
+					last[i] = el;
 				} else if (n == 0 || (errno != EAGAIN &&
 				    errno != EINTR)) {
 					if (n == -1)
@@ -315,9 +344,12 @@ client(int port, int conns, uint64_t bytes, int secs)
 			bad++;
 		}
 	}
-	printf("%s %d streams %llu bytes %.3f s %.2f Gbit/s\n",
+	printf("%s %d streams %llu bytes %.3f s %.2f Gbit/s",
 	    bad ? "FAIL" : "ok", conns, (unsigned long long)total, el,
 	    el > 0 ? total * 8 / el / 1e9 : 0);
+	if (rate)
+		printf(", longest gap %d ms", (int)(maxgap * 1000));
+	printf("\n");
 	return (bad ? 1 : 0);
 }
 
@@ -676,7 +708,7 @@ main(int argc, char *argv[])
 	if (argc >= 5 && strcmp(argv[1], "client") == 0)
 		return (client(atoi(argv[2]), atoi(argv[3]),
 		    strtoull(argv[4], NULL, 10), argc > 5 ? atoi(argv[5]) :
-		    120));
+		    120, argc > 6 ? strtoull(argv[6], NULL, 10) : 0));
 	if (argc >= 4 && strcmp(argv[1], "idle") == 0)
 		return (idle(atoi(argv[2]), atoi(argv[3])));
 	if (argc >= 3 && strcmp(argv[1], "stall") == 0)

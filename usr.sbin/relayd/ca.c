@@ -53,6 +53,8 @@ ca_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	(void)ps;
 	(void)p;
 	(void)arg;
+	if (compat_sandbox("ca") == -1)
+		fatal("%s: sandbox", __func__);
 }
 
 static int

@@ -67,6 +67,8 @@ hce_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	(void)p;
 	(void)arg;
 	evtimer_set(&hce_ev, hce_launch_checks, NULL);
+	if (compat_sandbox("hce") == -1)
+		fatal("%s: sandbox", __func__);
 }
 
 /* The table a host belongs to. */

@@ -61,6 +61,8 @@ pfe_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	(void)ps;
 	(void)p;
 	(void)arg;
+	if (compat_sandbox("pfe") == -1)
+		fatal("%s: sandbox", __func__);
 }
 
 static int

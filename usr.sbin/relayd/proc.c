@@ -421,11 +421,14 @@ proc_dispatch(int fd, short event, void *arg)
 
 	if (event & EV_READ) {
 		n = imsg_read(ibuf);
-		if (n == -1 && errno != EAGAIN)
+		if (n == -1 && errno != EAGAIN && errno != ECONNRESET)
 			fatal("%s: imsg_read from %s", __func__,
 			    proc_name(iev->peer));
-		if (n == 0) {
-			/* the peer went away: this process ends too */
+		if (n == 0 || (n == -1 && errno == ECONNRESET)) {
+			/*
+			 * The peer went away (a reset when it died with our
+			 * messages unread): this process ends too.
+			 */
 			event_del(&iev->ev);
 			event_loopexit(NULL);
 			return;

@@ -59,7 +59,7 @@ static int	 relay_dispatch_pfe(int, struct privsep_proc *,
 static int	 relay_dispatch_ca(int, struct privsep_proc *,
 		    struct imsg *);
 static void	 relay_launch(void);
-static void	 relay_reset(void);
+static void	 relay_reset(struct imsg *);
 static void	 relay_accept(int, short, void *);
 static int	 relay_fds_left(void);
 static void	 relay_socket_opts(int, struct protocol *, int);
@@ -138,6 +138,8 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 
 	evtimer_set(&relay_statev, relay_statistics, ps);
 	evtimer_add(&relay_statev, &tv);
+	if (compat_sandbox("relay") == -1)
+		fatal("%s: sandbox", __func__);
 }
 
 /*
@@ -287,8 +289,7 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 	(void)p;
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_RESET:
-		relay_reset();
-		config_getreset(env, imsg);
+		relay_reset(imsg);
 		break;
 	case IMSG_CTL_START:
 		relay_launch();
@@ -396,23 +397,55 @@ relay_launch(void)
 	relay_started = 1;
 }
 
-/* Before a new configuration: every session and listener goes. */
+/*
+ * Before a new configuration: the listeners of this process go, so that
+ * a relay the reload removes stops accepting at once.  Sessions that
+ * run keep the configuration they started with: it moves aside, whole,
+ * and is freed when its last session ends.
+ */
 static void
-relay_reset(void)
+relay_reset(struct imsg *imsg)
 {
+	struct relayd	*old;
 	struct rsession	*con;
 	struct relay	*rlay;
 
-	while ((con = TAILQ_FIRST(&relay_sessions)) != NULL)
-		relay_close(con, "relay reset", 1);
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		if (rlay->rl_up) {
 			event_del(&rlay->rl_ev);
 			evtimer_del(&rlay->rl_evt);
 			rlay->rl_up = 0;
 		}
+		if (rlay->rl_s != -1) {
+			close(rlay->rl_s);
+			rlay->rl_s = -1;
+		}
 	}
 	relay_started = 0;
+	if (relay_nsessions == 0) {
+		config_getreset(env, imsg);
+		return;
+	}
+
+	if ((old = calloc(1, sizeof(*old))) == NULL)
+		fatal("%s", __func__);
+	old->sc_tables = env->sc_tables;
+	old->sc_relays = env->sc_relays;
+	old->sc_protos = env->sc_protos;
+	TAILQ_INIT(&old->sc_hosts);
+	TAILQ_CONCAT(&old->sc_hosts, &env->sc_hosts, globalentry);
+	if ((env->sc_tables = calloc(1, sizeof(*env->sc_tables))) == NULL ||
+	    (env->sc_relays = calloc(1, sizeof(*env->sc_relays))) == NULL ||
+	    (env->sc_protos = calloc(1, sizeof(*env->sc_protos))) == NULL)
+		fatal("%s", __func__);
+	TAILQ_INIT(env->sc_tables);
+	TAILQ_INIT(env->sc_relays);
+	TAILQ_INIT(env->sc_protos);
+	TAILQ_FOREACH(con, &relay_sessions, se_entry)
+		if (con->se_conf == NULL) {
+			con->se_conf = old;
+			old->sc_nsessions++;
+		}
 }
 
 /*
@@ -705,15 +738,16 @@ relay_connected(int fd, short event, void *arg)
 }
 
 /*
- * Both sides are connected.  Without protocol hooks and with splicing
- * on, both directions are spliced at once and no buffer is ever made;
- * otherwise both sides go through userland, and each direction may
- * splice what the protocol lets it pass (relay_pass()).
+ * Both sides are connected.  Without protocol hooks both directions go
+ * to the splice engine at once and no buffer is ever made ("tcp no
+ * splice": its copy back end, which costs half the CPU per byte of
+ * libevent's buffers); otherwise both sides go through userland, and
+ * each direction may splice what the protocol lets it pass.
  */
 static void
 relay_session_start(struct rsession *con)
 {
-	if (!con->se_nosplice && con->se_ops->ro_read == NULL) {
+	if (con->se_ops->ro_read == NULL) {
 		if (relay_splice(&con->se_in) == -1 ||
 		    relay_splice(&con->se_out) == -1)
 			relay_close(con, strerror(errno), 1);
@@ -747,6 +781,7 @@ relay_bufferevent(struct ctl_relay_event *cre)
 	bufferevent_setcb(cre->bev, relay_read, relay_write, relay_error,
 	    cre);
 	(void)bufferevent_set_max_single_read(cre->bev, RELAY_READ_SIZE);
+	(void)bufferevent_set_max_single_write(cre->bev, RELAY_READ_SIZE);
 	if ((cre->cb = evbuffer_add_cb(bufferevent_get_output(cre->bev),
 	    relay_written, cre->dst)) == NULL)
 		return (-1);
@@ -826,7 +861,7 @@ relay_splice(struct ctl_relay_event *cre)
 	cre->mark = relay_total(cre);
 	return (splice_start(&cre->sp, cre->s, cre->dst->s,
 	    cre->toread == TOREAD_UNLIMITED ? 0 : cre->toread,
-	    &rlay->rl_conf.timeout, relay_splice_done, cre, 0));
+	    &rlay->rl_conf.timeout, relay_splice_done, cre, con->se_nosplice));
 }
 
 static void
@@ -984,11 +1019,12 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 			    cre->toread == TOREAD_UNLIMITED ? 0 :
 			    cre->toread - splice_count(&cre->sp),
 			    &con->se_relay->rl_conf.timeout,
-			    relay_splice_done, cre, 0) == -1)
+			    relay_splice_done, cre, con->se_nosplice) == -1)
 				relay_close(con, strerror(errno), 1);
 			return;
 		}
-		relay_close(con, "splice timeout", 1);
+		relay_close(con, con->se_nosplice ? "buffer event timeout" :
+		    "splice timeout", 1);
 		return;
 	default:
 		relay_close(con, strerror(reason), 1);
@@ -1064,6 +1100,9 @@ relay_close(struct rsession *con, const char *msg, int err)
 	}
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
+	/* the last session of a configuration a reload replaced */
+	if (con->se_conf != NULL && --con->se_conf->sc_nsessions == 0)
+		config_free(con->se_conf);
 	free(con);
 
 	/* a descriptor is free: accept again if we stopped */

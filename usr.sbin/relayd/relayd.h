@@ -679,6 +679,7 @@ struct rsession {
 	objid_t			 se_id;
 	objid_t			 se_relayid;
 	struct relay		*se_relay;
+	struct relayd		*se_conf;	/* replaced by a reload */
 	const struct relay_ops	*se_ops;
 	void			*se_priv;	/* the protocol's */
 	struct ctl_relay_event	 se_in;		/* the client */
@@ -753,6 +754,7 @@ struct relayd {
 	unsigned int		 sc_nprocinfo;
 	int			 sc_unimplemented; /* parse: constructs */
 	char			 sc_engine[16];	/* pfe: as the relays say */
+	int			 sc_nsessions;	/* relay: of a replaced one */
 };
 
 /* parse.y */

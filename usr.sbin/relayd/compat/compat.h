@@ -52,6 +52,9 @@ int	 getdtablecount(void);
 /* tcpstate.c */
 int	 compat_tcp_connected(int);
 
+/* sandbox.c */
+int	 compat_sandbox(const char *);
+
 /* privdrop.c */
 int	 compat_nonewprivs(void);
 int	 compat_getexecpath(const char *, char *, size_t);
