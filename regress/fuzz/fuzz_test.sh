@@ -1,14 +1,14 @@
 #! /usr/bin/env atf-sh
 # The fuzz targets build and run: the parser's over the compatibility
-# corpus, the imsg framing's from nothing, briefly, so make fuzz keeps
-# working.  The long runs are make fuzz's.
+# corpus, the imsg framing's from nothing, the control socket's from one
+# request of each kind, briefly, so make fuzz keeps working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
 
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "parse_fuzz and imsg_fuzz build with clang and ASan and run clean"
+	atf_set descr "parse_fuzz, imsg_fuzz and control_fuzz build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -29,6 +29,10 @@ smoke_body()
 	mkdir imsg
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/imsg_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 imsg
+	mkdir control
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/control_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
+	    control "$_dir/control-seeds"
 }
 
 atf_init_test_cases()

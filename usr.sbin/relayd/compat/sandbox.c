@@ -107,6 +107,19 @@ static const struct {
 	{ SCMP_SYS(pipe2),		SB_RELAY },
 };
 
+/* SCMP_A0() and friends leave datum_b out, which clang warns about. */
+static struct scmp_arg_cmp
+arg_cmp(unsigned int arg, enum scmp_compare op, scmp_datum_t value)
+{
+	struct scmp_arg_cmp	 c;
+
+	memset(&c, 0, sizeof(c));
+	c.arg = arg;
+	c.op = op;
+	c.datum_a = value;
+	return (c);
+}
+
 static int
 sandbox_who(const char *name)
 {
@@ -154,9 +167,9 @@ compat_sandbox(const char *name)
 		goto done;
 	/* ioctl: the size of what waits in a socket, nothing else */
 	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-	    SCMP_A1(SCMP_CMP_EQ, FIONREAD)) < 0 ||
+	    arg_cmp(1, SCMP_CMP_EQ, FIONREAD)) < 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 1,
-	    SCMP_A1(SCMP_CMP_NE, FIONREAD)) < 0)
+	    arg_cmp(1, SCMP_CMP_NE, FIONREAD)) < 0)
 		goto done;
 	/*
 	 * socket(2): AF_UNIX for syslog everywhere but in ca, which has no
@@ -164,13 +177,13 @@ compat_sandbox(const char *name)
 	 * hce's checks.
 	 */
 	if (who != SB_CA && seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-	    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)) < 0)
+	    SCMP_SYS(socket), 1, arg_cmp(0, SCMP_CMP_EQ, AF_UNIX)) < 0)
 		goto done;
 	if ((who & (SB_RELAY | SB_HCE)) &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-	    SCMP_A0(SCMP_CMP_EQ, AF_INET)) < 0 ||
+	    arg_cmp(0, SCMP_CMP_EQ, AF_INET)) < 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-	    SCMP_A0(SCMP_CMP_EQ, AF_INET6)) < 0))
+	    arg_cmp(0, SCMP_CMP_EQ, AF_INET6)) < 0))
 		goto done;
 	if (who == SB_CA && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
 	    SCMP_SYS(socket), 0) < 0)
