@@ -32,7 +32,7 @@ smoke_body()
 	mkdir control
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/control_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
-	    control "$_dir/control-seeds"
+	    control "$_dir/control-seeds" "$_dir/control-regress"
 }
 
 atf_init_test_cases()

@@ -315,7 +315,12 @@ control_dispatch_imsg(int fd, short event, void *arg)
 				goto bad;
 			imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
 			    NULL, 0);
-			(void)imsg_flush(&c->iev.ibuf);
+			/*
+			 * The answer goes before the parent stops us, if the
+			 * socket takes it now: waiting for a client that does
+			 * not read would wedge pfe.
+			 */
+			(void)msgbuf_write(&c->iev.ibuf.w);
 			proc_compose(ps, PROC_PARENT, IMSG_CTL_SHUTDOWN,
 			    NULL, 0);
 			break;
