@@ -19,6 +19,17 @@ CONF
 	echo "$_port" >relay.port
 }
 
+# The daemon $1 exits 1 after losing a child (pid $3) to signal $2.
+expect_lost_child()
+{
+	wait "$1"
+	_rc=$?
+	rm -f relayd.pid
+	atf_check_equal 1 "$_rc"
+	atf_check -o match:"lost child: pid ${3:-[0-9]+} terminated; signal $2" cat relayd.log
+	atf_check -o match:"parent terminating" cat relayd.log
+}
+
 atf_test_case process_tree cleanup
 process_tree_head()
 {
@@ -169,13 +180,8 @@ sandbox_violation_lost_child_body()
 		RELAYD_SANDBOX_TEST=$proc "$sbtest" -dv -f relayd.conf 2>relayd.log &
 		pid=$!
 		echo "$pid" >relayd.pid
-		wait "$pid"
-		rc=$?
-		rm -f relayd.pid
-		atf_check_equal 1 "$rc"
 		# SIGSYS: the filter killed it
-		atf_check -o match:"lost child: pid [0-9]+ terminated; signal 31" cat relayd.log
-		atf_check -o match:"parent terminating" cat relayd.log
+		expect_lost_child "$pid" 31
 	done
 }
 sandbox_violation_lost_child_cleanup()
@@ -228,12 +234,7 @@ lost_child_body()
 	pid=$(cat relayd.pid)
 	victim=$(pgrep -P "$pid" | head -1)
 	kill -KILL "$victim"
-	wait "$pid"
-	rc=$?
-	rm -f relayd.pid
-	atf_check_equal 1 "$rc"
-	atf_check -o match:"lost child: pid $victim terminated; signal 9" cat relayd.log
-	atf_check -o match:"parent terminating" cat relayd.log
+	expect_lost_child "$pid" 9 "$victim"
 	atf_check -s exit:1 pgrep -P "$pid"
 }
 lost_child_cleanup()
@@ -461,7 +462,7 @@ reload_storm_counts_cleanup()
 atf_test_case reload_keeps_streams cleanup
 reload_keeps_streams_head()
 {
-	atf_set descr "50 streams survive 20 good reloads, one removing their relay, one changing its table; new sessions use the new configuration"
+	atf_set descr "50 streams survive 20 good reloads, changing their backend and table and removing their relay; new sessions use the new configuration"
 	atf_set require.user root
 	atf_set timeout 120
 }
@@ -478,7 +479,7 @@ reload_keeps_streams_body()
 prefork 3
 socket "$PWD/relayd.sock"
 log connection
-table <back> { 127.0.0.1 }
+table <back> { ${3:-127.0.0.1} }
 relay ${1:-test} {
 	listen on 127.0.0.1 port $lport
 	forward to <back> port ${2:-$bport}
@@ -498,7 +499,8 @@ CONF
 	    atf_fail "the streams did not start"
 	for i in $(seq 1 20); do
 		case $i in
-		5)	conf test "$b2port" ;;		# another backend
+		5)	conf test "$b2port" ;;		# another backend port
+		8)	conf test "$b2port" 127.0.0.2 ;; # another table
 		10)	conf renamed "$b2port" ;;	# their relay removed
 		*)	sed -i "s/^log connection.*/log connection # $i/" relayd.conf ;;
 		esac
