@@ -98,6 +98,7 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
+		$(RD)/relay_http.c \
 		$(RD)/ca.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
@@ -111,7 +112,7 @@ RELAYCTL =	$(RC)/relayctl
 HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
-REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test \
+REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \
 		regress/splice/splice_test regress/tools/rtool \
 		regress/perf/relaybench regress/perf/barerelay \
 		regress/daemon/relayd-sbtest

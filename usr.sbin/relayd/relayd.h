@@ -557,6 +557,38 @@ struct protocol {
 };
 TAILQ_HEAD(protolist, protocol);
 
+/* HTTP/1.x message heads (relay_http.c) */
+struct http_header {
+	char			*hh_name;
+	char			*hh_value;
+	TAILQ_ENTRY(http_header) hh_entry;
+};
+TAILQ_HEAD(http_headers, http_header);
+
+#define HTTP_BODY_NONE		0
+#define HTTP_BODY_LENGTH	1	/* hm_clen bytes */
+#define HTTP_BODY_CHUNKED	2
+#define HTTP_BODY_CLOSE		3	/* to the end of the connection */
+
+struct http_msg {
+	int			 hm_dir;	/* RELAY_DIR_* */
+	size_t			 hm_maxlen;	/* http headerlen, 0: none */
+	size_t			 hm_headerlen;	/* bytes of the head so far */
+	int			 hm_nlines;
+	int			 hm_done;	/* the empty line came */
+	int			 hm_method;	/* http_method_byname() */
+	char			*hm_target;
+	int			 hm_minor;	/* HTTP/1.x */
+	int			 hm_code;	/* a response's status */
+	char			*hm_reason;
+	struct http_headers	 hm_headers;	/* in order, repeats kept */
+	off_t			 hm_clen;	/* -1: no Content-Length */
+	int			 hm_chunked;
+	int			 hm_close;	/* no other message follows */
+	int			 hm_upgrade;	/* Connection: upgrade */
+	int			 hm_body;	/* HTTP_BODY_*, once done */
+};
+
 /* Relays */
 struct relay_config {
 	objid_t			 id;
@@ -854,6 +886,14 @@ void		 relay_pass(struct ctl_relay_event *);
 void		 relay_close(struct rsession *, const char *, int);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
+
+/* relay_http.c */
+void		 http_msg_init(struct http_msg *, int, size_t);
+void		 http_msg_clear(struct http_msg *);
+int		 http_msg_line(struct http_msg *, const char *, size_t);
+int		 http_msg_done(struct http_msg *);
+const char	*http_header_get(struct http_msg *, const char *);
+int		 http_chunk_line(const char *, size_t, off_t *);
 
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
