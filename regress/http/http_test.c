@@ -48,27 +48,19 @@ feed(struct http_msg *m, int dir, size_t max, const char *head)
 	return (0);
 }
 
+/* A whole head in one direction: its first error, or 0. */
 static int
-request(const char *head)
+head(int dir, const char *text)
 {
 	struct http_msg	 m;
 	int		 ret;
 
-	ret = feed(&m, RELAY_DIR_REQUEST, 8192, head);
+	ret = feed(&m, dir, 8192, text);
 	http_msg_clear(&m);
 	return (ret);
 }
-
-static int
-response(const char *head)
-{
-	struct http_msg	 m;
-	int		 ret;
-
-	ret = feed(&m, RELAY_DIR_RESPONSE, 8192, head);
-	http_msg_clear(&m);
-	return (ret);
-}
+#define request(text)	head(RELAY_DIR_REQUEST, (text))
+#define response(text)	head(RELAY_DIR_RESPONSE, (text))
 
 ATF_TC_WITHOUT_HEAD(http_request_parsed);
 ATF_TC_BODY(http_request_parsed, tc)
