@@ -508,6 +508,9 @@ CONF
 		atf_check "$RELAYCTL" -s relayd.sock reload
 		[ "$i" -eq 5 ] &&
 		    atf_check -o match:"^ok 1 streams 1000 bytes" "$RTOOL" client "$l2port" 1 1000 10
+		# their relay is gone, relayctl still shows them
+		[ "$i" -eq 10 ] &&
+		    atf_check -o match:"^50\$" -x "$RELAYCTL -s relayd.sock show sessions | grep -c '^session'"
 		sleep 0.1
 	done
 	wait "$cpid"
