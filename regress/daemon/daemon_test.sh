@@ -480,8 +480,13 @@ prefork 3
 socket "$PWD/relayd.sock"
 log connection
 table <back> { ${3:-127.0.0.1} }
+# without Nagle the streams' gaps are the relay's, not TCP's
+protocol fast {
+	tcp nodelay
+}
 relay ${1:-test} {
 	listen on 127.0.0.1 port $lport
+	protocol fast
 	forward to <back> port ${2:-$bport}
 }
 relay spare {
