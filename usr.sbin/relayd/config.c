@@ -169,14 +169,21 @@ config_purge(struct relayd *env)
 	}
 }
 
-/* A configuration that is not env's: everything of it goes. */
-void
-config_free(struct relayd *conf)
+/* The objects of a configuration and the lists that hold them. */
+static void
+config_lists_free(struct relayd *conf)
 {
 	config_purge(conf);
 	free(conf->sc_tables);
 	free(conf->sc_relays);
 	free(conf->sc_protos);
+}
+
+/* A configuration that is not env's: everything of it goes. */
+void
+config_free(struct relayd *conf)
+{
+	config_lists_free(conf);
 	free(conf);
 }
 
@@ -189,10 +196,7 @@ config_replace(struct relayd *env, struct relayd *new)
 {
 	struct relay	*rlay;
 
-	config_purge(env);
-	free(env->sc_tables);
-	free(env->sc_relays);
-	free(env->sc_protos);
+	config_lists_free(env);
 	env->sc_conf = new->sc_conf;
 	env->sc_tables = new->sc_tables;
 	env->sc_relays = new->sc_relays;
