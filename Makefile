@@ -86,7 +86,7 @@ endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
-		socat iproute2
+		socat iproute2 curl python3
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl

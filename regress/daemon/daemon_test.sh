@@ -563,14 +563,14 @@ reload_keeps_sessions_body()
 	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^session [0-9]*:[0-9]'" ||
 	    atf_fail "no session"
 	cat >>relayd.conf <<CONF
-http protocol web {
+dns protocol web {
 	match request header set "X-Test" value "1"
 }
 CONF
 	kill -HUP "$(cat relayd.pid)"
 	wait_log 10 "rejected, the running configuration stays" ||
 	    atf_fail "no rejection logged"
-	atf_check -o match:"relayd.conf:9: http protocol: not implemented yet" cat relayd.log
+	atf_check -o match:"relayd.conf:9: dns protocol: not implemented yet" cat relayd.log
 	atf_check -o match:"relayd.conf:10: filter rules: not implemented yet" cat relayd.log
 	atf_check -o match:"relayd.conf: 2 constructs not implemented yet" cat relayd.log
 	atf_check -o match:"^session [0-9]+:[0-9]+ " "$RELAYCTL" -s relayd.sock show sessions

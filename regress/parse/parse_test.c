@@ -115,6 +115,25 @@ ATF_TC_BODY(minimal_relay, tc)
 	ATF_CHECK_STREQ(env->sc_conf.socket, RELAYD_SOCKET);
 }
 
+ATF_TC_WITHOUT_HEAD(http_protocol);
+ATF_TC_BODY(http_protocol, tc)
+{
+	struct relayd	*env = parse_ok("http protocol p {\n"
+	    "\thttp { headerlen 4096, websockets }\n"
+	    "\treturn error style \"body { color: red; }\"\n}\n"
+	    "relay r {\n\tlisten on 127.0.0.1 port 8080\n\tprotocol p\n"
+	    "\tforward to 127.0.0.1 port 80\n}\n");
+	struct protocol	*p;
+
+	p = TAILQ_FIRST(env->sc_protos);
+	ATF_REQUIRE(p != NULL);
+	ATF_CHECK_EQ(p->type, RELAY_PROTO_HTTP);
+	ATF_CHECK_EQ(p->httpheaderlen, 4096);
+	ATF_CHECK(p->httpflags & HTTPFLAG_WEBSOCKETS);
+	ATF_CHECK(p->flags & F_RETURN);
+	ATF_CHECK_STREQ(p->style, "body { color: red; }");
+}
+
 ATF_TC_WITHOUT_HEAD(globals);
 ATF_TC_BODY(globals, tc)
 {
@@ -471,10 +490,6 @@ ERR_TC(err_proto_twice, "protocol p {\n}\nprotocol p {\n}\n",
 ERR_TC(err_proto_name_long,
     "protocol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     " {\n}\n", "t.conf:1: protocol name truncated\n")
-ERR_TC(err_proto_http, "http protocol p {\n}\n" RELAY_OK,
-    "t.conf:1: http protocol: not implemented yet\n"
-    "t.conf: unused protocol: p\n"
-    "t.conf: 1 construct not implemented yet\n")
 ERR_TC(err_proto_dns, "dns protocol p {\n}\n" RELAY_OK,
     "t.conf:1: dns protocol: not implemented yet\n"
     "t.conf: unused protocol: p\n"
@@ -601,7 +616,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_proto_default);
 	ATF_TP_ADD_TC(tp, err_proto_twice);
 	ATF_TP_ADD_TC(tp, err_proto_name_long);
-	ATF_TP_ADD_TC(tp, err_proto_http);
+	ATF_TP_ADD_TC(tp, http_protocol);
 	ATF_TP_ADD_TC(tp, err_proto_dns);
 	ATF_TP_ADD_TC(tp, err_backlog);
 	ATF_TP_ADD_TC(tp, err_bufsize);

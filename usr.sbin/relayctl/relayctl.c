@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include <ctype.h>
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
@@ -321,6 +322,7 @@ sum_stats(struct relay *rlay, struct relay_stats *crs)
 		crs->avg_day += rs->avg_day;
 		crs->active += rs->active;
 		crs->sessions += rs->sessions;
+		crs->requests += rs->requests;
 		for (d = 0; d < 2; d++)
 			for (k = 0; k < 2; k++)
 				crs->bytes[d][k] += rs->bytes[d][k];
@@ -368,6 +370,9 @@ print_stats(struct relay_stats *crs)
 	    (unsigned long long)crs->avg_day);
 	printf("%sactive: %llu sessions\n", indent,
 	    (unsigned long long)crs->active);
+	if (crs->requests > 0)
+		printf("%stotal: %llu requests\n", indent,
+		    (unsigned long long)crs->requests);
 	print_bytes(indent, crs);
 }
 
@@ -458,7 +463,7 @@ show_session_msg(struct imsg *imsg)
 {
 	struct ctl_session	*cs;
 	char			 a[128], b[128];
-	char			 age[32], idle[32];
+	char			 age[32], idle[32], *p;
 	struct relay_stats	 crs;
 
 	switch (imsg->hdr.type) {
@@ -478,6 +483,13 @@ show_session_msg(struct imsg *imsg)
 		    print_time(&cs->cs_now, &cs->cs_start, age, sizeof(age)),
 		    print_time(&cs->cs_now, &cs->cs_last, idle, sizeof(idle)),
 		    cs->cs_relayid, (unsigned int)cs->cs_pid);
+		cs->cs_request[sizeof(cs->cs_request) - 1] = '\0';
+		/* a client wrote it: nothing for the terminal to act on */
+		for (p = cs->cs_request; *p != '\0'; p++)
+			if (!isprint((unsigned char)*p))
+				*p = '?';
+		if (cs->cs_request[0] != '\0')
+			printf("\trequest %s\n", cs->cs_request);
 		memset(&crs, 0, sizeof(crs));
 		memcpy(crs.bytes, cs->cs_bytes, sizeof(crs.bytes));
 		print_bytes("\t", &crs);

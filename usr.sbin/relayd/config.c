@@ -331,25 +331,44 @@ config_gethost(struct relayd *env, struct imsg *imsg)
 	return (0);
 }
 
+/* A protocol, and the style of its error pages after it. */
 int
 config_setproto(struct relayd *env, struct protocol *p)
 {
-	return (proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, p,
-	    sizeof(*p)));
+	size_t	 len = p->style != NULL ? strlen(p->style) + 1 : 0;
+	char	*buf;
+	int	 ret;
+
+	if ((buf = malloc(sizeof(*p) + len)) == NULL)
+		return (-1);
+	memcpy(buf, p, sizeof(*p));
+	if (len > 0)
+		memcpy(buf + sizeof(*p), p->style, len);
+	ret = proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, buf,
+	    sizeof(*p) + len);
+	free(buf);
+	return (ret);
 }
 
 int
 config_getproto(struct relayd *env, struct imsg *imsg)
 {
 	struct protocol	*p;
+	size_t		 len = IMSG_DATA_SIZE(imsg);
 
-	IMSG_EXACT_SIZE_CHECK(imsg, p);
+	IMSG_SIZE_CHECK(imsg, p);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (-1);
 	memcpy(p, imsg->data, sizeof(*p));
 	p->name[sizeof(p->name) - 1] = '\0';
 	/* the parent's pointers mean nothing here */
 	protocol_forget(p);
+	len -= sizeof(*p);
+	if (len > 0 && (p->style = strndup((char *)imsg->data + sizeof(*p),
+	    len)) == NULL) {
+		free(p);
+		return (-1);
+	}
 	TAILQ_INSERT_TAIL(env->sc_protos, p, entry);
 	return (0);
 }

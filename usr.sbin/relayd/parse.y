@@ -681,9 +681,7 @@ protodef	: prototype PROTO STRING	{
 			FREEARG($3);
 			p->id = ++last_proto_id;
 			p->type = $1;
-			if (p->type == RELAY_PROTO_HTTP)
-				not_implemented("http protocol");
-			else if (p->type == RELAY_PROTO_DNS)
+			if (p->type == RELAY_PROTO_DNS)
 				not_implemented("dns protocol");
 			proto = p;
 			ruletag = rulelabel = 0;
@@ -728,10 +726,8 @@ protoopts	: TCP				{
 				    "protocol");
 				YYERROR;
 			}
-			not_implemented("http options");
 		} httpopts
 		| RETURN ERROR			{
-			not_implemented("return error");
 			proto->flags |= F_RETURN;
 		} eflagsopt
 		| filterrule

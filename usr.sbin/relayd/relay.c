@@ -47,6 +47,7 @@
 #include "relayd.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
+#define RELAY_LOG_MAX		1024	/* texts on the session end line */
 #define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
@@ -70,7 +71,7 @@ static void	 relay_session(struct relay *, int,
 static struct host *
 		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
-static void	 relay_retry(struct rsession *, const char *);
+static int	 relay_retry(struct rsession *, const char *);
 static void	 relay_session_start(struct rsession *);
 static int	 relay_splice(struct ctl_relay_event *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
@@ -88,7 +89,7 @@ static uint64_t	 relay_total(struct ctl_relay_event *);
 
 /* tcp: no hooks, everything passes as it comes */
 static const struct relay_ops relay_tcp_ops = {
-	"tcp", NULL, NULL, NULL, NULL
+	"tcp", NULL, NULL, NULL, NULL, NULL, NULL
 };
 
 static struct relayd		*env;
@@ -240,8 +241,15 @@ relay_socket_opts(int s, struct protocol *p, int listening)
 		return;
 	if (getsockname(s, (struct sockaddr *)&ss, &len) == -1)
 		ss.ss_family = AF_INET;
-	if (p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) {
-		val = (p->tcpflags & TCPFLAG_NODELAY) ? 1 : 0;
+	/*
+	 * HTTP: a head and its spliced body are two writes, and Nagle's
+	 * wait between them costs a delayed ACK per request; nodelay
+	 * unless the protocol says otherwise.
+	 */
+	if ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
+	    p->type == RELAY_PROTO_HTTP) {
+		val = (p->tcpflags & TCPFLAG_NODELAY) ||
+		    (p->tcpflags & TCPFLAG_NNODELAY) == 0 ? 1 : 0;
 		if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &val,
 		    sizeof(val)) == -1)
 			log_warn("%s: TCP_NODELAY", __func__);
@@ -513,11 +521,12 @@ relay_accept(int fd, short event, void *arg)
 	}
 }
 
-/* The hooks of a protocol: relay_http.c and relay_tls.c add theirs. */
+/* The hooks of a protocol. */
 static const struct relay_ops *
 relay_proto_ops(struct protocol *p)
 {
-	(void)p;
+	if (p->type == RELAY_PROTO_HTTP)
+		return (&relay_http_ops);
 	return (&relay_tcp_ops);
 }
 
@@ -570,7 +579,7 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 			return;
 		}
 	}
-	relay_connect(con);
+	(void)relay_connect(con);
 }
 
 static int
@@ -663,7 +672,8 @@ relay_from_table(struct rsession *con)
 	return (NULL);
 }
 
-void
+/* Connect to the backend; -1 when the session had to close. */
+int
 relay_connect(struct rsession *con)
 {
 	struct relay	*rlay = con->se_relay;
@@ -675,7 +685,7 @@ relay_connect(struct rsession *con)
 			if ((con->se_host = relay_from_table(con)) == NULL) {
 				relay_close(con, "session failed: no host "
 				    "up", 1);
-				return;
+				return (-1);
 			}
 			con->se_out.ss = con->se_host->conf.ss;
 			con->se_retry = con->se_host->conf.retry;
@@ -688,21 +698,20 @@ relay_connect(struct rsession *con)
 	if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
 	    SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP)) == -1) {
 		relay_close(con, "connect failed", 1);
-		return;
+		return (-1);
 	}
 	con->se_out.s = s;
 	relay_socket_opts(s, rlay->rl_proto, 0);
 	if (connect(s, (struct sockaddr *)&con->se_out.ss,
-	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS) {
-		relay_retry(con, "connect failed");
-		return;
-	}
+	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS)
+		return (relay_retry(con, "connect failed"));
 	tv = rlay->rl_conf.timeout;
 	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
 	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
+	return (0);
 }
 
-static void
+static int
 relay_retry(struct rsession *con, const char *msg)
 {
 	if (con->se_out.s != -1) {
@@ -711,10 +720,10 @@ relay_retry(struct rsession *con, const char *msg)
 	}
 	if (con->se_retrycount < con->se_retry) {
 		con->se_retrycount++;
-		relay_connect(con);
-		return;
+		return (relay_connect(con));
 	}
 	relay_close(con, msg, 1);
+	return (-1);
 }
 
 static void
@@ -725,12 +734,12 @@ relay_connected(int fd, short event, void *arg)
 	socklen_t	 len = sizeof(error);
 
 	if (event & EV_TIMEOUT) {
-		relay_retry(con, "connect timeout");
+		(void)relay_retry(con, "connect timeout");
 		return;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1 ||
 	    error != 0) {
-		relay_retry(con, "connect failed");
+		(void)relay_retry(con, "connect failed");
 		return;
 	}
 	con->se_connected = 1;
@@ -759,7 +768,10 @@ relay_session_start(struct rsession *con)
 		return;
 	}
 	/* what the protocol read before the connect goes first */
-	if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) > 0)
+	if (con->se_ops->ro_connected != NULL)
+		con->se_ops->ro_connected(con);
+	else if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) >
+	    0)
 		relay_read(con->se_in.bev, &con->se_in);
 }
 
@@ -811,9 +823,10 @@ relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
  * Pass cre->toread bytes (TOREAD_UNLIMITED: all) on to the other side,
  * what was already read first, the rest spliced where the relay
  * splices.  Then the protocol's ro_passed hook runs.  Userland bytes
- * waiting for the drain go out before any spliced byte.
+ * waiting for the drain go out before any spliced byte.  Returns -1
+ * when the session was closed.
  */
-void
+int
 relay_pass(struct ctl_relay_event *cre)
 {
 	struct rsession		*con = cre->con;
@@ -827,27 +840,30 @@ relay_pass(struct ctl_relay_event *cre)
 		len = cre->toread;
 	if (len > 0 && evbuffer_remove_buffer(in, out, len) != (int)len) {
 		relay_close(con, "buffer event failed", 1);
-		return;
+		return (-1);
 	}
 	if (cre->toread != TOREAD_UNLIMITED) {
 		cre->toread -= len;
 		if (cre->toread == 0) {
 			if (con->se_ops->ro_passed != NULL)
 				con->se_ops->ro_passed(cre);
-			return;
+			return (0);
 		}
 	}
 	if (!con->se_nosplice && evbuffer_get_length(in) == 0) {
 		/* the drain's userland bytes go before any spliced one */
 		bufferevent_disable(cre->bev, EV_READ);
 		cre->splicing = 1;
-		if (evbuffer_get_length(out) == 0 && relay_splice(cre) == -1)
+		if (evbuffer_get_length(out) == 0 && relay_splice(cre) == -1) {
 			relay_close(con, strerror(errno), 1);
-		return;
+			return (-1);
+		}
+		return (0);
 	}
 	/* back-pressure: no more reading while the other side is behind */
 	if (evbuffer_get_length(out) >= RELAY_MAX_PREFETCH)
 		bufferevent_disable(cre->bev, EV_READ);
+	return (0);
 }
 
 /* Splice the rest of what cre passes: toread bytes, or all of it. */
@@ -960,8 +976,12 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 		bufferevent_disable(bev, EV_READ);
 		/* what the protocol has not taken yet is passed first */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
-		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL)
-			relay_pass(cre);
+		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL &&
+		    relay_pass(cre) == -1)
+			return;
+		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
+		    -1)
+			return;
 		relay_shutdown(cre);
 		return;
 	}
@@ -1003,6 +1023,9 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 	switch (reason) {
 	case 0:
 		cre->splicing = 0;
+		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
+		    -1)
+			return;
 		relay_shutdown(cre);
 		return;
 	case EFBIG:
@@ -1030,6 +1053,33 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 		relay_close(con, strerror(reason), 1);
 		return;
 	}
+}
+
+/*
+ * Text for the end of the session's end line, as OpenBSD adds it (the
+ * method of each request).  A long session keeps its first texts.
+ */
+void
+relay_log(struct rsession *con, const char *text)
+{
+	size_t	 len = strlen(text);
+	char	*p;
+
+	if (con->se_loglen + len > RELAY_LOG_MAX)
+		return;
+	if ((p = realloc(con->se_log, con->se_loglen + len + 1)) == NULL)
+		return;
+	memcpy(p + con->se_loglen, text, len + 1);
+	con->se_log = p;
+	con->se_loglen += len;
+}
+
+/* A request began (http): counted, and shown by show sessions. */
+void
+relay_request(struct rsession *con, const char *line)
+{
+	con->se_relay->rl_stats[rps->ps_instance].requests++;
+	(void)strlcpy(con->se_request, line, sizeof(con->se_request));
 }
 
 /*
@@ -1063,9 +1113,11 @@ relay_close(struct rsession *con, const char *msg, int err)
 			(void)strlcpy(obuf, "-", sizeof(obuf));
 		level = err ? LOG_WARNING : LOG_INFO;
 		logit(level, "relay %s, session %u (%d active), %s, %s -> "
-		    "%s:%d, %s", rlay->rl_conf.name, con->se_id,
+		    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
 		    relay_nsessions, "0", ibuf, obuf,
-		    ss_port(&con->se_out.ss), msg);
+		    ss_port(&con->se_out.ss), msg,
+		    con->se_log != NULL ? "," : "",
+		    con->se_log != NULL ? con->se_log : "");
 		logit(level, "relay %s, session %u, bytes in %llu (spliced "
 		    "%llu, copied %llu), out %llu (spliced %llu, copied %llu)",
 		    rlay->rl_conf.name, con->se_id,
@@ -1103,6 +1155,7 @@ relay_close(struct rsession *con, const char *msg, int err)
 	/* the last session of a configuration a reload replaced */
 	if (con->se_conf != NULL && --con->se_conf->sc_nsessions == 0)
 		config_free(con->se_conf);
+	free(con->se_log);
 	free(con);
 
 	/* a descriptor is free: accept again if we stopped */
@@ -1198,6 +1251,8 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		cs.cs_pid = getpid();
 		cs.cs_instance = ps->ps_instance;
 		cs.cs_running = con->se_connected;
+		(void)strlcpy(cs.cs_request, con->se_request,
+		    sizeof(cs.cs_request));
 		for (kind = 0; kind < 2; kind++) {
 			cs.cs_bytes[RELAY_DIR_REQUEST][kind] =
 			    relay_bytes(&con->se_in, kind);

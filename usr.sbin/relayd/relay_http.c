@@ -15,10 +15,12 @@
  */
 
 /*
- * The HTTP relay.  So far its parser of HTTP/1.x message heads, line by
+ * The HTTP relay: sessions of an "http protocol" (at the end of this
+ * file), and the parser of HTTP/1.x message heads they use, line by
  * line: the request or status line, the header fields, and what frames
- * the body.  It knows nothing of sessions; every error is the status code relayd answers
- * with (OpenBSD's where it has one, RFC 9112's where it is silent):
+ * the body.  The parser knows nothing of sessions; every error is the
+ * status code relayd answers with (OpenBSD's where it has one, RFC
+ * 9112's where it is silent):
  *
  *	400	malformed request: bad request line or version, NUL or bare
  *		CR, obsolete line folding, a field without ":" or with a bad
@@ -34,18 +36,23 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "relayd.h"
 
 #define HTTP_CHUNKLINE_MAX	1024	/* size and extensions */
 
-static int	 http_error(struct http_msg *, int);
+static int	 http_error(struct http_msg *, int, const char *);
 static int	 http_first_line(struct http_msg *, char *);
 static int	 http_field(struct http_msg *, char *);
 static int	 http_length(const char *, off_t *);
@@ -76,10 +83,14 @@ http_msg_clear(struct http_msg *m)
 	http_msg_init(m, m->hm_dir, m->hm_maxlen);
 }
 
-/* A fault of the client is its status code; one of the backend is 502. */
+/*
+ * A fault of the client is its status code; one of the backend is 502.
+ * The message says what was wrong, for the log.
+ */
 static int
-http_error(struct http_msg *m, int code)
+http_error(struct http_msg *m, int code, const char *msg)
 {
+	m->hm_error = msg;
 	return (m->hm_dir == RELAY_DIR_RESPONSE ? 502 : code);
 }
 
@@ -102,21 +113,23 @@ http_msg_line(struct http_msg *m, const char *line, size_t len)
 	int	 ret;
 
 	if (m->hm_done)
-		return (http_error(m, 400));
+		return (http_error(m, 400, "malformed"));
 	/* a NUL or a bare CR anywhere is a smuggling attempt */
 	if (memchr(line, '\0', len) != NULL || memchr(line, '\r', len) != NULL)
-		return (http_error(m, 400));
-	m->hm_headerlen += len + 2;
+		return (http_error(m, 400, "malformed"));
+	/* as OpenBSD counts: the lines without their line ends */
+	m->hm_headerlen += len;
 	if (m->hm_maxlen > 0 && m->hm_headerlen > m->hm_maxlen)
-		return (http_error(m, 413));
+		return (http_error(m, 413, m->hm_dir == RELAY_DIR_REQUEST ?
+		    "request headers too large" : "response headers too large"));
 	if (len == 0) {
 		if (m->hm_nlines == 0)
-			return (http_error(m, 406));
+			return (http_error(m, 406, "no method"));
 		m->hm_done = 1;
 		return (http_msg_done(m));
 	}
 	if ((copy = strndup(line, len)) == NULL)
-		return (http_error(m, 500));
+		return (http_error(m, 500, "out of memory"));
 	ret = m->hm_nlines++ == 0 ? http_first_line(m, copy) :
 	    http_field(m, copy);
 	free(copy);
@@ -141,43 +154,45 @@ http_first_line(struct http_msg *m, char *line)
 	char		*sp1, *sp2;
 	const char	*errstr;
 
-	if ((sp1 = strchr(line, ' ')) == NULL)
-		return (http_error(m, m->hm_dir == RELAY_DIR_REQUEST &&
-		    *line != '\0' && http_method_byname(line) == 0 ? 500 :
-		    400));
+	if ((sp1 = strchr(line, ' ')) == NULL) {
+		if (m->hm_dir == RELAY_DIR_REQUEST && *line != '\0' &&
+		    http_method_byname(line) == 0)
+			return (http_error(m, 500, "unknown method"));
+		return (http_error(m, 400, "malformed"));
+	}
 	*sp1++ = '\0';
 	if (m->hm_dir == RELAY_DIR_REQUEST) {
 		/* METHOD SP target SP HTTP/1.x */
 		if (*line == '\0')
-			return (406);
+			return (http_error(m, 406, "no method"));
 		if ((sp2 = strchr(sp1, ' ')) == NULL)
-			return (400);
+			return (http_error(m, 400, "malformed"));
 		*sp2++ = '\0';
 		if ((m->hm_method = http_method_byname(line)) == 0)
-			return (500);
+			return (http_error(m, 500, "unknown method"));
 		if (*sp1 == '\0' || strchr(sp1, ' ') != NULL ||
 		    strchr(sp1, '\t') != NULL || http_version(m, sp2) == -1)
-			return (400);
+			return (http_error(m, 400, "malformed"));
 		if ((m->hm_target = strdup(sp1)) == NULL)
-			return (500);
+			return (http_error(m, 500, "out of memory"));
 		/* HTTP/1.0 closes after the answer unless asked to keep */
 		m->hm_close = m->hm_minor == 0;
 		return (0);
 	}
 	/* HTTP/1.x SP 3DIGIT SP reason */
 	if (http_version(m, line) == -1)
-		return (502);
+		return (http_error(m, 502, "malformed status line"));
 	if ((sp2 = strchr(sp1, ' ')) != NULL)
 		*sp2++ = '\0';
 	if (strlen(sp1) != 3 || !isdigit((unsigned char)sp1[0]) ||
 	    !isdigit((unsigned char)sp1[1]) ||
 	    !isdigit((unsigned char)sp1[2]))
-		return (502);
+		return (http_error(m, 502, "malformed status line"));
 	m->hm_code = strtonum(sp1, 100, 999, &errstr);
 	if (errstr != NULL)
-		return (502);
+		return (http_error(m, 502, "malformed status line"));
 	if ((m->hm_reason = strdup(sp2 != NULL ? sp2 : "")) == NULL)
-		return (502);
+		return (http_error(m, 502, "out of memory"));
 	m->hm_close = m->hm_minor == 0;
 	return (0);
 }
@@ -211,13 +226,13 @@ http_field(struct http_msg *m, char *line)
 
 	/* obsolete line folding, or whitespace before the name */
 	if (*line == ' ' || *line == '\t')
-		return (http_error(m, 400));
+		return (http_error(m, 400, "malformed header"));
 	if ((colon = strchr(line, ':')) == NULL || colon == line)
-		return (http_error(m, 400));
+		return (http_error(m, 400, "malformed header"));
 	*colon = '\0';
 	for (end = line; *end != '\0'; end++)
 		if (!http_tchar((unsigned char)*end))
-			return (http_error(m, 400));
+			return (http_error(m, 400, "malformed header"));
 	value = colon + 1;
 	while (*value == ' ' || *value == '\t')
 		value++;
@@ -227,18 +242,20 @@ http_field(struct http_msg *m, char *line)
 
 	if (strcasecmp(line, "Host") == 0 && m->hm_dir == RELAY_DIR_REQUEST &&
 	    http_header_get(m, "Host") != NULL)
-		return (400);
+		return (http_error(m, 400, "malformed host"));
 	if (strcasecmp(line, "Content-Length") == 0) {
 		if (http_length(value, &len) == -1)
-			return (http_error(m, 500));
+			return (http_error(m, 500, "invalid Content-Length"));
 		if (m->hm_clen != -1 && m->hm_clen != len)
-			return (http_error(m, 400));
+			return (http_error(m, 400,
+			    "conflicting Content-Length"));
 		m->hm_clen = len;
 	}
 	if (strcasecmp(line, "Transfer-Encoding") == 0) {
 		/* only chunked, and only once */
 		if (strcasecmp(value, "chunked") != 0 || m->hm_chunked)
-			return (http_error(m, 400));
+			return (http_error(m, 400,
+			    "invalid Transfer-Encoding"));
 		m->hm_chunked = 1;
 	}
 	if (strcasecmp(line, "Connection") == 0) {
@@ -257,7 +274,7 @@ http_field(struct http_msg *m, char *line)
 			free(h->hh_name);
 			free(h);
 		}
-		return (http_error(m, 500));
+		return (http_error(m, 500, "out of memory"));
 	}
 	/* repeated fields stay, in the order they came */
 	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
@@ -294,12 +311,13 @@ http_msg_done(struct http_msg *m)
 	const char	*method;
 
 	if (m->hm_chunked && m->hm_clen != -1)
-		return (http_error(m, 400));
+		return (http_error(m, 400,
+		    "both Transfer-Encoding and Content-Length"));
 	if (m->hm_dir == RELAY_DIR_REQUEST) {
 		method = http_method_name(m->hm_method);
 		if (m->hm_clen > 0 && (strcmp(method, "TRACE") == 0 ||
 		    strcmp(method, "CONNECT") == 0))
-			return (400);
+			return (http_error(m, 400, "malformed"));
 		if (m->hm_chunked)
 			m->hm_body = HTTP_BODY_CHUNKED;
 		else if (m->hm_clen > 0)
@@ -311,7 +329,7 @@ http_msg_done(struct http_msg *m)
 	/* 1xx, 204 and 304 have no body; a length on 1xx or 204 is wrong */
 	if ((m->hm_code < 200 || m->hm_code == 204) && (m->hm_chunked ||
 	    m->hm_clen > 0))
-		return (502);
+		return (http_error(m, 502, "Bad Gateway"));
 	if (m->hm_code < 200 || m->hm_code == 204 || m->hm_code == 304)
 		m->hm_body = HTTP_BODY_NONE;
 	else if (m->hm_chunked)
@@ -369,4 +387,641 @@ http_chunk_line(const char *line, size_t len, off_t *size)
 		return (-1);
 	*size = n;
 	return (0);
+}
+
+/*
+ * Sessions.  Each direction reads message heads in userland and writes
+ * them out again from the parsed model; a body of known length, and each
+ * chunk of a chunked one, passes with relay_pass(): spliced with max set
+ * to its length where the relay splices.  Then the direction reads a
+ * head again.  Requests are answered in order: the methods wait in a
+ * queue for their responses (HEAD and CONNECT change how a response is
+ * framed).
+ */
+
+#define HTTP_PIPELINE_MAX	100	/* requests waiting for answers */
+#define HTTP_SERVERNAME		"OpenBSD relayd"
+
+enum http_state {
+	HTTP_S_HEAD,		/* a message head, line by line */
+	HTTP_S_BODY,		/* toread bytes of a body */
+	HTTP_S_CHUNK,		/* a chunk-size line */
+	HTTP_S_CHUNKDATA,	/* toread bytes of a chunk */
+	HTTP_S_CHUNKEND,	/* the line end after a chunk */
+	HTTP_S_TRAILER,		/* trailer fields, up to the empty line */
+	HTTP_S_RAW		/* all, to the end: a tunnel, or no length */
+};
+
+struct http_dir {
+	struct http_msg		 hd_msg;
+	enum http_state		 hd_state;
+	int			 hd_busy;	/* in http_parse() */
+	size_t			 hd_trailerlen;
+};
+
+struct http_session {
+	struct http_dir		 hs_dir[2];
+	int			 hs_methods[HTTP_PIPELINE_MAX];
+	int			 hs_first;
+	int			 hs_nmethods;
+	int			 hs_upgrade;	/* a websocket request waits */
+	int			 hs_paused;	/* the queue was full */
+	int			 hs_connecting;
+	struct evbuffer		*hs_pending;	/* heads before the connect */
+};
+
+static int	 http_init(struct rsession *);
+static void	 http_read(struct ctl_relay_event *);
+static void	 http_passed(struct ctl_relay_event *);
+static void	 http_connected(struct rsession *);
+static int	 http_eof(struct ctl_relay_event *);
+static void	 http_free(struct rsession *);
+static int	 http_run(struct ctl_relay_event *);
+static int	 http_parse(struct ctl_relay_event *, struct http_session *,
+		    struct http_dir *);
+static int	 http_head(struct ctl_relay_event *, struct http_session *,
+		    struct http_dir *);
+static int	 http_request(struct ctl_relay_event *, struct http_session *,
+		    struct http_dir *);
+static int	 http_response(struct ctl_relay_event *,
+		    struct http_session *, struct http_dir *);
+static int	 http_msg_end(struct ctl_relay_event *, struct http_session *,
+		    struct http_dir *);
+static int	 http_abort(struct rsession *, int, const char *);
+
+const struct relay_ops relay_http_ops = {
+	"http",
+	http_init,
+	http_read,
+	http_passed,
+	http_connected,
+	http_eof,
+	http_free
+};
+
+static const struct {
+	int		 code;
+	const char	*name;
+} http_errors[] = {
+	{ 400,	"Bad Request" },
+	{ 403,	"Forbidden" },
+	{ 405,	"Method Not Allowed" },
+	{ 406,	"Not Acceptable" },
+	{ 413,	"Payload Too Large" },
+	{ 500,	"Internal Server Error" },
+	{ 502,	"Bad Gateway" },
+	{ 504,	"Gateway Timeout" }
+};
+
+static const char *
+http_error_name(int code)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(http_errors); i++)
+		if (http_errors[i].code == code)
+			return (http_errors[i].name);
+	return ("Unknown Error");
+}
+
+static int
+http_init(struct rsession *con)
+{
+	struct protocol		*proto = con->se_relay->rl_proto;
+	struct http_session	*hs;
+	size_t			 max = proto->httpheaderlen > 0 ?
+				    proto->httpheaderlen : RELAY_MAXHEADERLENGTH;
+
+	if ((hs = calloc(1, sizeof(*hs))) == NULL ||
+	    (hs->hs_pending = evbuffer_new()) == NULL) {
+		free(hs);
+		relay_close(con, "out of memory", 1);
+		return (-1);
+	}
+	http_msg_init(&hs->hs_dir[RELAY_DIR_REQUEST].hd_msg,
+	    RELAY_DIR_REQUEST, max);
+	http_msg_init(&hs->hs_dir[RELAY_DIR_RESPONSE].hd_msg,
+	    RELAY_DIR_RESPONSE, max);
+	con->se_priv = hs;
+	/* the request comes first, then the backend */
+	return (1);
+}
+
+static void
+http_free(struct rsession *con)
+{
+	struct http_session	*hs = con->se_priv;
+
+	if (hs == NULL)
+		return;
+	http_msg_clear(&hs->hs_dir[0].hd_msg);
+	http_msg_clear(&hs->hs_dir[1].hd_msg);
+	evbuffer_free(hs->hs_pending);
+	free(hs);
+	con->se_priv = NULL;
+}
+
+static void
+http_read(struct ctl_relay_event *cre)
+{
+	(void)http_run(cre);
+}
+
+/*
+ * A body or chunk passed.  Inside http_parse() the loop sees it; after a
+ * splice it is the next head's turn.
+ */
+static void
+http_passed(struct ctl_relay_event *cre)
+{
+	struct http_session	*hs = cre->con->se_priv;
+
+	if (hs->hs_dir[cre->dir].hd_busy)
+		return;
+	(void)http_run(cre);
+}
+
+/* The backend is connected: what waited for it goes out. */
+static void
+http_connected(struct rsession *con)
+{
+	struct http_session	*hs = con->se_priv;
+
+	hs->hs_connecting = 0;
+	if (evbuffer_add_buffer(bufferevent_get_output(con->se_out.bev),
+	    hs->hs_pending) == -1) {
+		relay_close(con, "buffer event failed", 1);
+		return;
+	}
+	bufferevent_enable(con->se_in.bev, EV_READ);
+	(void)http_run(&con->se_in);
+}
+
+/* Returns -1 when the session was closed. */
+static int
+http_run(struct ctl_relay_event *cre)
+{
+	struct http_session	*hs = cre->con->se_priv;
+	struct http_dir		*hd = &hs->hs_dir[cre->dir];
+	int			 ret;
+
+	if (hd->hd_busy)
+		return (0);
+	hd->hd_busy = 1;
+	if ((ret = http_parse(cre, hs, hd)) != -1)
+		hd->hd_busy = 0;
+	return (ret);
+}
+
+/* Where the bytes of cre go: the other side, or wait for its connect. */
+static struct evbuffer *
+http_out(struct ctl_relay_event *cre, struct http_session *hs)
+{
+	if (cre->dst->bev != NULL)
+		return (bufferevent_get_output(cre->dst->bev));
+	return (hs->hs_pending);
+}
+
+/*
+ * A line of the input, without its line end, or NULL when it has not
+ * all come.  More than max bytes without a line end is an error (*over).
+ */
+static char *
+http_line(struct evbuffer *in, size_t *len, size_t max, int *over)
+{
+	char	*line;
+
+	*over = 0;
+	if ((line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF)) == NULL &&
+	    evbuffer_get_length(in) > max)
+		*over = 1;
+	return (line);
+}
+
+static int
+http_parse(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
+{
+	struct rsession		*con = cre->con;
+	struct http_msg		*m = &hd->hd_msg;
+	struct evbuffer		*in = bufferevent_get_input(cre->bev);
+	char			*line;
+	size_t			 len, max;
+	off_t			 size;
+	int			 code, over;
+
+	for (;;) {
+		if (cre->splicing)
+			return (0);
+		switch (hd->hd_state) {
+		case HTTP_S_HEAD:
+			if (cre->dir == RELAY_DIR_REQUEST) {
+				if (hs->hs_connecting)
+					return (0);
+				if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
+					/* the answers come first */
+					bufferevent_disable(cre->bev, EV_READ);
+					hs->hs_paused = 1;
+					return (0);
+				}
+			}
+			max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
+			    RELAY_MAXHEADERLENGTH;
+			if ((line = http_line(in, &len, max + 2, &over)) ==
+			    NULL) {
+				if (over)
+					return (http_abort(con, cre->dir ==
+					    RELAY_DIR_REQUEST ? 413 : 502,
+					    cre->dir == RELAY_DIR_REQUEST ?
+					    "request headers too large" :
+					    "response headers too large"));
+				return (0);
+			}
+			code = http_msg_line(m, line, len);
+			free(line);
+			if (code != 0)
+				return (http_abort(con, code, m->hm_error));
+			if (m->hm_done && http_head(cre, hs, hd) == -1)
+				return (-1);
+			break;
+		case HTTP_S_BODY:
+		case HTTP_S_CHUNKDATA:
+			if (cre->toread > 0) {
+				if (cre->dst->bev == NULL)
+					return (0);
+				if (relay_pass(cre) == -1)
+					return (-1);
+				if (cre->toread > 0)
+					return (0);
+			}
+			if (hd->hd_state == HTTP_S_CHUNKDATA)
+				hd->hd_state = HTTP_S_CHUNKEND;
+			else if (http_msg_end(cre, hs, hd) == -1)
+				return (-1);
+			break;
+		case HTTP_S_CHUNK:
+			if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX,
+			    &over)) == NULL) {
+				if (over)
+					return (http_abort(con, cre->dir ==
+					    RELAY_DIR_REQUEST ? 400 : 502,
+					    "invalid chunk size"));
+				return (0);
+			}
+			if (http_chunk_line(line, len, &size) == -1) {
+				free(line);
+				return (http_abort(con, cre->dir ==
+				    RELAY_DIR_REQUEST ? 400 : 502,
+				    "invalid chunk size"));
+			}
+			if (evbuffer_add(http_out(cre, hs), line, len) == -1 ||
+			    evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1) {
+				free(line);
+				return (http_abort(con, 500, "out of memory"));
+			}
+			free(line);
+			if (size == 0) {
+				hd->hd_state = HTTP_S_TRAILER;
+				hd->hd_trailerlen = 0;
+			} else {
+				cre->toread = size;
+				hd->hd_state = HTTP_S_CHUNKDATA;
+			}
+			break;
+		case HTTP_S_CHUNKEND:
+			if ((line = http_line(in, &len, 1, &over)) == NULL) {
+				if (over)
+					return (http_abort(con, cre->dir ==
+					    RELAY_DIR_REQUEST ? 400 : 502,
+					    "invalid chunk"));
+				return (0);
+			}
+			free(line);
+			if (len != 0)
+				return (http_abort(con, cre->dir ==
+				    RELAY_DIR_REQUEST ? 400 : 502,
+				    "invalid chunk"));
+			if (evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1)
+				return (http_abort(con, 500, "out of memory"));
+			hd->hd_state = HTTP_S_CHUNK;
+			break;
+		case HTTP_S_TRAILER:
+			max = m->hm_maxlen > 0 ? m->hm_maxlen :
+			    RELAY_MAXHEADERLENGTH;
+			if ((line = http_line(in, &len, max + 2, &over)) ==
+			    NULL) {
+				if (over)
+					return (http_abort(con, cre->dir ==
+					    RELAY_DIR_REQUEST ? 413 : 502,
+					    "trailer too large"));
+				return (0);
+			}
+			hd->hd_trailerlen += len;
+			if (hd->hd_trailerlen > max ||
+			    memchr(line, '\0', len) != NULL ||
+			    memchr(line, '\r', len) != NULL) {
+				free(line);
+				return (http_abort(con, cre->dir ==
+				    RELAY_DIR_REQUEST ? 400 : 502,
+				    "invalid trailer"));
+			}
+			if (evbuffer_add(http_out(cre, hs), line, len) == -1 ||
+			    evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1) {
+				free(line);
+				return (http_abort(con, 500, "out of memory"));
+			}
+			free(line);
+			if (len == 0 && http_msg_end(cre, hs, hd) == -1)
+				return (-1);
+			break;
+		case HTTP_S_RAW:
+			cre->toread = TOREAD_UNLIMITED;
+			if (cre->dst->bev == NULL)
+				return (0);
+			return (relay_pass(cre));
+		}
+	}
+}
+
+/* Some field of that name lists the token. */
+static int
+http_field_has(struct http_msg *m, const char *name, const char *token)
+{
+	struct http_header	*h;
+
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		if (strcasecmp(h->hh_name, name) == 0 &&
+		    http_has_token(h->hh_value, token))
+			return (1);
+	return (0);
+}
+
+/* The head as it goes on: from the model, Connection: close added. */
+static int
+http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
+{
+	struct http_header	*h;
+
+	if (m->hm_dir == RELAY_DIR_REQUEST) {
+		if (evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\n",
+		    http_method_name(m->hm_method), m->hm_target,
+		    m->hm_minor) == -1)
+			return (-1);
+	} else if (evbuffer_add_printf(out, "HTTP/1.%d %03d%s%s\r\n",
+	    m->hm_minor, m->hm_code, *m->hm_reason != '\0' ? " " : "",
+	    m->hm_reason) == -1)
+		return (-1);
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		if (evbuffer_add_printf(out, "%s: %s\r\n", h->hh_name,
+		    h->hh_value) == -1)
+			return (-1);
+	if (addclose && evbuffer_add_printf(out, "Connection: close\r\n") ==
+	    -1)
+		return (-1);
+	return (evbuffer_add(out, "\r\n", 2));
+}
+
+static int
+http_head(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
+{
+	if (cre->dir == RELAY_DIR_REQUEST)
+		return (http_request(cre, hs, hd));
+	return (http_response(cre, hs, hd));
+}
+
+static int
+http_request(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
+{
+	struct rsession		*con = cre->con;
+	struct protocol		*proto = con->se_relay->rl_proto;
+	struct http_msg		*m = &hd->hd_msg;
+	const char		*method = http_method_name(m->hm_method);
+	char			 log[32], line[RELAY_REQUEST_SIZE];
+	int			 addclose = 0;
+
+	if (http_field_has(m, "Upgrade", "websocket")) {
+		if ((proto->httpflags & HTTPFLAG_WEBSOCKETS) == 0)
+			return (http_abort(con, 403, "Websocket Forbidden"));
+		if (!m->hm_upgrade)
+			return (http_abort(con, 400,
+			    "Bad Websocket Request"));
+		if (strcmp(method, "GET") != 0)
+			return (http_abort(con, 405,
+			    "Websocket Method Not Allowed"));
+		hs->hs_upgrade = 1;
+	}
+
+	hs->hs_methods[(hs->hs_first + hs->hs_nmethods++) %
+	    HTTP_PIPELINE_MAX] = m->hm_method;
+	(void)snprintf(log, sizeof(log), " %s", method);
+	relay_log(con, log);
+	(void)snprintf(line, sizeof(line), "%s %s HTTP/1.%d", method,
+	    m->hm_target, m->hm_minor);
+	relay_request(con, line);
+
+	if (strcmp(method, "CONNECT") == 0) {
+		/* a tunnel: everything from here on passes as it comes */
+		hd->hd_state = HTTP_S_RAW;
+		addclose = !http_field_has(m, "Connection", "close");
+	} else if (m->hm_body == HTTP_BODY_LENGTH) {
+		cre->toread = m->hm_clen;
+		hd->hd_state = HTTP_S_BODY;
+	} else if (m->hm_body == HTTP_BODY_CHUNKED)
+		hd->hd_state = HTTP_S_CHUNK;
+
+	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
+		return (http_abort(con, 500, "out of memory"));
+	if (hd->hd_state == HTTP_S_HEAD && http_msg_end(cre, hs, hd) == -1)
+		return (-1);
+
+	if (!con->se_connected && !hs->hs_connecting) {
+		/* nothing more is read until the backend is there */
+		hs->hs_connecting = 1;
+		bufferevent_disable(cre->bev, EV_READ);
+		if (relay_connect(con) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+static int
+http_response(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
+{
+	struct rsession		*con = cre->con;
+	struct protocol		*proto = con->se_relay->rl_proto;
+	struct http_msg		*m = &hd->hd_msg;
+	const char		*method;
+	int			 addclose = 0, upgrade = 0;
+
+	if (m->hm_code < 200 && m->hm_code != 101) {
+		/* 100 Continue and the like: the answer is still to come */
+		if (http_write_head(http_out(cre, hs), m, 0) == -1)
+			return (http_abort(con, 500, "out of memory"));
+		return (http_msg_end(cre, hs, hd));
+	}
+	if (hs->hs_nmethods == 0)
+		return (http_abort(con, 502, "response without request"));
+	method = http_method_name(hs->hs_methods[hs->hs_first]);
+	hs->hs_first = (hs->hs_first + 1) % HTTP_PIPELINE_MAX;
+	hs->hs_nmethods--;
+
+	if (m->hm_code == 101) {
+		if (!hs->hs_upgrade || !m->hm_upgrade ||
+		    !http_field_has(m, "Upgrade", "websocket") ||
+		    (proto->httpflags & HTTPFLAG_WEBSOCKETS) == 0)
+			return (http_abort(con, 502,
+			    "Bad Websocket Gateway"));
+		/* a websocket: both directions pass as they come */
+		upgrade = 1;
+		hd->hd_state = HTTP_S_RAW;
+	} else if (strcmp(method, "CONNECT") == 0 && m->hm_code < 300)
+		hd->hd_state = HTTP_S_RAW;
+	else if (strcmp(method, "HEAD") == 0)
+		hd->hd_state = HTTP_S_HEAD;
+	else {
+		switch (m->hm_body) {
+		case HTTP_BODY_LENGTH:
+			cre->toread = m->hm_clen;
+			hd->hd_state = HTTP_S_BODY;
+			break;
+		case HTTP_BODY_CHUNKED:
+			hd->hd_state = HTTP_S_CHUNK;
+			break;
+		case HTTP_BODY_CLOSE:
+			/* the end of the connection ends the body */
+			hd->hd_state = HTTP_S_RAW;
+			addclose = !http_field_has(m, "Connection", "close");
+			break;
+		}
+	}
+	hs->hs_upgrade = 0;
+
+	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
+		return (http_abort(con, 500, "out of memory"));
+	if (upgrade) {
+		con->se_in.toread = TOREAD_UNLIMITED;
+		hs->hs_dir[RELAY_DIR_REQUEST].hd_state = HTTP_S_RAW;
+		if (http_run(&con->se_in) == -1)
+			return (-1);
+	}
+	if (hs->hs_paused) {
+		hs->hs_paused = 0;
+		bufferevent_enable(con->se_in.bev, EV_READ);
+		if (http_run(&con->se_in) == -1)
+			return (-1);
+	}
+	if (hd->hd_state == HTTP_S_HEAD)
+		return (http_msg_end(cre, hs, hd));
+	return (0);
+}
+
+/* A message ended: the direction reads the next head. */
+static int
+http_msg_end(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
+{
+	(void)cre;
+	(void)hs;
+	http_msg_clear(&hd->hd_msg);
+	hd->hd_state = HTTP_S_HEAD;
+	return (0);
+}
+
+/*
+ * End of file from cre.  Between messages, or in a stream, it is the
+ * usual half-close; within a body or head the message was cut short,
+ * and the other side must not take it for complete: close it.
+ */
+static int
+http_eof(struct ctl_relay_event *cre)
+{
+	struct rsession		*con = cre->con;
+	struct http_session	*hs = con->se_priv;
+	struct http_dir		*hd = &hs->hs_dir[cre->dir];
+
+	switch (hd->hd_state) {
+	case HTTP_S_RAW:
+		return (0);
+	case HTTP_S_HEAD:
+		if (hd->hd_msg.hm_nlines == 0 &&
+		    evbuffer_get_length(bufferevent_get_input(cre->bev)) == 0)
+			return (0);
+		relay_close(con, "last http read (done)", 1);
+		return (-1);
+	case HTTP_S_BODY:
+		relay_close(con, "last http content read", 1);
+		return (-1);
+	default:
+		relay_close(con, "last http chunk read (done)", 1);
+		return (-1);
+	}
+}
+
+/*
+ * A request relayd refuses, or a response it cannot pass.  With "return
+ * error" the client gets OpenBSD's error page first, unless an answer
+ * is on its way to it; the session closes.  Returns -1.
+ */
+static int
+http_abort(struct rsession *con, int code, const char *msg)
+{
+	struct relay		*rlay = con->se_relay;
+	struct protocol		*proto = rlay->rl_proto;
+	struct evbuffer		*out;
+	const char		*name = http_error_name(code), *style;
+	char			*body = NULL, *page = NULL, *reason = NULL;
+	char			 host[INET6_ADDRSTRLEN], date[64];
+	struct tm		 tm;
+	time_t			 t;
+	ssize_t			 n;
+	int			 len;
+
+	if (msg == NULL)
+		msg = name;
+	if ((proto->flags & F_RETURN) == 0) {
+		relay_close(con, msg, 0);
+		return (-1);
+	}
+
+	out = con->se_in.bev != NULL ?
+	    bufferevent_get_output(con->se_in.bev) : NULL;
+	t = time(NULL);
+	if (out != NULL && evbuffer_get_length(out) == 0 &&
+	    !con->se_out.splicing &&
+	    print_host(&rlay->rl_conf.ss, host, sizeof(host)) != NULL &&
+	    gmtime_r(&t, &tm) != NULL &&
+	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) > 0) {
+		style = proto->style != NULL ? proto->style :
+		    "body { background-color: #a00000; color: white; "
+		    "font-family: 'Comic Sans MS', 'Chalkboard SE', "
+		    "'Comic Neue', sans-serif; }\n"
+		    "hr { border: 0; border-bottom: 1px dashed; }\n";
+		/* the detail of an internal error stays in the log */
+		len = asprintf(&body, "<!DOCTYPE html>\n<html>\n<head>\n"
+		    "<title>%03d %s</title>\n"
+		    "<style type=\"text/css\"><!--\n%s\n--></style>\n"
+		    "</head>\n<body>\n<h1>%s</h1>\n"
+		    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
+		    "<hr><address>%s at %s port %d</address>\n"
+		    "</body>\n</html>\n", code, name, style, name,
+		    code == 500 ? "" : msg, "", HTTP_SERVERNAME, host,
+		    (int)rlay->rl_conf.port);
+		if (len != -1 && asprintf(&page, "HTTP/1.0 %03d %s\r\n"
+		    "Date: %s\r\nServer: %s\r\nConnection: close\r\n"
+		    "Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s",
+		    code, name, date, HTTP_SERVERNAME, len, body) != -1)
+			/* as OpenBSD does: one write, what fits goes */
+			if ((n = write(con->se_in.s, page, strlen(page))) > 0)
+				con->se_out.copied += n;
+		free(body);
+		free(page);
+	}
+	if (asprintf(&reason, "%s (%03d %s)", msg, code, name) == -1)
+		reason = NULL;
+	relay_close(con, reason != NULL ? reason : msg, 1);
+	free(reason);
+	return (-1);
 }

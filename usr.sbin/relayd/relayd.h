@@ -587,6 +587,7 @@ struct http_msg {
 	int			 hm_close;	/* no other message follows */
 	int			 hm_upgrade;	/* Connection: upgrade */
 	int			 hm_body;	/* HTTP_BODY_*, once done */
+	const char		*hm_error;	/* what the last error was */
 };
 
 /* Relays */
@@ -644,6 +645,7 @@ struct relay_stats {
 	uint64_t		 last_day;
 	uint64_t		 active;
 	uint64_t		 sessions;
+	uint64_t		 requests;	/* http */
 	uint64_t		 bytes[2][2];	/* [dir][spliced, copied] */
 	objid_t			 id;
 	unsigned int		 proc;
@@ -664,6 +666,7 @@ TAILQ_HEAD(relaylist, relay);
 
 /* Sessions (relay processes) */
 #define TOREAD_UNLIMITED	(-1)	/* pass everything */
+#define RELAY_REQUEST_SIZE	128	/* the request show sessions shows */
 
 /*
  * One side of a session: its socket, and what comes from it.  Bytes from
@@ -704,6 +707,10 @@ struct relay_ops {
 	void		(*ro_read)(struct ctl_relay_event *);
 	/* cre->toread bytes passed (a splice with max ended with EFBIG) */
 	void		(*ro_passed)(struct ctl_relay_event *);
+	/* the backend is connected, both sides have their bufferevents */
+	void		(*ro_connected)(struct rsession *);
+	/* end of file from cre: -1 when the hook closed the session */
+	int		(*ro_eof)(struct ctl_relay_event *);
 	void		(*ro_free)(struct rsession *);
 };
 
@@ -720,6 +727,9 @@ struct rsession {
 	struct timeval		 se_tv_start;
 	struct timeval		 se_tv_last;	/* userland bytes moved */
 	struct host		*se_host;
+	char			*se_log;	/* texts for the end line */
+	char			 se_request[RELAY_REQUEST_SIZE];
+	size_t			 se_loglen;
 	int			 se_retry;
 	int			 se_retrycount;
 	int			 se_nosplice;
@@ -742,6 +752,7 @@ struct ctl_session {
 	unsigned int		 cs_instance;
 	int			 cs_running;
 	uint64_t		 cs_bytes[2][2];	/* [dir][spliced, copied] */
+	char			 cs_request[RELAY_REQUEST_SIZE];
 };
 
 /* What pfe tells relayctl status */
@@ -880,14 +891,17 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
 int		 relay_privinit(struct relayd *, struct relay *);
-void		 relay_connect(struct rsession *);
+int		 relay_connect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);
-void		 relay_pass(struct ctl_relay_event *);
+int		 relay_pass(struct ctl_relay_event *);
+void		 relay_log(struct rsession *, const char *);
+void		 relay_request(struct rsession *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
 
 /* relay_http.c */
+extern const struct relay_ops relay_http_ops;
 void		 http_msg_init(struct http_msg *, int, size_t);
 void		 http_msg_clear(struct http_msg *);
 int		 http_msg_line(struct http_msg *, const char *, size_t);

@@ -1,0 +1,707 @@
+#! /usr/bin/env atf-sh
+# HTTP relays through the real daemon: curl or raw bytes on one side, the
+# small backend regress/tools/httpd.py on the other.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+HTTPD=$TOP/regress/tools/httpd.py
+
+require_http()
+{
+	require_daemon
+	command -v curl >/dev/null || atf_skip "no curl (make deps installs it)"
+	command -v python3 >/dev/null ||
+	    atf_skip "no python3 (make deps installs it)"
+	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
+}
+
+# The backend: its port in back.port, the request lines it read in
+# back.port.requests.
+start_httpd()
+{
+	rm -f back.port
+	python3 "$HTTPD" "$PWD/back.port" 120 >back.out 2>&1 &
+	echo $! >back.pid
+	wait_for 10 test -s back.port || atf_fail "the backend did not start"
+	bport=$(cat back.port)
+}
+
+# http_conf [PROTOCOL LINES] [RELAY LINES]: an http relay on $lport to
+# the backend, one relay process, every session logged.
+http_conf()
+{
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+table <back> { 127.0.0.1 }
+http protocol web {
+	$1
+}
+relay www {
+	listen on 127.0.0.1 port $lport
+	protocol web
+	forward to <back> port $bport
+	$2
+}
+CONF
+}
+
+start_http()
+{
+	start_httpd
+	http_conf "$@"
+	PREFORK=1 start_relayd
+	url=http://127.0.0.1:$lport
+}
+
+# Raw bytes (printf format) to the relay; what came back in "answer".
+raw()
+{
+	# shellcheck disable=SC2059
+	printf "$1" | timeout 10 socat -t 5 - "TCP:127.0.0.1:$lport" >answer
+}
+
+# The end line of the session that ended with $1 (a pattern), waited for.
+end_line()
+{
+	wait_log 10 "^relay www, session [0-9]* (.*$1" ||
+	    atf_fail "no session end line with: $1"
+}
+
+# sha256 of the backend's pattern of $1 bytes
+pattern_sha()
+{
+	python3 -c "
+import hashlib, sys
+p = bytes(range(256)) * 256
+n = int(sys.argv[1]); h = hashlib.sha256()
+while n > 0:
+    h.update(p[:min(n, len(p))]); n -= min(n, len(p))
+print(h.hexdigest())" "$1"
+}
+
+atf_test_case http_get_keepalive cleanup
+http_get_keepalive_head()
+{
+	atf_set descr "GETs on one connection; the end line is OpenBSD's with each method, the bytes on their own line"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_get_keepalive_body()
+{
+	require_http
+	start_http
+	atf_check -o inline:"200 100000\n200 10\n200 0\n" curl -s \
+	    -w '%{http_code} %{size_download}\n' \
+	    -o /dev/null "$url/bytes/100000" -o /dev/null "$url/bytes/10" \
+	    -o /dev/null "$url/bytes/0"
+	end_line done
+	atf_check -o match:"^relay www, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$bport, done, GET GET GET\$" \
+	    cat relayd.log
+	# the big body went through the splice engine
+	atf_check -o match:"^relay www, session [0-9]+, bytes in [0-9]+ \(spliced 0, copied [0-9]+\), out [0-9]+ \(spliced [1-9][0-9]*, copied [0-9]+\)\$" \
+	    cat relayd.log
+	atf_check -o inline:"3\n" -x "grep -c '^GET /bytes/' back.port.requests"
+}
+http_get_keepalive_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_show_sessions cleanup
+http_show_sessions_head()
+{
+	atf_set descr "relayctl show sessions shows the request in progress, show relays counts requests"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_show_sessions_body()
+{
+	require_http
+	start_http
+	curl -s -o /dev/null "$url/bytes/5" "$url/slow/3000000" &
+	echo $! >curl.pid
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^	request GET /slow/3000000 HTTP/1.1\$'" ||
+	    atf_fail "show sessions does not show the request: $($RELAYCTL -s "$PWD/relayd.sock" show sessions)"
+	wait "$(cat curl.pid)"
+	rm -f curl.pid
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show relays | grep -q 'total: 2 requests'" ||
+	    atf_fail "show relays does not count 2 requests: $($RELAYCTL -s "$PWD/relayd.sock" show relays)"
+}
+http_show_sessions_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_head_no_body cleanup
+http_head_no_body_head()
+{
+	atf_set descr "HEAD, 204 and 304 answers have no body, and the connection goes on"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_head_no_body_body()
+{
+	require_http
+	start_http
+	atf_check -o inline:"200 0\n204 0\n304 0\n200 7\n" curl -s \
+	    -w '%{http_code} %{size_download}\n' \
+	    -I "$url/bytes/50" -o /dev/null --next -s \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null \
+	    "$url/status/204" -o /dev/null "$url/status/304" \
+	    -o /dev/null "$url/bytes/7"
+	end_line done
+	atf_check -o match:", done, HEAD GET GET GET\$" cat relayd.log
+}
+http_head_no_body_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_post_1g_spliced cleanup
+http_post_1g_spliced_head()
+{
+	atf_set descr "a 1 GiB request body with Content-Length arrives intact, spliced with max"
+	atf_set require.user root
+	atf_set timeout 120
+}
+http_post_1g_spliced_body()
+{
+	require_http
+	start_http
+	head -c 1073741824 /dev/urandom >body
+	sum=$(sha256sum body | cut -c1-64)
+	atf_check -o inline:"1073741824 $sum\n" curl -s -T body \
+	    -H 'Expect:' "$url/echo"
+	end_line done
+	# at most what came with the head was copied
+	atf_check -o match:"^relay www, session [0-9]+, bytes in 10737[0-9]{5} \(spliced 10737[0-9]{5}, copied [0-9]{1,6}\)" \
+	    cat relayd.log
+	rm -f body
+}
+http_post_1g_spliced_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_chunked cleanup
+http_chunked_head()
+{
+	atf_set descr "chunked uploads and downloads, with extensions and trailers, arrive intact"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_chunked_body()
+{
+	require_http
+	start_http
+	head -c 5000000 /dev/urandom >body
+	sum=$(sha256sum body | cut -c1-64)
+	# from a pipe curl sends chunks
+	atf_check -o inline:"5000000 $sum\n" -x \
+	    "cat body | curl -s -T - -H 'Expect:' $url/echo"
+	atf_check -o inline:"$(pattern_sha 3000000)\n" -x \
+	    "curl -s --raw $url/chunked/3000000 | python3 -c '
+import hashlib, sys
+data = sys.stdin.buffer.read(); body = b\"\"
+while True:
+    size, data = data.split(b\"\\r\\n\", 1)
+    n = int(size.split(b\";\")[0], 16)
+    if n == 0:
+        assert data == b\"X-Trailer: done\\r\\n\\r\\n\", data
+        break
+    body += data[:n]; assert data[n:n + 2] == b\"\\r\\n\"; data = data[n + 2:]
+print(hashlib.sha256(body).hexdigest())'"
+	end_line "done, GET"
+}
+http_chunked_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_keepalive_1000 cleanup
+http_keepalive_1000_head()
+{
+	atf_set descr "1,000 requests on one keep-alive connection, every answer whole"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_keepalive_1000_body()
+{
+	require_http
+	start_http
+	i=0
+	while [ $i -lt 1000 ]; do
+		printf 'url = "%s/bytes/1024"\noutput = "/dev/null"\n' "$url"
+		i=$((i + 1))
+	done >curl.conf
+	atf_check -o inline:"1000\n" -x \
+	    "curl -s -K curl.conf -w '%{http_code} %{size_download} %{num_connects}\n' | grep -c '^200 1024 [01]\$'"
+	atf_check -o inline:"1\n" -x \
+	    "curl -s -K curl.conf -w '%{num_connects}\n' | grep -c '^1\$'"
+	atf_check -o inline:"2000\n" -x "grep -c '^GET /bytes/1024 ' back.port.requests"
+	end_line "done, GET GET"
+}
+http_keepalive_1000_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_pipelined cleanup
+http_pipelined_head()
+{
+	atf_set descr "pipelined requests are answered in order"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_pipelined_body()
+{
+	require_http
+	start_http
+	raw 'GET /bytes/3 HTTP/1.1\r\nHost: a\r\n\r\nHEAD /bytes/9 HTTP/1.1\r\nHost: a\r\n\r\nGET /status/204 HTTP/1.1\r\nHost: a\r\n\r\nGET /bytes/5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n'
+	# bodies have no line ends: look for the status lines anywhere
+	atf_check -o inline:"200 OK\n200 OK\n204 Status\n200 OK\n" -x \
+	    "grep -ao 'HTTP/1.1 [0-9]* [A-Za-z]*' answer | cut -d' ' -f2-"
+	atf_check -o inline:"Content-Length: 3\nContent-Length: 9\nContent-Length: 5\n" -x \
+	    "grep -a '^Content-Length' answer | tr -d '\r'"
+	end_line "done, GET HEAD GET GET\$"
+}
+http_pipelined_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_websocket cleanup
+http_websocket_head()
+{
+	atf_set descr "with http websockets an upgraded connection echoes both ways; without, 403 Websocket Forbidden"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_websocket_body()
+{
+	require_http
+	start_http "return error
+	http websockets"
+	(printf 'GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'
+	    sleep 0.5; printf 'frame-one'; sleep 0.2; printf 'frame-two') |
+	    timeout 10 socat -t 2 - "TCP:127.0.0.1:$lport" >answer
+	atf_check -o match:"^HTTP/1.1 101 Switching Protocols" cat answer
+	atf_check -o match:"frame-oneframe-two\$" cat answer
+	atf_check -s exit:1 -o ignore grep -i "^Connection: close" answer
+	end_line "done, GET\$"
+
+	# off by default
+	stop_all
+	start_http "return error"
+	raw 'GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 403 Forbidden" cat answer
+	atf_check -o match:"Websocket Forbidden" cat answer
+	end_line "Websocket Forbidden (403 Forbidden)\$"
+	atf_check -s exit:1 -o ignore grep /ws back.port.requests
+}
+http_websocket_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_connect_stream cleanup
+http_connect_stream_head()
+{
+	atf_set descr "CONNECT turns the session into a stream, as OpenBSD's relayd does"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_connect_stream_body()
+{
+	require_http
+	start_http
+	(printf 'CONNECT example:443 HTTP/1.1\r\nHost: example:443\r\n\r\n'
+	    sleep 0.5; printf 'tunnelled bytes') |
+	    timeout 10 socat -t 2 - "TCP:127.0.0.1:$lport" >answer
+	atf_check -o match:"^HTTP/1.1 200 Connection established" cat answer
+	atf_check -o match:"tunnelled bytes\$" cat answer
+	end_line "done, CONNECT\$"
+}
+http_connect_stream_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_close_delimited cleanup
+http_close_delimited_head()
+{
+	atf_set descr "a response without a length ends with the connection, and relayd adds Connection: close"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_close_delimited_body()
+{
+	require_http
+	start_http
+	atf_check -o inline:"$(pattern_sha 2000000)\n" -x \
+	    "curl -s -D head $url/close/2000000 | sha256sum | cut -c1-64"
+	atf_check -o match:"^Connection: close" -x "tr -d '\r' <head"
+	end_line "done, GET\$"
+}
+http_close_delimited_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_expect_continue cleanup
+http_expect_continue_head()
+{
+	atf_set descr "Expect: 100-continue: the backend's 100 reaches the client, then the body goes"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_expect_continue_body()
+{
+	require_http
+	start_http
+	head -c 3000000 /dev/urandom >body
+	sum=$(sha256sum body | cut -c1-64)
+	atf_check -o inline:"3000000 $sum\n" -e match:"< HTTP/1.1 100 Continue" \
+	    curl -s -v -T body -H 'Expect: 100-continue' "$url/echo"
+	end_line "done, PUT\$"
+}
+http_expect_continue_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_no_splice cleanup
+http_no_splice_head()
+{
+	atf_set descr "with tcp no splice the same bodies pass through userland, counted as copied"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_no_splice_body()
+{
+	require_http
+	start_http "tcp no splice"
+	head -c 50000000 /dev/urandom >body
+	sum=$(sha256sum body | cut -c1-64)
+	atf_check -o inline:"50000000 $sum\n" curl -s -T body -H 'Expect:' \
+	    "$url/echo"
+	atf_check -o inline:"$(pattern_sha 30000000)\n" -x \
+	    "curl -s $url/bytes/30000000 | sha256sum | cut -c1-64"
+	end_line "done, PUT\$"
+	wait_for 5 grep -q "session [0-9]*, bytes in 500" relayd.log
+	atf_check -o match:"bytes in 500[0-9]{5} \(spliced 0, copied 500[0-9]{5}\)" \
+	    cat relayd.log
+}
+http_no_splice_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_slow_client cleanup
+http_slow_client_head()
+{
+	atf_set descr "a client that reads slowly gets every byte: back-pressure, nothing lost"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_slow_client_body()
+{
+	require_http
+	start_http
+	atf_check -o inline:"$(pattern_sha 20000000)\n" -x \
+	    "curl -s --limit-rate 10M $url/bytes/20000000 | sha256sum | cut -c1-64"
+	atf_check -o inline:"$(pattern_sha 3000000)\n" -x \
+	    "curl -s --limit-rate 2M $url/chunked/3000000 | sha256sum | cut -c1-64"
+	end_line "done, GET\$"
+}
+http_slow_client_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_backend_reset cleanup
+http_backend_reset_head()
+{
+	atf_set descr "a backend that resets ends the session with an error; the relay serves the next one"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_backend_reset_body()
+{
+	require_http
+	start_http
+	atf_check -s exit:52 curl -s "$url/reset"
+	end_line "GET\$"
+	atf_check -o inline:"200 10\n" curl -s -o /dev/null \
+	    -w '%{http_code} %{size_download}\n' "$url/bytes/10"
+}
+http_backend_reset_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_error_page cleanup
+http_error_page_head()
+{
+	atf_set descr "return error answers with OpenBSD's page and style; without it the connection just closes"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_error_page_body()
+{
+	require_http
+	start_http 'return error style "body { color: teal; }"'
+	raw 'GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 400 Bad Request" cat answer
+	atf_check -o match:"^Server: OpenBSD relayd" cat answer
+	atf_check -o match:"^Connection: close" cat answer
+	atf_check -o match:"body \{ color: teal; \}" cat answer
+	atf_check -o match:"<div id='m'>malformed header</div>" cat answer
+	atf_check -o match:"OpenBSD relayd at 127.0.0.1 port $lport" cat answer
+	len=$(sed -n 's/^Content-Length: \([0-9]*\).*/\1/p' answer)
+	atf_check_equal "$len" "$(sed '1,/^\r$/d' answer | wc -c)"
+	end_line "malformed header (400 Bad Request)\$"
+
+	stop_all
+	start_http
+	raw 'GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n'
+	atf_check -s exit:1 test -s answer
+	end_line "malformed header\$"
+}
+http_error_page_cleanup()
+{
+	stop_all
+}
+
+# refused REQUEST CODE LOGTEXT: a request relayd must refuse, with the
+# status the client gets and the reason logged; nothing reaches the
+# backend but what comes before it.
+refused()
+{
+	raw "$1"
+	atf_check -o match:"^HTTP/1.0 $2 " cat answer
+	end_line "$3 ($2 "
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+}
+
+# bad_response KIND: the backend answers malformed, the client gets 502.
+bad_response()
+{
+	atf_check -o match:"^502\$" curl -s -o /dev/null -w '%{http_code}\n' \
+	    "$url/bad/$1"
+}
+
+atf_test_case http_smuggling_cl_te cleanup
+http_smuggling_cl_te_head()
+{
+	atf_set descr "Content-Length with Transfer-Encoding is refused with 400, both ways"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_cl_te_body()
+{
+	require_http
+	start_http "return error"
+	refused 'POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 38\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /SMUGGLED HTTP/1.1\r\nHost: a\r\n\r\n' \
+	    400 "both Transfer-Encoding and Content-Length"
+	bad_response cl-te
+}
+http_smuggling_cl_te_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_smuggling_two_lengths cleanup
+http_smuggling_two_lengths_head()
+{
+	atf_set descr "two different Content-Length values are refused with 400 (502 from a backend)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_two_lengths_body()
+{
+	require_http
+	start_http "return error"
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 37\r\n\r\nGET /SMUGGLED HTTP/1.1\r\nHost: a\r\n\r\n' \
+	    400 "conflicting Content-Length"
+	bad_response two-cl
+}
+http_smuggling_two_lengths_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_smuggling_bad_length cleanup
+http_smuggling_bad_length_head()
+{
+	atf_set descr "a negative or non-numeric Content-Length is refused with 500, as OpenBSD does"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_bad_length_body()
+{
+	require_http
+	start_http "return error"
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: -5\r\n\r\nhello' \
+	    500 "invalid Content-Length"
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: 1e3\r\n\r\nhello' \
+	    500 "invalid Content-Length"
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: +5\r\n\r\nhello' \
+	    500 "invalid Content-Length"
+	bad_response neg-cl
+}
+http_smuggling_bad_length_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_smuggling_chunk_size cleanup
+http_smuggling_chunk_size_head()
+{
+	atf_set descr "invalid and overlong chunk-size lines are refused with 400 (502 from a backend)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_chunk_size_body()
+{
+	require_http
+	start_http "return error"
+	refused 'POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nGET /SMUGGLED HTTP/1.1\r\n\r\n' \
+	    400 "invalid chunk size"
+	refused "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;$(head -c 2000 /dev/zero | tr '\0' a)\r\nhello\r\n0\r\n\r\n" \
+	    400 "invalid chunk size"
+	refused 'POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nhello\r\n0\r\n\r\n' \
+	    400 "invalid chunk size"
+	# the head went out: the client sees the answer end early
+	atf_check -s not-exit:0 -o ignore curl -s "$url/bad/chunk-size"
+	end_line "invalid chunk size (502 Bad Gateway), GET\$"
+}
+http_smuggling_chunk_size_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_smuggling_folding cleanup
+http_smuggling_folding_head()
+{
+	atf_set descr "obsolete line folding is refused with 400 (502 from a backend)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_folding_body()
+{
+	require_http
+	start_http "return error"
+	refused 'GET / HTTP/1.1\r\nHost: a\r\nX-Folded: a\r\n b\r\n\r\n' \
+	    400 "malformed header"
+	# an empty transfer coding, folded onto the next line
+	refused 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n' \
+	    400 "invalid Transfer-Encoding"
+	bad_response fold
+}
+http_smuggling_folding_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_smuggling_nul_cr cleanup
+http_smuggling_nul_cr_head()
+{
+	atf_set descr "a NUL or a bare CR in a head is refused with 400 (502 from a backend)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_smuggling_nul_cr_body()
+{
+	require_http
+	start_http "return error"
+	refused 'GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n' 400 "malformed"
+	refused 'GET / HTTP/1.1\r\nX-A: a\rContent-Length: 5\r\n\r\n' 400 \
+	    "malformed"
+	bad_response nul
+	bad_response bare-cr
+}
+http_smuggling_nul_cr_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_headerlen cleanup
+http_headerlen_head()
+{
+	atf_set descr "a head over http headerlen is refused with 413, a response head with 502"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_headerlen_body()
+{
+	require_http
+	start_http "return error
+	http headerlen 1000"
+	refused "GET /$(head -c 1200 /dev/zero | tr '\0' a) HTTP/1.1\r\n\r\n" \
+	    413 "request headers too large"
+	refused "GET / HTTP/1.1\r\nX-A: $(head -c 600 /dev/zero | tr '\0' a)\r\nX-B: $(head -c 600 /dev/zero | tr '\0' a)\r\n\r\n" \
+	    413 "request headers too large"
+	# a line that never ends is refused too
+	refused "GET / HTTP/1.1\r\nX-A: $(head -c 5000 /dev/zero | tr '\0' a)" \
+	    413 "request headers too large"
+	bad_response big-head
+	atf_check -o match:"^502\$" curl -s -o /dev/null -w '%{http_code}\n' \
+	    "$url/bad/204-body"
+}
+http_headerlen_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_truncated_response cleanup
+http_truncated_response_head()
+{
+	atf_set descr "a response body shorter than its length, or cut mid-chunk, closes the client: curl sees the truncation"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_truncated_response_body()
+{
+	require_http
+	start_http
+	# 18: partial file
+	atf_check -s exit:18 -o ignore curl -s "$url/short/100000"
+	end_line "last http content read, GET\$"
+	atf_check -s exit:18 -o ignore curl -s "$url/midchunk"
+	end_line "last http chunk read (done), GET\$"
+}
+http_truncated_response_cleanup()
+{
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case http_get_keepalive
+	atf_add_test_case http_show_sessions
+	atf_add_test_case http_head_no_body
+	atf_add_test_case http_post_1g_spliced
+	atf_add_test_case http_chunked
+	atf_add_test_case http_keepalive_1000
+	atf_add_test_case http_pipelined
+	atf_add_test_case http_websocket
+	atf_add_test_case http_connect_stream
+	atf_add_test_case http_close_delimited
+	atf_add_test_case http_expect_continue
+	atf_add_test_case http_no_splice
+	atf_add_test_case http_slow_client
+	atf_add_test_case http_backend_reset
+	atf_add_test_case http_error_page
+	atf_add_test_case http_smuggling_cl_te
+	atf_add_test_case http_smuggling_two_lengths
+	atf_add_test_case http_smuggling_bad_length
+	atf_add_test_case http_smuggling_chunk_size
+	atf_add_test_case http_smuggling_folding
+	atf_add_test_case http_smuggling_nul_cr
+	atf_add_test_case http_headerlen
+	atf_add_test_case http_truncated_response
+}
