@@ -801,8 +801,35 @@ relay_bufferevent(struct ctl_relay_event *cre)
 	    timerisset(tv) ? tv : NULL);
 	if (!cre->done && !cre->splicing)
 		bufferevent_enable(cre->bev, EV_READ);
-	bufferevent_enable(cre->bev, EV_WRITE);
+	/* writing waits for relay_flush() */
 	return (0);
+}
+
+/*
+ * Write what waits in cre's output at once; only what the socket does
+ * not take waits for the write event.  Whoever adds to an output calls
+ * this: it spares two epoll_ctl(2) calls a message.
+ */
+void
+relay_flush(struct ctl_relay_event *cre)
+{
+	struct evbuffer	*out;
+
+	if (cre->bev == NULL)
+		return;
+	out = bufferevent_get_output(cre->bev);
+	if (evbuffer_get_length(out) == 0)
+		return;
+	/*
+	 * A bufferevent keeps the start of its output frozen but for its
+	 * own writes.  An error shows again to the write event, which
+	 * reports it.
+	 */
+	(void)evbuffer_unfreeze(out, 1);
+	(void)evbuffer_write(out, cre->s);
+	(void)evbuffer_freeze(out, 1);
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(cre->bev, EV_WRITE);
 }
 
 /* cre's bev wrote n bytes of the other direction (arg) to its socket. */
@@ -842,6 +869,7 @@ relay_pass(struct ctl_relay_event *cre)
 		relay_close(con, "buffer event failed", 1);
 		return (-1);
 	}
+	relay_flush(cre->dst);
 	if (cre->toread != TOREAD_UNLIMITED) {
 		cre->toread -= len;
 		if (cre->toread == 0) {
@@ -904,7 +932,8 @@ relay_write(struct bufferevent *bev, void *arg)
 	struct ctl_relay_event	*cre = arg, *from = cre->dst;
 	struct rsession		*con = cre->con;
 
-	(void)bev;
+	/* until relay_flush() leaves something again */
+	bufferevent_disable(bev, EV_WRITE);
 	if (from->splicing && !splice_active(&from->sp)) {
 		if (relay_splice(from) == -1)
 			relay_close(con, strerror(errno), 1);

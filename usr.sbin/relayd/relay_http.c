@@ -568,8 +568,11 @@ http_run(struct ctl_relay_event *cre)
 	if (hd->hd_busy)
 		return (0);
 	hd->hd_busy = 1;
-	if ((ret = http_parse(cre, hs, hd)) != -1)
+	if ((ret = http_parse(cre, hs, hd)) != -1) {
 		hd->hd_busy = 0;
+		/* what the heads and chunk lines added goes out now */
+		relay_flush(cre->dst);
+	}
 	return (ret);
 }
 

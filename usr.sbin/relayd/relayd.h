@@ -894,6 +894,7 @@ int		 relay_privinit(struct relayd *, struct relay *);
 int		 relay_connect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
+void		 relay_flush(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
 void		 relay_request(struct rsession *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
