@@ -11,6 +11,8 @@ RELAYD=$TOP/usr.sbin/relayd/relayd
 BARE=$PERF/barerelay
 
 if [ "${QUICK:-0}" = 1 ]; then
+	HBYTES=268435456	# HTTP: 256 MiB bodies
+	HSECS=2			# HTTP: seconds of requests
 	BYTES1=268435456	# 256 MiB on one stream
 	BYTES4=67108864		# 64 MiB on each of four
 	RTTS=2000
@@ -19,6 +21,8 @@ if [ "${QUICK:-0}" = 1 ]; then
 	REPEAT=1
 	SETTLE=0.2
 else
+	HBYTES=1073741824	# HTTP: 1 GiB bodies
+	HSECS=10		# HTTP: seconds of requests
 	BYTES1=4294967296	# 4 GiB on one stream
 	BYTES4=1073741824	# 1 GiB on each of four
 	RTTS=100000
@@ -75,6 +79,7 @@ SINK=$(cat "$work/sink.port")
 ECHO=$(cat "$work/echo.port")
 LT=18301
 LE=18302
+LH=18303	# HTTP contenders listen here
 
 # Every process of the proxy: the one in proxy.pid and its children.
 proxy_pids()
@@ -353,6 +358,172 @@ BEGIN {
 echo
 echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"
 echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
+
+# HTTP: relayd's http relay beside HAProxy in http mode and nginx
+# proxy_pass, one worker each, the same backend (relaybench http),
+# keep-alive on both sides.
+start_relayd_http()
+{
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+http protocol h {
+	tcp { nodelay, backlog 512 $1 }
+}
+relay h {
+	listen on 127.0.0.1 port $LH
+	protocol h
+	forward to 127.0.0.1 port $HTTPB
+}
+CONF
+	$ONPROXY "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
+	echo $! >"$work/proxy.pid"
+}
+
+start_haproxy_http()
+{
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn 1000
+defaults
+	mode http
+	$1
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+listen h
+	bind 127.0.0.1:$LH
+	server s 127.0.0.1:$HTTPB
+CONF
+	$ONPROXY haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+	echo $! >"$work/proxy.pid"
+}
+
+start_nginx_http()
+{
+	cat >"$work/nginx.conf" <<CONF
+worker_processes $WORKERS;
+worker_rlimit_nofile 100000;
+pid $work/nginx.pid;
+error_log $work/nginx.err;
+events { worker_connections 50000; }
+http {
+	access_log off;
+	upstream b { server 127.0.0.1:$HTTPB; keepalive 128; }
+	server {
+		listen 127.0.0.1:$LH;
+		client_max_body_size 0;
+		location / {
+			proxy_pass http://b;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_buffering off;
+			proxy_request_buffering off;
+		}
+	}
+}
+CONF
+	$ONPROXY nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
+	echo $! >"$work/proxy.pid"
+}
+
+# requests/s of 1 KiB answers on 64 connections, and GiB bodies down and
+# up with the proxy's CPU seconds per GiB, REPEAT times
+measure_http()
+{
+	name=$1
+	: >"$work/hr"; : >"$work/hd"; : >"$work/hdc"; : >"$work/hu"; : >"$work/huc"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		$ONCLIENT wrk -t 1 -c 64 -d "${HSECS}s" "http://127.0.0.1:$PH/1024" |
+		    awk '/^Requests\/sec:/ { printf "%d\n", $2 }' >>"$work/hr"
+		for dir in get put; do
+			c0=$(cpu_ticks)
+			g=$($ONCLIENT "$RB" "$dir" "$PH" "$HBYTES")
+			c1=$(cpu_ticks)
+			f=hd; [ $dir = put ] && f=hu
+			echo "$g" >>"$work/$f"
+			awk -v t=$((c1 - c0)) -v b="$HBYTES" -v hz="$(getconf CLK_TCK)" \
+			    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }' \
+			    >>"$work/${f}c"
+		done
+		r=$((r + 1))
+	done
+	printf '%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/hr")" \
+	    "$(median <"$work/hd")" "$(median <"$work/hdc")" \
+	    "$(median <"$work/hu")" "$(median <"$work/huc")" >>"$work/http.csv"
+	echo "  $name done" >&2
+}
+
+http_contender()
+{
+	name=$1
+	shift
+	if [ -n "${ONLY:-}" ]; then
+		case " $ONLY " in
+		*" $name "*) ;;
+		*) return ;;
+		esac
+	fi
+	if [ "$name" = http-direct ]; then
+		PH=$HTTPB
+	else
+		"$@"
+		PH=$LH
+		if ! wait_port "$LH"; then
+			echo "  $name did not start, skipped" >&2
+			stop_proxy
+			return
+		fi
+	fi
+	measure_http "$name"
+	stop_proxy
+}
+
+if command -v wrk >/dev/null; then
+	$ONCLIENT "$RB" http "$work/http.port" 100000 & pids="$pids $!"
+	i=0
+	while [ ! -s "$work/http.port" ] && [ $i -lt 50 ]; do
+		i=$((i + 1)); sleep 0.1
+	done
+	HTTPB=$(cat "$work/http.port")
+	: >"$work/http.csv"
+	http_contender http-direct
+	http_contender relayd-http start_relayd_http ""
+	http_contender relayd-http-nosplice start_relayd_http ", no splice"
+	if command -v haproxy >/dev/null; then
+		http_contender haproxy-http-splice start_haproxy_http "option splice-auto"
+		http_contender haproxy-http start_haproxy_http ""
+	fi
+	command -v nginx >/dev/null && http_contender nginx-proxy start_nginx_http
+	{
+		echo "contender,req_per_s_1k,down_gbps,down_cpu_s_per_gib,up_gbps,up_cpu_s_per_gib"
+		cat "$work/http.csv"
+	} >"$PERF/results/http-$stamp.csv"
+	echo
+	awk -F, -v hs="$(grep '^haproxy-http-splice,' "$work/http.csv")" \
+	    -v h="$(grep '^haproxy-http,' "$work/http.csv")" '
+function num(s) { split(s, a, " "); return a[1] + 0 }
+function ratio(x, y) { return (y > 0) ? sprintf("%.2f", x / y) : "-" }
+BEGIN {
+	split(hs, s, ","); split(h, p, ",")
+	print "| HTTP contender | req/s, 1 KiB, 64 conns | vs HAProxy | download Gbit/s | CPU s/GiB | upload Gbit/s | CPU s/GiB | vs HAProxy splice: down/up Gbit/s, down/up CPU | vs HAProxy: down/up Gbit/s, down/up CPU |"
+	print "|---|---|---|---|---|---|---|---|---|"
+}
+{
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s/%s, %s/%s | %s/%s, %s/%s |\n",
+	    $1, $2, ratio(num($2), num(p[2])), $3, $4, $5, $6,
+	    ratio(num($3), num(s[3])), ratio(num($5), num(s[5])),
+	    ratio(num($4), num(s[4])), ratio(num($6), num(s[6])),
+	    ratio(num($3), num(p[3])), ratio(num($5), num(p[5])),
+	    ratio(num($4), num(p[4])), ratio(num($6), num(p[6]))
+}' "$work/http.csv"
+	echo
+	echo "HTTP: wrk -t 1 -c 64 for ${HSECS} s on 1 KiB answers; one body of $HBYTES bytes each way; CSV in regress/perf/results/http-$stamp.csv"
+else
+	echo "No HTTP rows: wrk is not installed (make bench-deps)"
+fi
 
 # The chart: throughput and CPU per GiB, one group of bars a contender.
 if command -v gnuplot >/dev/null; then

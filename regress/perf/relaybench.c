@@ -29,6 +29,11 @@
  *   relaybench probe PORT                   exit 0 when PORT accepts
  *   relaybench idle PORT CONNS SECONDS      hold CONNS idle connections;
  *                                           print "ready" once they are up
+ *   relaybench http PORTFILE SECONDS        HTTP/1.1 backend, keep-alive:
+ *                                           GET /N answers N bytes, a
+ *                                           request body is discarded
+ *   relaybench get PORT BYTES               download BYTES, print Gbit/s
+ *   relaybench put PORT BYTES               upload BYTES, print Gbit/s
  */
 
 #include <sys/types.h>
@@ -139,6 +144,161 @@ serve(const char *portfile, int secs, int echo)
 		}
 		close(s);
 	}
+}
+
+/* Write all of buf, or exit: the peer went away. */
+static void
+writeall(int s, const char *buf, size_t len)
+{
+	ssize_t	 w;
+
+	for (; len > 0; buf += w, len -= w)
+		if ((w = write(s, buf, len)) <= 0)
+			_exit(0);
+}
+
+/* Bytes of zeros, after what is already in buf (off bytes of BUFSZ). */
+static void
+write_zeros(int s, char *buf, size_t off, long long n)
+{
+	size_t	 part;
+
+	part = n < (long long)(BUFSZ - off) ? (size_t)n : BUFSZ - off;
+	memset(buf + off, 0, part);
+	writeall(s, buf, off + part);
+	n -= part;
+	memset(buf, 0, BUFSZ);
+	while (n > 0) {
+		part = n < BUFSZ ? (size_t)n : BUFSZ;
+		writeall(s, buf, part);
+		n -= part;
+	}
+}
+
+static void
+serve_http_conn(int s)
+{
+	static char	 buf[BUFSZ], out[BUFSZ];
+	char		*end, *p;
+	size_t		 have = 0, used;
+	long long	 len, n;
+	ssize_t		 r;
+	int		 one = 1, get;
+
+	(void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	for (;;) {
+		while ((end = memmem(buf, have, "\r\n\r\n", 4)) == NULL) {
+			if (have == sizeof(buf) - 1 ||
+			    (r = read(s, buf + have, sizeof(buf) - 1 - have)) <= 0)
+				_exit(0);
+			have += r;
+		}
+		*end = '\0';
+		get = strncmp(buf, "GET /", 5) == 0;
+		n = get ? atoll(buf + 5) : 0;
+		len = 0;
+		if ((p = strcasestr(buf, "\r\ncontent-length:")) != NULL)
+			len = atoll(p + 17);
+		used = end + 4 - buf;
+		/* the body: what came with the head, then the rest */
+		if ((long long)(have - used) >= len) {
+			used += len;
+			len = 0;
+		} else {
+			len -= have - used;
+			used = have;
+		}
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		while (len > 0) {
+			r = read(s, out, len < BUFSZ ? (size_t)len : BUFSZ);
+			if (r <= 0)
+				_exit(0);
+			len -= r;
+		}
+		r = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\n"
+		    "Content-Length: %lld\r\n\r\n", n);
+		write_zeros(s, out, r, n);
+	}
+}
+
+static int
+serve_http(const char *portfile, int secs)
+{
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	FILE			*f;
+	int			 l, s, on = 1;
+
+	signal(SIGCHLD, SIG_IGN);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(l, 4096) == -1 ||
+	    getsockname(l, (struct sockaddr *)&sin, &len) == -1)
+		err(1, "listen");
+	if ((f = fopen(portfile, "w")) == NULL)
+		err(1, "%s", portfile);
+	fprintf(f, "%d\n", ntohs(sin.sin_port));
+	fclose(f);
+	alarm(secs);
+	for (;;) {
+		if ((s = accept(l, NULL, NULL)) == -1)
+			continue;
+		if (fork() == 0) {
+			close(l);
+			serve_http_conn(s);
+		}
+		close(s);
+	}
+}
+
+/* One GET or PUT of bytes through PORT; Gbit/s until the answer ended. */
+static int
+http_xfer(int port, int put, long long bytes)
+{
+	static char	 buf[BUFSZ];
+	char		*end;
+	size_t		 have = 0;
+	long long	 left;
+	double		 t0;
+	ssize_t		 r;
+	int		 s, n;
+
+	if ((s = connect_port(port)) == -1)
+		err(1, "connect");
+	t0 = now();
+	if (put) {
+		n = snprintf(buf, sizeof(buf), "PUT / HTTP/1.1\r\nHost: b\r\n"
+		    "Content-Length: %lld\r\n\r\n", bytes);
+		write_zeros(s, buf, n, bytes);
+	} else {
+		n = snprintf(buf, sizeof(buf), "GET /%lld HTTP/1.1\r\n"
+		    "Host: b\r\n\r\n", bytes);
+		writeall(s, buf, n);
+	}
+	while ((end = memmem(buf, have, "\r\n\r\n", 4)) == NULL) {
+		if (have == sizeof(buf) - 1 ||
+		    (r = read(s, buf + have, sizeof(buf) - 1 - have)) <= 0)
+			errx(1, "no answer");
+		have += r;
+	}
+	buf[have] = '\0';
+	if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0)
+		errx(1, "answer: %.40s", buf);
+	left = put ? 0 : bytes - (long long)(have - (end + 4 - buf));
+	while (left > 0) {
+		if ((r = read(s, buf, sizeof(buf))) <= 0)
+			errx(1, "short answer");
+		left -= r;
+	}
+	printf("%.2f\n", bytes * 8 / (now() - t0) / 1e9);
+	close(s);
+	return (0);
 }
 
 static int
@@ -321,6 +481,12 @@ main(int argc, char *argv[])
 
 		return (s == -1);
 	}
+	if (argc == 4 && strcmp(argv[1], "http") == 0)
+		return (serve_http(argv[2], atoi(argv[3])));
+	if (argc == 4 && strcmp(argv[1], "get") == 0)
+		return (http_xfer(atoi(argv[2]), 0, atoll(argv[3])));
+	if (argc == 4 && strcmp(argv[1], "put") == 0)
+		return (http_xfer(atoi(argv[2]), 1, atoll(argv[3])));
 	if (argc == 5 && strcmp(argv[1], "idle") == 0)
 		return (idle(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
 	fprintf(stderr, "usage: see the comment at the top of relaybench.c\n");
