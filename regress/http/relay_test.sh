@@ -93,9 +93,9 @@ http_get_keepalive_body()
 {
 	require_http
 	start_http
-	atf_check -o inline:"200 100000\n200 10\n200 0\n" curl -s \
+	atf_check -o inline:"200 10000000\n200 10\n200 0\n" curl -s \
 	    -w '%{http_code} %{size_download}\n' \
-	    -o /dev/null "$url/bytes/100000" -o /dev/null "$url/bytes/10" \
+	    -o /dev/null "$url/bytes/10000000" -o /dev/null "$url/bytes/10" \
 	    -o /dev/null "$url/bytes/0"
 	end_line done
 	atf_check -o match:"^relay www, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$bport, done, GET GET GET\$" \
@@ -176,8 +176,8 @@ http_post_1g_spliced_body()
 	atf_check -o inline:"1073741824 $sum\n" curl -s -T body \
 	    -H 'Expect:' "$url/echo"
 	end_line done
-	# at most what came with the head was copied
-	atf_check -o match:"^relay www, session [0-9]+, bytes in 10737[0-9]{5} \(spliced 10737[0-9]{5}, copied [0-9]{1,6}\)" \
+	# at most what came with the head, a read or two, was copied
+	atf_check -o match:"^relay www, session [0-9]+, bytes in 10737[0-9]{5} \(spliced 107[0-9]{7}, copied [0-9]{1,6}\)" \
 	    cat relayd.log
 	rm -f body
 }

@@ -77,6 +77,7 @@ static int	 relay_splice(struct ctl_relay_event *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
 static int	 relay_idle_alive(struct ctl_relay_event *);
 static void	 relay_read(struct bufferevent *, void *);
+static void	 relay_readcb(int, short, void *);
 static void	 relay_write(struct bufferevent *, void *);
 static void	 relay_error(struct bufferevent *, short, void *);
 static void	 relay_written(struct evbuffer *,
@@ -799,10 +800,86 @@ relay_bufferevent(struct ctl_relay_event *cre)
 		return (-1);
 	bufferevent_set_timeouts(cre->bev, timerisset(tv) ? tv : NULL,
 	    timerisset(tv) ? tv : NULL);
+	/* reading is relay_readcb()'s, writing waits for relay_flush() */
+	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_readcb, cre);
 	if (!cre->done && !cre->splicing)
-		bufferevent_enable(cre->bev, EV_READ);
-	/* writing waits for relay_flush() */
+		relay_read_on(cre);
 	return (0);
+}
+
+/* Reading cre's socket into its input, with the session timeout. */
+void
+relay_read_on(struct ctl_relay_event *cre)
+{
+	struct timeval	*tv = &cre->con->se_relay->rl_conf.timeout;
+
+	if (cre->reading || cre->bev == NULL)
+		return;
+	cre->reading = 1;
+	event_add(&cre->rev, timerisset(tv) ? tv : NULL);
+}
+
+void
+relay_read_off(struct ctl_relay_event *cre)
+{
+	if (!cre->reading)
+		return;
+	cre->reading = 0;
+	event_del(&cre->rev);
+}
+
+/*
+ * Read into the bufferevent's input ourselves: libevent's own read asks
+ * the socket how much it has (ioctl FIONREAD) before every read, a
+ * system call per message that this spares.
+ */
+static void
+relay_readcb(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct evbuffer		*in = bufferevent_get_input(cre->bev);
+	struct evbuffer_iovec	 v[2];
+	struct iovec		 iov[2];
+	ssize_t			 n;
+	size_t			 left;
+	int			 i, nv;
+
+	if (event & EV_TIMEOUT) {
+		relay_error(cre->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
+		    cre);
+		return;
+	}
+	/* the end of a bufferevent's input is frozen but for its reads */
+	(void)evbuffer_unfreeze(in, 0);
+	if ((nv = evbuffer_reserve_space(in, RELAY_READ_SIZE, v, 2)) <= 0) {
+		(void)evbuffer_freeze(in, 0);
+		relay_close(cre->con, "buffer event failed", 1);
+		return;
+	}
+	for (i = 0; i < nv; i++) {
+		iov[i].iov_base = v[i].iov_base;
+		iov[i].iov_len = v[i].iov_len;
+	}
+	n = readv(fd, iov, nv);
+	left = n > 0 ? (size_t)n : 0;
+	for (i = 0; i < nv; i++) {
+		v[i].iov_len = left < iov[i].iov_len ? left : iov[i].iov_len;
+		left -= v[i].iov_len;
+	}
+	(void)evbuffer_commit_space(in, v, nv);
+	(void)evbuffer_freeze(in, 0);
+	if (n == 0) {
+		relay_error(cre->bev, BEV_EVENT_READING | BEV_EVENT_EOF, cre);
+		return;
+	}
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return;
+		relay_error(cre->bev, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    cre);
+		return;
+	}
+	relay_read(cre->bev, cre);
 }
 
 /*
@@ -880,7 +957,7 @@ relay_pass(struct ctl_relay_event *cre)
 	}
 	if (!con->se_nosplice && evbuffer_get_length(in) == 0) {
 		/* the drain's userland bytes go before any spliced one */
-		bufferevent_disable(cre->bev, EV_READ);
+		relay_read_off(cre);
 		cre->splicing = 1;
 		if (evbuffer_get_length(out) == 0 && relay_splice(cre) == -1) {
 			relay_close(con, strerror(errno), 1);
@@ -890,7 +967,7 @@ relay_pass(struct ctl_relay_event *cre)
 	}
 	/* back-pressure: no more reading while the other side is behind */
 	if (evbuffer_get_length(out) >= RELAY_MAX_PREFETCH)
-		bufferevent_disable(cre->bev, EV_READ);
+		relay_read_off(cre);
 	return (0);
 }
 
@@ -944,7 +1021,7 @@ relay_write(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if (from->bev != NULL && !from->splicing)
-		bufferevent_enable(from->bev, EV_READ);
+		relay_read_on(from);
 }
 
 /*
@@ -993,16 +1070,16 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_TIMEOUT) {
 		if (relay_idle_alive(cre)) {
-			/* a timeout disables the event: on again */
-			bufferevent_enable(bev, what & BEV_EVENT_READING ?
-			    EV_READ : EV_WRITE);
+			/* a write timeout disables the event: on again */
+			if ((what & BEV_EVENT_READING) == 0)
+				bufferevent_enable(bev, EV_WRITE);
 			return;
 		}
 		relay_close(con, "buffer event timeout", 1);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
-		bufferevent_disable(bev, EV_READ);
+		relay_read_off(cre);
 		/* what the protocol has not taken yet is passed first */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
 		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL &&
@@ -1060,8 +1137,7 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 	case EFBIG:
 		cre->splicing = 0;
 		cre->toread = 0;
-		if (cre->bev != NULL)
-			bufferevent_enable(cre->bev, EV_READ);
+		relay_read_on(cre);
 		if (con->se_ops->ro_passed != NULL)
 			con->se_ops->ro_passed(cre);
 		return;
@@ -1170,6 +1246,7 @@ relay_close(struct rsession *con, const char *msg, int err)
 	for (dir = 0; dir < 2; dir++) {
 		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
 		splice_free(&cre->sp);
+		relay_read_off(cre);
 		if (cre->bev != NULL) {
 			if (cre->cb != NULL)
 				(void)evbuffer_remove_cb_entry(

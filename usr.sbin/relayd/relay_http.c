@@ -553,7 +553,7 @@ http_connected(struct rsession *con)
 		relay_close(con, "buffer event failed", 1);
 		return;
 	}
-	bufferevent_enable(con->se_in.bev, EV_READ);
+	relay_read_on(&con->se_in);
 	(void)http_run(&con->se_in);
 }
 
@@ -623,7 +623,7 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 					return (0);
 				if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
 					/* the answers come first */
-					bufferevent_disable(cre->bev, EV_READ);
+					relay_read_off(cre);
 					hs->hs_paused = 1;
 					return (0);
 				}
@@ -842,7 +842,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	if (!con->se_connected && !hs->hs_connecting) {
 		/* nothing more is read until the backend is there */
 		hs->hs_connecting = 1;
-		bufferevent_disable(cre->bev, EV_READ);
+		relay_read_off(cre);
 		if (relay_connect(con) == -1)
 			return (-1);
 	}
@@ -912,7 +912,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	}
 	if (hs->hs_paused) {
 		hs->hs_paused = 0;
-		bufferevent_enable(con->se_in.bev, EV_READ);
+		relay_read_on(&con->se_in);
 		if (http_run(&con->se_in) == -1)
 			return (-1);
 	}

@@ -681,6 +681,8 @@ struct ctl_relay_event {
 	struct rsplice		 sp;		/* this side to the other */
 	struct bufferevent	*bev;		/* NULL: never in userland */
 	struct evbuffer_cb_entry *cb;		/* counts what bev wrote */
+	struct event		 rev;		/* reads into bev's input */
+	int			 reading;
 	off_t			 toread;	/* to pass before the protocol
 						   looks again */
 	uint64_t		 copied;	/* from here, written by dst's
@@ -895,6 +897,8 @@ int		 relay_connect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
+void		 relay_read_on(struct ctl_relay_event *);
+void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
 void		 relay_request(struct rsession *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
