@@ -1034,6 +1034,11 @@ relay_shutdown(struct ctl_relay_event *cre)
 	struct ctl_relay_event	*dst = cre->dst;
 
 	cre->done = 1;
+	if (dst->s == -1) {
+		/* the client left before a backend was chosen */
+		relay_close(cre->con, "done", 0);
+		return;
+	}
 	if (dst->bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
 		return;		/* relay_write() calls again */
