@@ -740,8 +740,170 @@ http_garbage_cleanup()
 	stop_all
 }
 
+# Filter rules.  /headers answers with the request head the backend got.
+
+atf_test_case http_rule_headers cleanup
+http_rule_headers_head()
+{
+	atf_set descr "header append, set and remove, with macros, on requests and responses"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_headers_body()
+{
+	require_http
+	start_http 'match request header append "X-Forwarded-For" value "$REMOTE_ADDR"
+	match request header set "X-Set" value "$SERVER_NAME at $SERVER_ADDR:$SERVER_PORT for $HOST, $TIMEOUT s"
+	match request header remove "X-Drop*"
+	match response header set "X-Answer" value "from $REMOTE_ADDR"
+	match response header remove "Content-Type"'
+	curl -s -D head -H 'X-Set: old' -H 'X-Drop-Me: 1' -H 'X-Forwarded-For: 10.0.0.1' \
+	    "$url/headers" | tr -d '\r' >body
+	atf_check -o inline:"X-Forwarded-For: 10.0.0.1\nX-Forwarded-For: 127.0.0.1\n" \
+	    grep "^X-Forwarded-For" body
+	atf_check -o inline:"X-Set: OpenBSD relayd at 127.0.0.1:$lport for 127.0.0.1:$lport, 600 s\n" \
+	    grep "^X-Set" body
+	atf_check -s exit:1 grep -i "^X-Drop" body
+	atf_check -o match:"^X-Answer: from 127.0.0.1" -x "tr -d '\r' <head"
+	end_line "done, GET\$"
+}
+http_rule_headers_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_block_pass cleanup
+http_rule_block_pass_head()
+{
+	atf_set descr "the last matching pass or block decides, quick stops, from/to and method match; per request on one connection"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_block_pass_body()
+{
+	require_http
+	printf '/secret*\n# a comment\n\n/hidden\n' >blocked
+	start_http "return error
+	block request path \"/private/*\"
+	pass request path \"/private/open\"
+	block request quick method DELETE
+	pass request method DELETE
+	block request from 127.0.0.2
+	block request to 127.0.0.0/8 path \"/to-me\"
+	block request quick path file \"$PWD/blocked\""
+	for p in bytes/1 private/x private/open to-me secret/a hidden; do
+		curl -s -o /dev/null -w "$p %{http_code}\n" "$url/$p"
+	done >codes
+	atf_check -o inline:"bytes/1 200\nprivate/x 403\nprivate/open 404\nto-me 403\nsecret/a 403\nhidden 403\n" cat codes
+	atf_check -o inline:"403\n" curl -s -o /dev/null -w '%{http_code}\n' \
+	    -X DELETE "$url/bytes/1"
+	# per request: the first passes, the second is refused
+	atf_check -o inline:"200\n403\n" curl -s -w '%{http_code}\n' \
+	    -o /dev/null "$url/bytes/1" -o /dev/null "$url/private/x"
+	end_line "Forbidden (403 Forbidden), GET\$"
+	atf_check -s exit:1 grep -a "private/x" back.port.requests
+}
+http_rule_block_pass_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_path_query_cookie cleanup
+http_rule_path_query_cookie_head()
+{
+	atf_set descr "path strip and set, query and cookie matches, cookie set"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_path_query_cookie_body()
+{
+	require_http
+	# the rules match the request as it came, then act in order
+	start_http 'return error
+	match request path strip 1
+	match request path set "*/old" value "/headers"
+	block request query "debug" value "1"
+	block request cookie "session" value "bad*"
+	match request cookie set "lang" value "en"'
+	atf_check -o match:"^GET /headers\\?x=1 HTTP/1.1" -x \
+	    "curl -s '$url/api/headers?x=1' | tr -d '\\r'"
+	atf_check -o match:"^GET /headers HTTP/1.1" -x \
+	    "curl -s '$url/x/old' | tr -d '\\r'"
+	atf_check -o match:"^Cookie: lang=en;" -x \
+	    "curl -s '$url/v/headers' | tr -d '\\r'"
+	atf_check -o inline:"403\\n200\\n" curl -s -o /dev/null \
+	    -w '%{http_code}\n' "$url/v/bytes/1?a=2&debug=1" -o /dev/null \
+	    "$url/v/bytes/1?debug=2"
+	atf_check -o inline:"403\\n" curl -s -o /dev/null -w '%{http_code}\n' \
+	    -b 'theme=x; session=bad42' "$url/v/bytes/1"
+	atf_check -o inline:"200\\n" curl -s -o /dev/null -w '%{http_code}\n' \
+	    -b 'session=good' "$url/v/bytes/1"
+}
+http_rule_path_query_cookie_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_tags_labels cleanup
+http_rule_tags_labels_head()
+{
+	atf_set descr "tags last across requests of a connection and name the end line; labels show in the error page and the log"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_tags_labels_body()
+{
+	require_http
+	start_http 'return error
+	match request path "/login" tag "seen"
+	match request tagged "seen" header set "X-Seen" value "1"
+	match request header "X-User" value "admin" tag "admin"
+	block request tagged "admin" label "no admins here"
+	match request header log "X-Seen" label "audit"'
+	curl -s -o /dev/null "$url/login" -o body "$url/headers"
+	atf_check -o match:"^X-Seen: 1" -x "tr -d '\r' <body"
+	end_line "done, GET GET\$"
+	atf_check -o match:"^relay www, session [0-9]+ \(1 active\), seen, " cat relayd.log
+	curl -s -H 'X-User: admin' "$url/bytes/1" >page
+	atf_check -o match:"<div id='l'>no admins here</div>" cat page
+	end_line "Forbidden (403 Forbidden)\$"
+	atf_check -o match:", admin, 127.0.0.1 -> .*Forbidden \(403 Forbidden\)\$" cat relayd.log
+}
+http_rule_tags_labels_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_log cleanup
+http_rule_log_head()
+{
+	atf_set descr "log options add [key: value] for requests and {key: value} for responses to the end line"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_log_body()
+{
+	require_http
+	start_http 'match request header log "X-Trace"
+	match request query log "id"
+	match response header log "Content-Length"'
+	curl -s -o /dev/null -H 'X-Trace: abc' "$url/bytes/5?id=42" \
+	    -o /dev/null "$url/bytes/7"
+	# curl sends -H with both requests
+	end_line "done, \[X-Trace: abc\] \[id: 42\] GET {Content-Length: 5}; \[X-Trace: abc\] GET {Content-Length: 7};\$"
+}
+http_rule_log_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case http_rule_headers
+	atf_add_test_case http_rule_block_pass
+	atf_add_test_case http_rule_path_query_cookie
+	atf_add_test_case http_rule_tags_labels
+	atf_add_test_case http_rule_log
 	atf_add_test_case http_garbage
 	atf_add_test_case http_get_keepalive
 	atf_add_test_case http_show_sessions

@@ -132,6 +132,7 @@ def echo(c):
 
 def answer(c, method, path, version, headers, raw):
     head_only = method == "HEAD"
+    path = path.split("?")[0]
     parts = path.split("/")
     keep = "Connection: keep-alive\r\n" if version == "HTTP/1.0" else ""
 

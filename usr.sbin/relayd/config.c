@@ -66,6 +66,7 @@ config_init(struct relayd *env)
 }
 
 static void	 protocol_forget(struct protocol *);
+static int	 config_setrule(struct relayd *, struct relay_rule *);
 
 /* A protocol with OpenBSD's defaults and no parser-owned memory. */
 void
@@ -335,9 +336,11 @@ config_gethost(struct relayd *env, struct imsg *imsg)
 int
 config_setproto(struct relayd *env, struct protocol *p)
 {
-	size_t	 len = p->style != NULL ? strlen(p->style) + 1 : 0;
-	char	*buf;
-	int	 ret;
+	struct relay_rule	*r;
+	size_t			 len = p->style != NULL ?
+				    strlen(p->style) + 1 : 0;
+	char			*buf;
+	int			 ret;
 
 	if ((buf = malloc(sizeof(*p) + len)) == NULL)
 		return (-1);
@@ -347,7 +350,96 @@ config_setproto(struct relayd *env, struct protocol *p)
 	ret = proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, buf,
 	    sizeof(*p) + len);
 	free(buf);
+	if (ret == -1)
+		return (-1);
+	TAILQ_FOREACH(r, &p->rules, rule_entry)
+		if (config_setrule(env, r) == -1)
+			return (-1);
+	return (0);
+}
+
+/*
+ * A filter rule, after its protocol: the struct, then the keys and
+ * values it has, in the order of the key types.
+ */
+static int
+config_setrule(struct relayd *env, struct relay_rule *r)
+{
+	size_t	 len = sizeof(*r), n;
+	char	*buf, *p;
+	int	 i, ret;
+
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		if (r->rule_kv[i].kv_key != NULL)
+			len += strlen(r->rule_kv[i].kv_key) + 1;
+		if (r->rule_kv[i].kv_value != NULL)
+			len += strlen(r->rule_kv[i].kv_value) + 1;
+	}
+	if ((buf = malloc(len)) == NULL)
+		return (-1);
+	memcpy(buf, r, sizeof(*r));
+	p = buf + sizeof(*r);
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		if (r->rule_kv[i].kv_key != NULL) {
+			n = strlen(r->rule_kv[i].kv_key) + 1;
+			memcpy(p, r->rule_kv[i].kv_key, n);
+			p += n;
+		}
+		if (r->rule_kv[i].kv_value != NULL) {
+			n = strlen(r->rule_kv[i].kv_value) + 1;
+			memcpy(p, r->rule_kv[i].kv_value, n);
+			p += n;
+		}
+	}
+	ret = proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_RULE, buf, len);
+	free(buf);
 	return (ret);
+}
+
+/* The next string of a rule message, NULL when it runs out. */
+static char *
+config_rulestr(char **p, char *end)
+{
+	char	*s = *p, *nul;
+
+	if (s >= end || (nul = memchr(s, '\0', end - s)) == NULL)
+		return (NULL);
+	*p = nul + 1;
+	return (strdup(s));
+}
+
+int
+config_getrule(struct relayd *env, struct imsg *imsg)
+{
+	struct relay_rule	*r;
+	struct protocol		*p;
+	char			*s, *end;
+	int			 i;
+
+	IMSG_SIZE_CHECK(imsg, r);
+	if ((p = TAILQ_LAST(env->sc_protos, protolist)) == NULL)
+		fatalx("%s: a rule without its protocol", __func__);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return (-1);
+	memcpy(r, imsg->data, sizeof(*r));
+	r->rule_tagname[sizeof(r->rule_tagname) - 1] = '\0';
+	r->rule_taggedname[sizeof(r->rule_taggedname) - 1] = '\0';
+	r->rule_labelname[sizeof(r->rule_labelname) - 1] = '\0';
+	r->rule_tablename[sizeof(r->rule_tablename) - 1] = '\0';
+	s = (char *)imsg->data + sizeof(*r);
+	end = (char *)imsg->data + IMSG_DATA_SIZE(imsg);
+	for (i = 0; i < KEY_TYPE_MAX; i++) {
+		/* the parent's pointers say which strings follow */
+		if (r->rule_kv[i].kv_key != NULL &&
+		    (r->rule_kv[i].kv_key = config_rulestr(&s, end)) == NULL)
+			fatalx("%s: bad rule", __func__);
+		if (r->rule_kv[i].kv_value != NULL &&
+		    (r->rule_kv[i].kv_value = config_rulestr(&s, end)) ==
+		    NULL)
+			fatalx("%s: bad rule", __func__);
+	}
+	TAILQ_INSERT_TAIL(&p->rules, r, rule_entry);
+	return (0);
 }
 
 int
@@ -516,6 +608,9 @@ config_dispatch(struct relayd *env, struct imsg *imsg)
 		break;
 	case IMSG_CFG_PROTO:
 		ret = config_getproto(env, imsg);
+		break;
+	case IMSG_CFG_RULE:
+		ret = config_getrule(env, imsg);
 		break;
 	case IMSG_CFG_RELAY:
 		ret = config_getrelay(env, imsg);

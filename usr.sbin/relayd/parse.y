@@ -969,7 +969,9 @@ filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
 			rulefile = NULL;
 			if ((rule = calloc(1, sizeof(*rule))) == NULL)
 				fatal("out of memory");
-			not_implemented("filter rules");
+			/* OpenBSD's relays evaluate them on http only */
+			if (proto->type != RELAY_PROTO_HTTP)
+				not_implemented("filter rules");
 			rule->rule_action = $1;
 			rule->rule_dir = $2;
 			rule->rule_flags = $3;
@@ -1121,6 +1123,7 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| URL key_option optdigest value	{
+			not_implemented("url");
 			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1) {
 				$3.key = NULL;
 				$4 = NULL;
@@ -1129,10 +1132,12 @@ ruleopt		: METHOD STRING			{
 			rule->rule_kv[KEY_TYPE_URL].kv_digest = $3.type;
 		}
 		| URL key_option		{
+			not_implemented("url");
 			if (rule_kv_set(KEY_TYPE_URL, $2, NULL, NULL) == -1)
 				YYERROR;
 		}
 		| FORWARD TO tablename		{
+			not_implemented("forward to in a rule");
 			if (!table_defined($3, 0)) {
 				yyerror("undefined forward table: %s", $3);
 				FREEARG($3);
@@ -1233,7 +1238,10 @@ key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
 		| APPEND			{ $$ = KEY_OPTION_APPEND; }
 		| SET				{ $$ = KEY_OPTION_SET; }
 		| REMOVE			{ $$ = KEY_OPTION_REMOVE; }
-		| HASH				{ $$ = KEY_OPTION_HASH; }
+		| HASH				{
+			not_implemented("hash");
+			$$ = KEY_OPTION_HASH;
+		}
 		| LOG				{ $$ = KEY_OPTION_LOG; }
 		;
 

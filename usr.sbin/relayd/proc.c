@@ -73,6 +73,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CFG_TABLE] = "cfg_table",
 	[IMSG_CFG_HOST] = "cfg_host",
 	[IMSG_CFG_PROTO] = "cfg_proto",
+	[IMSG_CFG_RULE] = "cfg_rule",
 	[IMSG_CFG_RELAY] = "cfg_relay",
 	[IMSG_CFG_RELAY_TABLE] = "cfg_relay_table",
 	[IMSG_CFG_RELAY_FD] = "cfg_relay_fd",

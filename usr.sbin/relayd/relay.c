@@ -1224,7 +1224,8 @@ relay_close(struct rsession *con, const char *msg, int err)
 		level = err ? LOG_WARNING : LOG_INFO;
 		logit(level, "relay %s, session %u (%d active), %s, %s -> "
 		    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
-		    relay_nsessions, "0", ibuf, obuf,
+		    relay_nsessions, con->se_tag[0] != '\0' ? con->se_tag : "0",
+		    ibuf, obuf,
 		    ss_port(&con->se_out.ss), msg,
 		    con->se_log != NULL ? "," : "",
 		    con->se_log != NULL ? con->se_log : "");

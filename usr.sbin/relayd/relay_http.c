@@ -40,6 +40,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,7 @@ static int	 http_response(struct ctl_relay_event *,
 static int	 http_msg_end(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
 static int	 http_abort(struct rsession *, int, const char *);
+static int	 http_rules(struct ctl_relay_event *, struct http_msg *);
 
 const struct relay_ops relay_http_ops = {
 	"http",
@@ -802,8 +804,11 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	struct http_msg		*m = &hd->hd_msg;
 	const char		*method = http_method_name(m->hm_method);
 	char			 log[32], line[RELAY_REQUEST_SIZE];
-	int			 addclose = 0;
+	int			 addclose = 0, code;
 
+	if ((code = http_rules(cre, m)) != 0)
+		return (http_abort(con, code, code == 403 ? "Forbidden" :
+		    "Internal Server Error"));
 	if (http_field_has(m, "Upgrade", "websocket")) {
 		if ((proto->httpflags & HTTPFLAG_WEBSOCKETS) == 0)
 			return (http_abort(con, 403, "Websocket Forbidden"));
@@ -857,7 +862,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct http_msg		*m = &hd->hd_msg;
 	const char		*method;
-	int			 addclose = 0, upgrade = 0;
+	int			 addclose = 0, upgrade = 0, code;
 
 	if (m->hm_code < 200 && m->hm_code != 101) {
 		/* 100 Continue and the like: the answer is still to come */
@@ -867,6 +872,12 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	}
 	if (hs->hs_nmethods == 0)
 		return (http_abort(con, 502, "response without request"));
+	if ((code = http_rules(cre, m)) != 0)
+		return (http_abort(con, code, code == 403 ? "Forbidden" :
+		    "Internal Server Error"));
+	/* the end of an answer, as OpenBSD marks it when rules log */
+	if (con->se_haslog)
+		relay_log(con, ";");
 	method = http_method_name(hs->hs_methods[hs->hs_first]);
 	hs->hs_first = (hs->hs_first + 1) % HTTP_PIPELINE_MAX;
 	hs->hs_nmethods--;
@@ -1010,7 +1021,7 @@ http_abort(struct rsession *con, int code, const char *msg)
 		    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
 		    "<hr><address>%s at %s port %d</address>\n"
 		    "</body>\n</html>\n", code, name, style, name,
-		    code == 500 ? "" : msg, "", HTTP_SERVERNAME, host,
+		    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME, host,
 		    (int)rlay->rl_conf.port);
 		if (len != -1 && asprintf(&page, "HTTP/1.0 %03d %s\r\n"
 		    "Date: %s\r\nServer: %s\r\nConnection: close\r\n"
@@ -1027,4 +1038,526 @@ http_abort(struct rsession *con, int code, const char *msg)
 	relay_close(con, reason != NULL ? reason : msg, 1);
 	free(reason);
 	return (-1);
+}
+
+/*
+ * Filter rules, as OpenBSD's relayd evaluates them: in order, the last
+ * matching pass or block decides (pass when none matches), quick stops,
+ * match rules apply their options without deciding.  The options of
+ * the match rules and of the deciding rule act on the message once the
+ * rules are through; tag and label take effect at once.
+ */
+
+#define HTTP_ACTIONS_MAX	64	/* rules whose options act */
+#define HTTP_TARGET_MAX		8192	/* longer targets match no path */
+
+/* Every "from" in buf, of size len, becomes "to"; -1 when it overflows. */
+static int
+http_replace(char *buf, size_t len, const char *from, const char *to)
+{
+	char	*p, *rest;
+	size_t	 flen = strlen(from), tlen = strlen(to);
+
+	for (p = buf; (p = strstr(p, from)) != NULL; p += tlen) {
+		if (strlen(buf) - flen + tlen >= len)
+			return (-1);
+		if ((rest = strdup(p + flen)) == NULL)
+			return (-1);
+		memcpy(p, to, tlen);
+		memcpy(p + tlen, rest, strlen(rest) + 1);
+		free(rest);
+	}
+	return (0);
+}
+
+static int
+http_addr_match(struct rule_addr *ra, struct sockaddr_storage *ss)
+{
+	const uint8_t	*a, *b;
+	size_t		 len;
+	int		 bits, i;
+
+	if (ra->addr.ss_family == 0)
+		return (1);
+	if (ra->addr.ss_family != ss->ss_family)
+		return (0);
+	if (ss->ss_family == AF_INET) {
+		a = (const uint8_t *)&((struct sockaddr_in *)&ra->addr)->sin_addr;
+		b = (const uint8_t *)&((struct sockaddr_in *)ss)->sin_addr;
+		len = 4;
+	} else {
+		a = (const uint8_t *)
+		    &((struct sockaddr_in6 *)&ra->addr)->sin6_addr;
+		b = (const uint8_t *)&((struct sockaddr_in6 *)ss)->sin6_addr;
+		len = 16;
+	}
+	for (i = 0, bits = ra->prefixlen; bits > 0 && (size_t)i < len;
+	    i++, bits -= 8) {
+		if (bits >= 8) {
+			if (a[i] != b[i])
+				return (0);
+		} else if ((a[i] ^ b[i]) & (0xff << (8 - bits)))
+			return (0);
+	}
+	return (1);
+}
+
+/* The first header field whose name and value match the globs. */
+static struct http_header *
+http_header_find(struct http_msg *m, const char *key, const char *value)
+{
+	struct http_header	*h;
+
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		if ((key == NULL ||
+		    fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0) &&
+		    (value == NULL || fnmatch(value, h->hh_value, 0) == 0))
+			return (h);
+	return (NULL);
+}
+
+static int
+http_header_add(struct http_msg *m, const char *name, const char *value)
+{
+	struct http_header	*h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->hh_name = strdup(name)) == NULL ||
+	    (h->hh_value = strdup(value)) == NULL) {
+		if (h != NULL)
+			free(h->hh_name);
+		free(h);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
+	return (0);
+}
+
+static void
+http_header_remove(struct http_msg *m, struct http_header *h)
+{
+	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
+	free(h->hh_name);
+	free(h->hh_value);
+	free(h);
+}
+
+/* In a "k=v; k2=v2" list (cookies) or "k=v&k2=v2" (a query): a match. */
+static int
+http_pair_find(const char *list, int sep, const char *key,
+    const char *value, char *buf, size_t len)
+{
+	const char	*p = list, *end, *eq;
+	size_t		 n;
+
+	while (p != NULL && *p != '\0') {
+		while (*p == ' ')
+			p++;
+		if ((end = strchr(p, sep)) == NULL)
+			end = p + strlen(p);
+		n = end - p;
+		if (n < len) {
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			if ((eq = strchr(buf, '=')) != NULL) {
+				buf[eq - buf] = '\0';
+				if ((key == NULL || fnmatch(key, buf, 0) == 0) &&
+				    (value == NULL ||
+				    fnmatch(value, eq + 1, 0) == 0)) {
+					buf[eq - buf] = '=';
+					return (1);
+				}
+			}
+		}
+		p = *end != '\0' ? end + 1 : NULL;
+	}
+	return (0);
+}
+
+/* The request target's path and query, split. */
+static void
+http_target_split(struct http_msg *m, char *path, size_t plen,
+    const char **query)
+{
+	const char	*q;
+
+	if ((q = strchr(m->hm_target, '?')) == NULL) {
+		(void)strlcpy(path, m->hm_target, plen);
+		*query = NULL;
+		return;
+	}
+	(void)snprintf(path, plen, "%.*s", (int)(q - m->hm_target),
+	    m->hm_target);
+	*query = q + 1;
+}
+
+/* Does rule r match the message?  (Its tests, without its actions.) */
+static int
+http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_rule *r, struct sockaddr_storage *local)
+{
+	struct rsession		*con = cre->con;
+	struct rule_kv		*kv;
+	struct http_header	*h;
+	char			 path[HTTP_TARGET_MAX], buf[HTTP_TARGET_MAX];
+	const char		*query, *cookie;
+
+	if ((int)r->rule_dir != cre->dir)
+		return (0);
+	if (r->rule_af != AF_UNSPEC &&
+	    con->se_in.ss.ss_family != r->rule_af)
+		return (0);
+	if (!http_addr_match(&r->rule_src, &con->se_in.ss) ||
+	    !http_addr_match(&r->rule_dst, local))
+		return (0);
+	if (r->rule_method != 0 && (cre->dir != RELAY_DIR_REQUEST ||
+	    r->rule_method != m->hm_method))
+		return (0);
+	if (r->rule_taggedname[0] != '\0' &&
+	    strcmp(r->rule_taggedname, con->se_tag) != 0)
+		return (0);
+
+	kv = &r->rule_kv[KEY_TYPE_HEADER];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
+	    kv->kv_option != KEY_OPTION_SET &&
+	    http_header_find(m, kv->kv_key, kv->kv_value) == NULL)
+		return (0);
+
+	kv = &r->rule_kv[KEY_TYPE_COOKIE];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
+	    kv->kv_option != KEY_OPTION_SET) {
+		h = http_header_find(m, cre->dir == RELAY_DIR_REQUEST ?
+		    "Cookie" : "Set-Cookie", NULL);
+		cookie = h != NULL ? h->hh_value : NULL;
+		if (cookie == NULL || (kv->kv_key != NULL &&
+		    !http_pair_find(cookie, ';', kv->kv_key, kv->kv_value,
+		    buf, sizeof(buf))))
+			return (0);
+	}
+
+	if (cre->dir != RELAY_DIR_REQUEST)
+		return (1);
+	if ((r->rule_kv[KEY_TYPE_PATH].kv_set ||
+	    r->rule_kv[KEY_TYPE_QUERY].kv_set) &&
+	    strlen(m->hm_target) >= sizeof(path))
+		return (0);
+	http_target_split(m, path, sizeof(path), &query);
+	kv = &r->rule_kv[KEY_TYPE_PATH];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_STRIP &&
+	    kv->kv_key != NULL) {
+		if (fnmatch(kv->kv_key, path, 0) != 0)
+			return (0);
+		if (kv->kv_value != NULL && kv->kv_option == KEY_OPTION_NONE &&
+		    fnmatch(kv->kv_value, query != NULL ? query : "",
+		    FNM_CASEFOLD) != 0)
+			return (0);
+	}
+	kv = &r->rule_kv[KEY_TYPE_QUERY];
+	if (kv->kv_set && kv->kv_key != NULL && (query == NULL ||
+	    !http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
+	    sizeof(buf))))
+		return (0);
+	return (1);
+}
+
+/* $HOST, $REMOTE_ADDR, ... in a value, as OpenBSD expands them. */
+static int
+http_expand(struct ctl_relay_event *cre, struct http_msg *m,
+    struct sockaddr_storage *local, const char *val, char *buf, size_t len)
+{
+	struct rsession	*con = cre->con;
+	struct relay	*rlay = con->se_relay;
+	const char	*host;
+	char		 tmp[INET6_ADDRSTRLEN + 8];
+	static const char *macros[] = { "$HOST", "$REMOTE_ADDR",
+	    "$REMOTE_PORT", "$SERVER_ADDR", "$SERVER_PORT", "$SERVER_NAME",
+	    "$TIMEOUT" };
+	size_t		 i;
+
+	if (strlcpy(buf, val, len) >= len)
+		return (-1);
+	for (i = 0; i < nitems(macros); i++) {
+		if (strstr(buf, macros[i]) == NULL)
+			continue;
+		switch (i) {
+		case 0:
+			host = http_header_get(m, "Host");
+			if (host != NULL)
+				(void)strlcpy(tmp, host, sizeof(tmp));
+			else if (print_host(local, tmp, sizeof(tmp)) == NULL)
+				return (-1);
+			break;
+		case 1:
+			if (print_host(&con->se_in.ss, tmp, sizeof(tmp)) ==
+			    NULL)
+				return (-1);
+			break;
+		case 2:
+			(void)snprintf(tmp, sizeof(tmp), "%d",
+			    ss_port(&con->se_in.ss));
+			break;
+		case 3:
+			if (print_host(local, tmp, sizeof(tmp)) == NULL)
+				return (-1);
+			break;
+		case 4:
+			(void)snprintf(tmp, sizeof(tmp), "%d", ss_port(local));
+			break;
+		case 5:
+			(void)strlcpy(tmp, HTTP_SERVERNAME, sizeof(tmp));
+			break;
+		default:
+			(void)snprintf(tmp, sizeof(tmp), "%lld",
+			    (long long)rlay->rl_conf.timeout.tv_sec);
+			break;
+		}
+		if (http_replace(buf, len, macros[i], tmp) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/* " [label, key: value]" for a request, " {...}" for a response */
+static void
+http_rule_log(struct rsession *con, int dir, const char *key,
+    const char *value)
+{
+	char	 buf[512];
+
+	(void)snprintf(buf, sizeof(buf), " %s%s%s%s%s%s%s",
+	    dir == RELAY_DIR_REQUEST ? "[" : "{",
+	    con->se_label[0] != '\0' ? con->se_label : "",
+	    con->se_label[0] != '\0' ? ", " : "",
+	    key != NULL ? key : "(unknown)", value != NULL ? ": " : "",
+	    value != NULL ? value : "", dir == RELAY_DIR_REQUEST ? "]" : "}");
+	relay_log(con, buf);
+	con->se_haslog = 1;
+}
+
+/* A "key=value" pair, logged as key and value. */
+static void
+http_rule_log_pair(struct rsession *con, int dir, char *pair)
+{
+	char	*eq;
+
+	if ((eq = strchr(pair, '=')) != NULL)
+		*eq++ = '\0';
+	http_rule_log(con, dir, pair, eq);
+}
+
+/* Strip n leading components of a path ("/a/b/c", 1: "/b/c"). */
+static const char *
+http_path_strip(const char *path, int n)
+{
+	const char	*p;
+
+	for (; n > 0 && *path != '\0'; n--)
+		if ((p = strchr(path + 1, '/')) != NULL)
+			path = p;
+		else
+			path = "/";
+	return (path);
+}
+
+/* The options of one rule act on the message: -1 for no memory. */
+static int
+http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_rule *r, struct sockaddr_storage *local)
+{
+	struct rsession		*con = cre->con;
+	struct rule_kv		*kv;
+	struct http_header	*h, *next;
+	char			 val[HTTP_TARGET_MAX], path[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX], *target;
+	const char		*query, *cname, *p;
+
+	kv = &r->rule_kv[KEY_TYPE_HEADER];
+	if (kv->kv_set && kv->kv_key != NULL) {
+		if (kv->kv_value != NULL && http_expand(cre, m, local,
+		    kv->kv_value, val, sizeof(val)) == -1)
+			return (-1);
+		switch (kv->kv_option) {
+		case KEY_OPTION_APPEND:
+			if (http_header_add(m, kv->kv_key, kv->kv_value != NULL ?
+			    val : "") == -1)
+				return (-1);
+			break;
+		case KEY_OPTION_SET:
+			if ((h = http_header_find(m, kv->kv_key, NULL)) ==
+			    NULL) {
+				if (http_header_add(m, kv->kv_key,
+				    kv->kv_value != NULL ? val : "") == -1)
+					return (-1);
+				break;
+			}
+			free(h->hh_value);
+			if ((h->hh_value = strdup(kv->kv_value != NULL ?
+			    val : "")) == NULL)
+				return (-1);
+			break;
+		case KEY_OPTION_REMOVE:
+			for (h = TAILQ_FIRST(&m->hm_headers); h != NULL;
+			    h = next) {
+				next = TAILQ_NEXT(h, hh_entry);
+				if (fnmatch(kv->kv_key, h->hh_name,
+				    FNM_CASEFOLD) == 0)
+					http_header_remove(m, h);
+			}
+			break;
+		case KEY_OPTION_LOG:
+			TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+				if (fnmatch(kv->kv_key, h->hh_name,
+				    FNM_CASEFOLD) == 0 &&
+				    (kv->kv_value == NULL || fnmatch(
+				    kv->kv_value, h->hh_value, 0) == 0)) {
+					http_rule_log(con, cre->dir,
+					    h->hh_name, h->hh_value);
+					break;
+				}
+			break;
+		default:
+			break;
+		}
+	}
+
+	kv = &r->rule_kv[KEY_TYPE_COOKIE];
+	cname = cre->dir == RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie";
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE) {
+		h = http_header_find(m, cname, NULL);
+		switch (kv->kv_option) {
+		case KEY_OPTION_APPEND:
+		case KEY_OPTION_SET:
+			if (kv->kv_key == NULL)
+				break;
+			if (http_expand(cre, m, local, kv->kv_value != NULL ?
+			    kv->kv_value : "", val, sizeof(val)) == -1)
+				return (-1);
+			if (snprintf(buf, sizeof(buf), "%s=%s;", kv->kv_key,
+			    val) >= (int)sizeof(buf))
+				return (-1);
+			if (h == NULL || kv->kv_option == KEY_OPTION_APPEND) {
+				if (http_header_add(m, cname, buf) == -1)
+					return (-1);
+				break;
+			}
+			free(h->hh_value);
+			if ((h->hh_value = strdup(buf)) == NULL)
+				return (-1);
+			break;
+		case KEY_OPTION_REMOVE:
+			if (h != NULL)
+				http_header_remove(m, h);
+			break;
+		case KEY_OPTION_LOG:
+			if (h == NULL)
+				break;
+			if (kv->kv_key == NULL)
+				http_rule_log(con, cre->dir, cname,
+				    h->hh_value);
+			else if (http_pair_find(h->hh_value, ';', kv->kv_key,
+			    kv->kv_value, buf, sizeof(buf)))
+				http_rule_log_pair(con, cre->dir, buf);
+			break;
+		default:
+			break;
+		}
+	}
+
+	if (cre->dir != RELAY_DIR_REQUEST ||
+	    strlen(m->hm_target) >= sizeof(path))
+		return (0);
+	kv = &r->rule_kv[KEY_TYPE_PATH];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE) {
+		http_target_split(m, path, sizeof(path), &query);
+		p = path;
+		switch (kv->kv_option) {
+		case KEY_OPTION_APPEND:
+			if (snprintf(val, sizeof(val), "%s%s", path,
+			    kv->kv_key != NULL ? kv->kv_key : "") >=
+			    (int)sizeof(val))
+				return (-1);
+			p = val;
+			break;
+		case KEY_OPTION_SET:
+			if (kv->kv_value != NULL && http_expand(cre, m, local,
+			    kv->kv_value, val, sizeof(val)) == -1)
+				return (-1);
+			p = kv->kv_value != NULL ? val : path;
+			break;
+		case KEY_OPTION_REMOVE:
+			p = "/";
+			break;
+		case KEY_OPTION_STRIP:
+			p = http_path_strip(path, strtonum(kv->kv_value, 0,
+			    INT_MAX, NULL));
+			break;
+		case KEY_OPTION_LOG:
+			http_rule_log(con, cre->dir, path, NULL);
+			break;
+		default:
+			break;
+		}
+		if (p != path) {
+			if (asprintf(&target, "%s%s%s", p,
+			    query != NULL ? "?" : "",
+			    query != NULL ? query : "") == -1)
+				return (-1);
+			free(m->hm_target);
+			m->hm_target = target;
+		}
+	}
+	kv = &r->rule_kv[KEY_TYPE_QUERY];
+	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG) {
+		http_target_split(m, path, sizeof(path), &query);
+		if (query != NULL && http_pair_find(query, '&', kv->kv_key,
+		    kv->kv_value, buf, sizeof(buf)))
+			http_rule_log_pair(con, cre->dir, buf);
+	}
+	return (0);
+}
+
+/*
+ * Run the protocol's rules on a message head: 0 to pass it, or the
+ * status of the refusal (403 blocked, 500 no memory).
+ */
+static int
+http_rules(struct ctl_relay_event *cre, struct http_msg *m)
+{
+	struct rsession		*con = cre->con;
+	struct protocol		*proto = con->se_relay->rl_proto;
+	struct relay_rule	*r, *decided = NULL;
+	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
+	struct sockaddr_storage	 local;
+	socklen_t		 slen = sizeof(local);
+	int			 n = 0, i, block = 0;
+
+	if (TAILQ_EMPTY(&proto->rules))
+		return (0);
+	memset(&local, 0, sizeof(local));
+	(void)getsockname(con->se_in.s, (struct sockaddr *)&local, &slen);
+	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
+		if (!http_rule_match(cre, m, r, &local))
+			continue;
+		if (r->rule_tag != 0)
+			(void)strlcpy(con->se_tag, r->rule_tag == RULE_NO ?
+			    "" : r->rule_tagname, sizeof(con->se_tag));
+		if (r->rule_label != 0)
+			(void)strlcpy(con->se_label, r->rule_label == RULE_NO ?
+			    "" : r->rule_labelname, sizeof(con->se_label));
+		if (r->rule_action == RULE_ACTION_MATCH) {
+			if (n < HTTP_ACTIONS_MAX)
+				acts[n++] = r;
+			continue;
+		}
+		decided = r;
+		block = r->rule_action == RULE_ACTION_BLOCK;
+		if (r->rule_flags & RULE_FLAG_QUICK)
+			break;
+	}
+	if (decided != NULL && n < HTTP_ACTIONS_MAX)
+		acts[n++] = decided;
+	for (i = 0; i < n; i++)
+		if (http_rule_apply(cre, m, acts[i], &local) == -1)
+			return (500);
+	return (block ? 403 : 0);
 }

@@ -104,6 +104,7 @@ enum imsg_type {
 	IMSG_CFG_TABLE,
 	IMSG_CFG_HOST,
 	IMSG_CFG_PROTO,
+	IMSG_CFG_RULE,			/* of the protocol sent last */
 	IMSG_CFG_RELAY,
 	IMSG_CFG_RELAY_TABLE,
 	IMSG_CFG_RELAY_FD,
@@ -730,6 +731,9 @@ struct rsession {
 	struct timeval		 se_tv_last;	/* userland bytes moved */
 	struct host		*se_host;
 	char			*se_log;	/* texts for the end line */
+	int			 se_haslog;	/* a rule logged */
+	char			 se_tag[RULE_SETNAME_SIZE];
+	char			 se_label[RULE_SETNAME_SIZE];
 	char			 se_request[RELAY_REQUEST_SIZE];
 	size_t			 se_loglen;
 	int			 se_retry;
@@ -853,6 +857,7 @@ int		 config_settable(struct relayd *, struct table *);
 int		 config_gettable(struct relayd *, struct imsg *);
 int		 config_gethost(struct relayd *, struct imsg *);
 int		 config_setproto(struct relayd *, struct protocol *);
+int		 config_getrule(struct relayd *, struct imsg *);
 int		 config_getproto(struct relayd *, struct imsg *);
 int		 config_setrelay(struct relayd *, struct relay *);
 int		 config_getrelay(struct relayd *, struct imsg *);
