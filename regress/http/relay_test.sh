@@ -897,8 +897,61 @@ http_rule_log_cleanup()
 	stop_all
 }
 
+atf_test_case http_rule_forward cleanup
+http_rule_forward_head()
+{
+	atf_set descr "forward to sends matching requests to another table, per request on one connection, and the end line notes the move"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_forward_body()
+{
+	require_http
+	start_httpd
+	rm -f api.port
+	python3 "$HTTPD" "$PWD/api.port" 120 >api.out 2>&1 &
+	echo $! >api.pid
+	wait_for 10 test -s api.port || atf_fail "the second backend did not start"
+	aport=$(cat api.port)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+table <back> { 127.0.0.1 }
+table <api> { 127.0.0.1 }
+http protocol web {
+	match request path "/api/*" forward to <api>
+}
+relay www {
+	listen on 127.0.0.1 port $lport
+	protocol web
+	forward to <back> port $bport
+	forward to <api> port $aport
+}
+CONF
+	PREFORK=1 start_relayd
+	url=http://127.0.0.1:$lport
+	# one client connection for the three
+	# the second backend does not know /api/...: 404 is its answer
+	atf_check -o inline:"200 1\n404 0\n200 0\n" curl -s \
+	    -w '%{http_code} %{num_connects}\n' \
+	    -o /dev/null "$url/bytes/3" -o /dev/null "$url/api/bytes/4" \
+	    -o /dev/null "$url/bytes/5"
+	atf_check -o inline:"GET /bytes/3 HTTP/1.1\nGET /bytes/5 HTTP/1.1\n" \
+	    cat back.port.requests
+	atf_check -o inline:"GET /api/bytes/4 HTTP/1.1\n" cat api.port.requests
+	# each move is noted once the new backend is connected
+	end_line "done, GET GET -> 127.0.0.1:$aport GET -> 127.0.0.1:$bport\$"
+}
+http_rule_forward_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case http_rule_forward
 	atf_add_test_case http_rule_headers
 	atf_add_test_case http_rule_block_pass
 	atf_add_test_case http_rule_path_query_cookie

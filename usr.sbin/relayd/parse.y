@@ -1137,7 +1137,6 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| FORWARD TO tablename		{
-			not_implemented("forward to in a rule");
 			if (!table_defined($3, 0)) {
 				yyerror("undefined forward table: %s", $3);
 				FREEARG($3);

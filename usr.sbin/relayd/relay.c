@@ -619,6 +619,9 @@ relay_from_table(struct rsession *con)
 	in_port_t		 port;
 
 	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		/* a rule chose the table */
+		if (con->se_table != NULL && rlt != con->se_table)
+			continue;
 		tb = rlt->rlt_table;
 		n = rlt->rlt_nhosts;
 		for (i = 0, up = 0; i < n; i++)
@@ -712,6 +715,40 @@ relay_connect(struct rsession *con)
 	return (0);
 }
 
+/*
+ * Another backend for the requests to come (a rule forwards them to
+ * another table): the backend side goes, its byte counts stay.
+ */
+int
+relay_reconnect(struct rsession *con)
+{
+	struct ctl_relay_event	*out = &con->se_out;
+
+	if (event_initialized(&con->se_ev))
+		event_del(&con->se_ev);
+	splice_free(&con->se_in.sp);
+	splice_free(&out->sp);
+	con->se_in.splicing = out->splicing = 0;
+	relay_read_off(out);
+	if (out->bev != NULL) {
+		if (out->cb != NULL)
+			(void)evbuffer_remove_cb_entry(
+			    bufferevent_get_output(out->bev), out->cb);
+		bufferevent_free(out->bev);
+		out->bev = NULL;
+		out->cb = NULL;
+	}
+	if (out->s != -1) {
+		close(out->s);
+		out->s = -1;
+	}
+	out->done = 0;
+	out->toread = TOREAD_UNLIMITED;
+	con->se_connected = 0;
+	con->se_retrycount = 0;
+	return (relay_connect(con));
+}
+
 static int
 relay_retry(struct rsession *con, const char *msg)
 {
@@ -744,6 +781,7 @@ relay_connected(int fd, short event, void *arg)
 		return;
 	}
 	con->se_connected = 1;
+	con->se_nconnects++;
 	relay_session_start(con);
 }
 

@@ -449,7 +449,8 @@ static int	 http_response(struct ctl_relay_event *,
 static int	 http_msg_end(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
 static int	 http_abort(struct rsession *, int, const char *);
-static int	 http_rules(struct ctl_relay_event *, struct http_msg *);
+static int	 http_rules(struct ctl_relay_event *, struct http_msg *,
+		    struct relay_table **);
 
 const struct relay_ops relay_http_ops = {
 	"http",
@@ -548,8 +549,16 @@ static void
 http_connected(struct rsession *con)
 {
 	struct http_session	*hs = con->se_priv;
+	char			 addr[INET6_ADDRSTRLEN], log[INET6_ADDRSTRLEN + 16];
 
 	hs->hs_connecting = 0;
+	if (con->se_nconnects > 1 &&
+	    print_host(&con->se_out.ss, addr, sizeof(addr)) != NULL) {
+		/* as OpenBSD notes a keep-alive request's new backend */
+		(void)snprintf(log, sizeof(log), " -> %s:%d", addr,
+		    ss_port(&con->se_out.ss));
+		relay_log(con, log);
+	}
 	if (evbuffer_add_buffer(bufferevent_get_output(con->se_out.bev),
 	    hs->hs_pending) == -1) {
 		relay_close(con, "buffer event failed", 1);
@@ -804,11 +813,29 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	struct http_msg		*m = &hd->hd_msg;
 	const char		*method = http_method_name(m->hm_method);
 	char			 log[32], line[RELAY_REQUEST_SIZE];
+	struct relay_table	*table;
+	struct http_dir		*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
 	int			 addclose = 0, code;
 
-	if ((code = http_rules(cre, m)) != 0)
+	if ((code = http_rules(cre, m, &table)) != 0)
 		return (http_abort(con, code, code == 403 ? "Forbidden" :
 		    "Internal Server Error"));
+	/* no forward to: the relay's own tables again, as OpenBSD */
+	if (table != con->se_table) {
+		con->se_table = table;
+		if (con->se_connected || hs->hs_connecting) {
+			/* another backend: once the last answer is through */
+			if (hs->hs_nmethods > 0 || rd->hd_state != HTTP_S_HEAD ||
+			    rd->hd_msg.hm_nlines > 0)
+				return (http_abort(con, 502,
+				    "forward to another table with answers "
+				    "pending"));
+			hs->hs_connecting = 1;
+			relay_read_off(cre);
+			if (relay_reconnect(con) == -1)
+				return (-1);
+		}
+	}
 	if (http_field_has(m, "Upgrade", "websocket")) {
 		if ((proto->httpflags & HTTPFLAG_WEBSOCKETS) == 0)
 			return (http_abort(con, 403, "Websocket Forbidden"));
@@ -861,6 +888,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	struct rsession		*con = cre->con;
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct http_msg		*m = &hd->hd_msg;
+	struct relay_table	*table;
 	const char		*method;
 	int			 addclose = 0, upgrade = 0, code;
 
@@ -872,7 +900,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	}
 	if (hs->hs_nmethods == 0)
 		return (http_abort(con, 502, "response without request"));
-	if ((code = http_rules(cre, m)) != 0)
+	if ((code = http_rules(cre, m, &table)) != 0)
 		return (http_abort(con, code, code == 403 ? "Forbidden" :
 		    "Internal Server Error"));
 	/* the end of an answer, as OpenBSD marks it when rules log */
@@ -1521,7 +1549,8 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
  * status of the refusal (403 blocked, 500 no memory).
  */
 static int
-http_rules(struct ctl_relay_event *cre, struct http_msg *m)
+http_rules(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_table **table)
 {
 	struct rsession		*con = cre->con;
 	struct protocol		*proto = con->se_relay->rl_proto;
@@ -1529,8 +1558,12 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m)
 	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
 	struct sockaddr_storage	 local;
 	socklen_t		 slen = sizeof(local);
+	struct relay_table	*rlt;
+	const char		*fwd = NULL;
+	size_t			 len;
 	int			 n = 0, i, block = 0;
 
+	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
 	memset(&local, 0, sizeof(local));
@@ -1556,8 +1589,29 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m)
 	}
 	if (decided != NULL && n < HTTP_ACTIONS_MAX)
 		acts[n++] = decided;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (http_rule_apply(cre, m, acts[i], &local) == -1)
 			return (500);
-	return (block ? 403 : 0);
+		if (acts[i]->rule_tablename[0] != '\0')
+			fwd = acts[i]->rule_tablename;
+	}
+	if (block)
+		return (403);
+	if (fwd != NULL && cre->dir == RELAY_DIR_REQUEST) {
+		/* a relay's copy of a table is named "table:port" */
+		len = strlen(fwd);
+		TAILQ_FOREACH(rlt, &con->se_relay->rl_tables, rlt_entry)
+			if (strncmp(rlt->rlt_table->conf.name, fwd, len) == 0 &&
+			    (rlt->rlt_table->conf.name[len] == '\0' ||
+			    rlt->rlt_table->conf.name[len] == ':'))
+				break;
+		if (rlt == NULL) {
+			log_warnx("relay %s: a rule forwards to <%s>, which "
+			    "the relay does not forward to",
+			    con->se_relay->rl_conf.name, fwd);
+			return (500);
+		}
+		*table = rlt;
+	}
+	return (0);
 }

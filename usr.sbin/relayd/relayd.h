@@ -730,6 +730,8 @@ struct rsession {
 	struct timeval		 se_tv_start;
 	struct timeval		 se_tv_last;	/* userland bytes moved */
 	struct host		*se_host;
+	struct relay_table	*se_table;	/* a rule's forward to */
+	int			 se_nconnects;
 	char			*se_log;	/* texts for the end line */
 	int			 se_haslog;	/* a rule logged */
 	char			 se_tag[RULE_SETNAME_SIZE];
@@ -899,6 +901,7 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 void		 relay(struct privsep *, struct privsep_proc *);
 int		 relay_privinit(struct relayd *, struct relay *);
 int		 relay_connect(struct rsession *);
+int		 relay_reconnect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
