@@ -949,8 +949,60 @@ http_rule_forward_cleanup()
 	stop_all
 }
 
+atf_test_case http_rule_hash cleanup
+http_rule_hash_head()
+{
+	atf_set descr "hash feeds a header into mode hash: one user, one backend; the users spread over both"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_rule_hash_body()
+{
+	require_http
+	start_httpd
+	python3 "$HTTPD" "$PWD/two.port" 120 127.0.0.2 "$bport" >two.out 2>&1 &
+	echo $! >two.pid
+	wait_for 10 test -s two.port || atf_fail "the second backend did not start"
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+table <pool> { 127.0.0.1, 127.0.0.2 }
+http protocol web {
+	match request header hash "X-User"
+}
+relay www {
+	listen on 127.0.0.1 port $lport
+	protocol web
+	forward to <pool> port $bport mode hash
+}
+CONF
+	PREFORK=1 start_relayd
+	for u in $(seq 1 20); do
+		for k in 1 2 3; do
+			curl -s -o /dev/null -H "X-User: u$u" \
+			    "http://127.0.0.1:$lport/bytes/1?u=$u&k=$k"
+		done
+	done
+	for u in $(seq 1 20); do
+		a=$(grep -c "?u=$u&" back.port.requests)
+		b=$(grep -c "?u=$u&" two.port.requests)
+		[ "$a" -eq 3 ] && [ "$b" -eq 0 ] && continue
+		[ "$a" -eq 0 ] && [ "$b" -eq 3 ] && continue
+		atf_fail "user u$u went to both backends ($a and $b)"
+	done
+	[ -s back.port.requests ] && [ -s two.port.requests ] ||
+	    atf_fail "20 users all went to one backend"
+}
+http_rule_hash_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case http_rule_hash
 	atf_add_test_case http_rule_forward
 	atf_add_test_case http_rule_headers
 	atf_add_test_case http_rule_block_pass

@@ -2,7 +2,7 @@
 #
 # A small HTTP/1.1 backend for the HTTP relay tests, on raw sockets so
 # that it can also answer with the malformed messages a relay must
-# refuse.  Usage: httpd.py PORTFILE [SECONDS]
+# refuse.  Usage: httpd.py PORTFILE [SECONDS [ADDRESS [PORT]]]
 #
 # Every request line it reads is appended to PORTFILE.requests, so a
 # test sees what reached the backend.  Paths:
@@ -249,9 +249,11 @@ def serve(sock, logpath):
 def main():
     portfile = sys.argv[1]
     seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 120
+    addr = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"
+    port = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", 0))
+    ls.bind((addr, port))
     ls.listen(128)
     logpath = portfile + ".requests"
     open(logpath, "wb").close()

@@ -1237,10 +1237,7 @@ key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
 		| APPEND			{ $$ = KEY_OPTION_APPEND; }
 		| SET				{ $$ = KEY_OPTION_SET; }
 		| REMOVE			{ $$ = KEY_OPTION_REMOVE; }
-		| HASH				{
-			not_implemented("hash");
-			$$ = KEY_OPTION_HASH;
-		}
+		| HASH				{ $$ = KEY_OPTION_HASH; }
 		| LOG				{ $$ = KEY_OPTION_LOG; }
 		;
 

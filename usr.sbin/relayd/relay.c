@@ -614,7 +614,7 @@ relay_from_table(struct rsession *con)
 	const uint8_t		*key = rlay->rl_conf.hashkey.key8;
 	const void		*addr;
 	size_t			 len;
-	uint64_t		 p = 0;
+	uint64_t		 p = con->se_hash;
 	int			 idx, n, i, up, tries;
 	in_port_t		 port;
 

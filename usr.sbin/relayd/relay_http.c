@@ -1373,6 +1373,16 @@ http_rule_log_pair(struct rsession *con, int dir, char *pair)
 	http_rule_log(con, dir, pair, eq);
 }
 
+/* A rule's hash option: the value goes into the load-balancing hash. */
+static void
+http_rule_hash(struct rsession *con, const char *value)
+{
+	if (value == NULL)
+		return;
+	con->se_hash = relay_hash_addr(con->se_relay->rl_conf.hashkey.key8,
+	    value, strlen(value), con->se_hash);
+}
+
 /* Strip n leading components of a path ("/a/b/c", 1: "/b/c"). */
 static const char *
 http_path_strip(const char *path, int n)
@@ -1432,6 +1442,11 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 					http_header_remove(m, h);
 			}
 			break;
+		case KEY_OPTION_HASH:
+			if ((h = http_header_find(m, kv->kv_key,
+			    kv->kv_value)) != NULL)
+				http_rule_hash(con, h->hh_value);
+			break;
 		case KEY_OPTION_LOG:
 			TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
 				if (fnmatch(kv->kv_key, h->hh_name,
@@ -1475,6 +1490,13 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 		case KEY_OPTION_REMOVE:
 			if (h != NULL)
 				http_header_remove(m, h);
+			break;
+		case KEY_OPTION_HASH:
+			if (h != NULL && (kv->kv_key == NULL ||
+			    http_pair_find(h->hh_value, ';', kv->kv_key,
+			    kv->kv_value, buf, sizeof(buf))))
+				http_rule_hash(con, kv->kv_key != NULL ?
+				    buf : h->hh_value);
 			break;
 		case KEY_OPTION_LOG:
 			if (h == NULL)
@@ -1522,6 +1544,9 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 		case KEY_OPTION_LOG:
 			http_rule_log(con, cre->dir, path, NULL);
 			break;
+		case KEY_OPTION_HASH:
+			http_rule_hash(con, path);
+			break;
 		default:
 			break;
 		}
@@ -1535,11 +1560,16 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 		}
 	}
 	kv = &r->rule_kv[KEY_TYPE_QUERY];
-	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG) {
+	if (kv->kv_set && (kv->kv_option == KEY_OPTION_LOG ||
+	    kv->kv_option == KEY_OPTION_HASH)) {
 		http_target_split(m, path, sizeof(path), &query);
 		if (query != NULL && http_pair_find(query, '&', kv->kv_key,
-		    kv->kv_value, buf, sizeof(buf)))
-			http_rule_log_pair(con, cre->dir, buf);
+		    kv->kv_value, buf, sizeof(buf))) {
+			if (kv->kv_option == KEY_OPTION_HASH)
+				http_rule_hash(con, buf);
+			else
+				http_rule_log_pair(con, cre->dir, buf);
+		}
 	}
 	return (0);
 }

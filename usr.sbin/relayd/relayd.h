@@ -731,6 +731,7 @@ struct rsession {
 	struct timeval		 se_tv_last;	/* userland bytes moved */
 	struct host		*se_host;
 	struct relay_table	*se_table;	/* a rule's forward to */
+	uint64_t		 se_hash;	/* what rules' hash fed */
 	int			 se_nconnects;
 	char			*se_log;	/* texts for the end line */
 	int			 se_haslog;	/* a rule logged */
