@@ -1000,8 +1000,47 @@ http_rule_hash_cleanup()
 	stop_all
 }
 
+atf_test_case http_rule_url cleanup
+http_rule_url_head()
+{
+	atf_set descr "url matches host and parent domains with the path, its prefixes and the query, or their digest"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_url_body()
+{
+	require_http
+	sha=$(printf 'example.com/secret.html' | sha1sum | cut -c1-40)
+	md5=$(printf 'www.example.org/a/b?x=1' | md5sum | cut -c1-32)
+	start_http "return error
+	block request url \"example.com/private/\"
+	block request url digest \"$sha\"
+	block request url digest \"$md5\""
+	for t in "www.example.com /private/x" "WWW.Example.COM:80 /private/" \
+	    "example.com /privateer" "a.b.example.com /secret.html" \
+	    "example.com /secret.htm" "www.example.org /a/b?x=1" \
+	    "www.example.org /a/b?x=2"; do
+		set -- $t
+		curl -s -o /dev/null -w "$1$2 %{http_code}\n" -H "Host: $1" \
+		    "$url$2"
+	done >codes
+	atf_check -o inline:"www.example.com/private/x 403
+WWW.Example.COM:80/private/ 403
+example.com/privateer 404
+a.b.example.com/secret.html 403
+example.com/secret.htm 404
+www.example.org/a/b?x=1 403
+www.example.org/a/b?x=2 404
+" cat codes
+}
+http_rule_url_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case http_rule_url
 	atf_add_test_case http_rule_hash
 	atf_add_test_case http_rule_forward
 	atf_add_test_case http_rule_headers

@@ -1123,7 +1123,6 @@ ruleopt		: METHOD STRING			{
 				YYERROR;
 		}
 		| URL key_option optdigest value	{
-			not_implemented("url");
 			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1) {
 				$3.key = NULL;
 				$4 = NULL;
@@ -1132,7 +1131,6 @@ ruleopt		: METHOD STRING			{
 			rule->rule_kv[KEY_TYPE_URL].kv_digest = $3.type;
 		}
 		| URL key_option		{
-			not_implemented("url");
 			if (rule_kv_set(KEY_TYPE_URL, $2, NULL, NULL) == -1)
 				YYERROR;
 		}

@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "relayd.h"
 
 #define HTTP_CHUNKLINE_MAX	1024	/* size and extensions */
@@ -1219,6 +1221,70 @@ http_target_split(struct http_msg *m, char *path, size_t plen,
 	*query = q + 1;
 }
 
+#define HTTP_URL_LEVELS		5	/* host names tried, as OpenBSD */
+
+/* One lookup string against a url key, or its SHA1 or MD5 digest. */
+static int
+http_url_equal(struct rule_kv *kv, const char *str)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	char		 hex[EVP_MAX_MD_SIZE * 2 + 1];
+	unsigned int	 len, i;
+
+	if (kv->kv_digest == DIGEST_NONE)
+		return (strcasecmp(kv->kv_key, str) == 0);
+	if (EVP_Digest(str, strlen(str), md, &len,
+	    kv->kv_digest == DIGEST_SHA1 ? EVP_sha1() : EVP_md5(), NULL) != 1)
+		return (0);
+	for (i = 0; i < len; i++)
+		(void)snprintf(hex + i * 2, 3, "%02x", md[i]);
+	return (strcasecmp(kv->kv_key, hex) == 0);
+}
+
+/*
+ * A url rule: the host (lower case, no port) and its parent domains,
+ * up to five names, each with the path and query, the path, and every
+ * prefix of the path that ends with "/", as OpenBSD looks them up.
+ */
+static int
+http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
+    const char *query)
+{
+	char		 host[RELAYD_HOSTNAME_MAX + 1], str[HTTP_TARGET_MAX * 2];
+	const char	*names[HTTP_URL_LEVELS], *p;
+	size_t		 i, n = 0;
+	int		 dots = 0;
+
+	for (i = 0; i < sizeof(host) - 1 && hosthdr[i] != '\0' &&
+	    hosthdr[i] != ':'; i++)
+		host[i] = tolower((unsigned char)hosthdr[i]);
+	host[i] = '\0';
+	while (i > 0 && host[i - 1] == '.')
+		host[--i] = '\0';
+	names[n++] = host;
+	for (p = host + strlen(host); p > host && n < HTTP_URL_LEVELS; p--)
+		if (p[-1] == '.' && ++dots > 1)
+			names[n++] = p;
+	for (i = 0; i < n; i++) {
+		if (query != NULL) {
+			(void)snprintf(str, sizeof(str), "%s%s?%s", names[i],
+			    path, query);
+			if (http_url_equal(kv, str))
+				return (1);
+		}
+		(void)snprintf(str, sizeof(str), "%s%s", names[i], path);
+		if (http_url_equal(kv, str))
+			return (1);
+		for (p = path; (p = strchr(p, '/')) != NULL; p++) {
+			(void)snprintf(str, sizeof(str), "%s%.*s", names[i],
+			    (int)(p - path + 1), path);
+			if (http_url_equal(kv, str))
+				return (1);
+		}
+	}
+	return (0);
+}
+
 /* Does rule r match the message?  (Its tests, without its actions.) */
 static int
 http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
@@ -1266,7 +1332,8 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	if (cre->dir != RELAY_DIR_REQUEST)
 		return (1);
 	if ((r->rule_kv[KEY_TYPE_PATH].kv_set ||
-	    r->rule_kv[KEY_TYPE_QUERY].kv_set) &&
+	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
+	    r->rule_kv[KEY_TYPE_URL].kv_set) &&
 	    strlen(m->hm_target) >= sizeof(path))
 		return (0);
 	http_target_split(m, path, sizeof(path), &query);
@@ -1284,6 +1351,12 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	if (kv->kv_set && kv->kv_key != NULL && (query == NULL ||
 	    !http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
 	    sizeof(buf))))
+		return (0);
+	kv = &r->rule_kv[KEY_TYPE_URL];
+	/* without a Host field the rule matches, as OpenBSD's */
+	if (kv->kv_set && kv->kv_key != NULL &&
+	    (h = http_header_find(m, "Host", NULL)) != NULL &&
+	    !http_url_match(kv, h->hh_value, path, query))
 		return (0);
 	return (1);
 }
@@ -1558,6 +1631,13 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 			free(m->hm_target);
 			m->hm_target = target;
 		}
+	}
+	kv = &r->rule_kv[KEY_TYPE_URL];
+	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG &&
+	    (h = http_header_find(m, "Host", NULL)) != NULL) {
+		http_target_split(m, path, sizeof(path), &query);
+		(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
+		http_rule_log(con, cre->dir, buf, NULL);
 	}
 	kv = &r->rule_kv[KEY_TYPE_QUERY];
 	if (kv->kv_set && (kv->kv_option == KEY_OPTION_LOG ||
