@@ -970,8 +970,10 @@ filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
 			if ((rule = calloc(1, sizeof(*rule))) == NULL)
 				fatal("out of memory");
 			/* OpenBSD's relays evaluate them on http only */
-			if (proto->type != RELAY_PROTO_HTTP)
-				not_implemented("filter rules");
+			if (proto->type == RELAY_PROTO_TCP)
+				log_warnx("%s:%d: filter rule in tcp protocol "
+				    "%s: no effect, as on OpenBSD", file->name,
+				    yylval.lineno, proto->name);
 			rule->rule_action = $1;
 			rule->rule_dir = $2;
 			rule->rule_flags = $3;
