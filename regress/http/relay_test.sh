@@ -753,6 +753,7 @@ http_rule_headers_body()
 {
 	require_http
 	start_http 'match request header append "X-Forwarded-For" value "$REMOTE_ADDR"
+	match request header set "X-Port" value "port $REMOTE_PORT"
 	match request header set "X-Set" value "$SERVER_NAME at $SERVER_ADDR:$SERVER_PORT for $HOST, $TIMEOUT s"
 	match request header remove "X-Drop*"
 	match response header set "X-Answer" value "from $REMOTE_ADDR"
@@ -764,6 +765,7 @@ http_rule_headers_body()
 	atf_check -o inline:"X-Set: OpenBSD relayd at 127.0.0.1:$lport for 127.0.0.1:$lport, 600 s\n" \
 	    grep "^X-Set" body
 	atf_check -s exit:1 grep -i "^X-Drop" body
+	atf_check -o match:"^X-Port: port [1-9][0-9]*\$" cat body
 	atf_check -o match:"^X-Answer: from 127.0.0.1" -x "tr -d '\r' <head"
 	end_line "done, GET\$"
 }

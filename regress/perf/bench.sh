@@ -362,23 +362,51 @@ echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
 # HTTP: relayd's http relay beside HAProxy in http mode and nginx
 # proxy_pass, one worker each, the same backend (relaybench http),
 # keep-alive on both sides.
+# ten typical filter rules, for the -rules contenders
+RELAYD_RULES='match request header set "X-Forwarded-For" value "$REMOTE_ADDR"
+	match request header set "X-Forwarded-By" value "$SERVER_ADDR:$SERVER_PORT"
+	match request path "/api/*" forward to <api>
+	match request header remove "X-Debug"
+	match request cookie log "session"
+	match response header remove "Server"
+	match response header set "X-Frame-Options" value "DENY"
+	block request path "/admin*"
+	pass request method GET
+	match request header "User-Agent" value "bad*" tag "bad"'
+
 start_relayd_http()
 {
 	cat >"$work/relayd.conf" <<CONF
 prefork $WORKERS
 socket "$work/relayd.sock"
+table <back> { 127.0.0.1 }
+table <api> { 127.0.0.1 }
 http protocol h {
 	tcp { nodelay, backlog 512 $1 }
+	$2
 }
 relay h {
 	listen on 127.0.0.1 port $LH
 	protocol h
-	forward to 127.0.0.1 port $HTTPB
+	forward to <back> port $HTTPB
+	forward to <api> port $HTTPB
 }
 CONF
 	$ONPROXY "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
 	echo $! >"$work/proxy.pid"
 }
+
+# the same rules for HAProxy
+HAPROXY_RULES='http-request set-header X-Forwarded-For %[src]
+	http-request set-header X-Forwarded-By %[dst]:%[dst_port]
+	use_backend api if { path_beg /api/ }
+	http-request del-header X-Debug
+	capture cookie session len 32
+	http-response del-header Server
+	http-response set-header X-Frame-Options DENY
+	http-request deny if { path_beg /admin }
+	http-request allow if METH_GET
+	http-request set-var(txn.tag) str(bad) if { req.hdr(User-Agent) -m beg bad }'
 
 start_haproxy_http()
 {
@@ -392,8 +420,13 @@ defaults
 	timeout connect 5s
 	timeout client 600s
 	timeout server 600s
-listen h
+frontend h
 	bind 127.0.0.1:$LH
+	$2
+	default_backend b
+backend b
+	server s 127.0.0.1:$HTTPB
+backend api
 	server s 127.0.0.1:$HTTPB
 CONF
 	$ONPROXY haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
@@ -438,6 +471,8 @@ measure_http()
 	while [ $r -lt "$REPEAT" ]; do
 		$ONCLIENT wrk -t 1 -c 64 -d "${HSECS}s" "http://127.0.0.1:$PH/1024" |
 		    awk '/^Requests\/sec:/ { printf "%d\n", $2 }' >>"$work/hr"
+		# the rule contenders: requests only
+		case $name in *-rules) r=$((r + 1)); continue ;; esac
 		for dir in get put; do
 			c0=$(cpu_ticks)
 			g=$($ONCLIENT "$RB" "$dir" "$PH" "$HBYTES")
@@ -491,10 +526,12 @@ if command -v wrk >/dev/null; then
 	: >"$work/http.csv"
 	http_contender http-direct
 	http_contender relayd-http start_relayd_http ""
+	http_contender relayd-http-rules start_relayd_http "" "$RELAYD_RULES"
 	http_contender relayd-http-nosplice start_relayd_http ", no splice"
 	if command -v haproxy >/dev/null; then
 		http_contender haproxy-http-splice start_haproxy_http "option splice-auto"
 		http_contender haproxy-http start_haproxy_http ""
+		http_contender haproxy-http-rules start_haproxy_http "" "$HAPROXY_RULES"
 	fi
 	command -v nginx >/dev/null && http_contender nginx-proxy start_nginx_http
 	{
@@ -503,17 +540,20 @@ if command -v wrk >/dev/null; then
 	} >"$PERF/results/http-$stamp.csv"
 	echo
 	awk -F, -v hs="$(grep '^haproxy-http-splice,' "$work/http.csv")" \
-	    -v h="$(grep '^haproxy-http,' "$work/http.csv")" '
+	    -v h="$(grep '^haproxy-http,' "$work/http.csv")" \
+	    -v hr="$(grep '^haproxy-http-rules,' "$work/http.csv")" '
 function num(s) { split(s, a, " "); return a[1] + 0 }
-function ratio(x, y) { return (y > 0) ? sprintf("%.2f", x / y) : "-" }
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 BEGIN {
-	split(hs, s, ","); split(h, p, ",")
+	split(hs, s, ","); split(h, p, ","); split(hr, q, ",")
 	print "| HTTP contender | req/s, 1 KiB, 64 conns | vs HAProxy | download Gbit/s | CPU s/GiB | upload Gbit/s | CPU s/GiB | vs HAProxy splice: down/up Gbit/s, down/up CPU | vs HAProxy: down/up Gbit/s, down/up CPU |"
 	print "|---|---|---|---|---|---|---|---|---|"
 }
 {
+	# rules against rules
+	ref = ($1 ~ /-rules$/) ? q[2] : p[2]
 	printf "| %s | %s | %s | %s | %s | %s | %s | %s/%s, %s/%s | %s/%s, %s/%s |\n",
-	    $1, $2, ratio(num($2), num(p[2])), $3, $4, $5, $6,
+	    $1, $2, ratio(num($2), num(ref)), $3, $4, $5, $6,
 	    ratio(num($3), num(s[3])), ratio(num($5), num(s[5])),
 	    ratio(num($4), num(s[4])), ratio(num($6), num(s[6])),
 	    ratio(num($3), num(p[3])), ratio(num($5), num(p[5])),
@@ -521,6 +561,7 @@ BEGIN {
 }' "$work/http.csv"
 	echo
 	echo "HTTP: wrk -t 1 -c 64 for ${HSECS} s on 1 KiB answers; one body of $HBYTES bytes each way; CSV in regress/perf/results/http-$stamp.csv"
+	echo "The -rules rows run ten typical filter rules (HAProxy: the same as http-request rules) and are compared with each other."
 else
 	echo "No HTTP rows: wrk is not installed (make bench-deps)"
 fi
