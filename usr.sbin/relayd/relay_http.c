@@ -431,6 +431,7 @@ struct http_session {
 	int			 hs_paused;	/* the queue was full */
 	int			 hs_connecting;
 	struct evbuffer		*hs_pending;	/* heads before the connect */
+	struct sockaddr_storage	 hs_local;	/* where the client came to */
 };
 
 static int	 http_init(struct rsession *);
@@ -1666,8 +1667,9 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct relay_rule	*r, *decided = NULL;
 	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
-	struct sockaddr_storage	 local;
-	socklen_t		 slen = sizeof(local);
+	struct http_session	*hs = con->se_priv;
+	struct sockaddr_storage	*local = &hs->hs_local;
+	socklen_t		 slen = sizeof(*local);
 	struct relay_table	*rlt;
 	const char		*fwd = NULL;
 	size_t			 len;
@@ -1676,10 +1678,12 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
-	memset(&local, 0, sizeof(local));
-	(void)getsockname(con->se_in.s, (struct sockaddr *)&local, &slen);
+	/* once a session: the address the client connected to */
+	if (local->ss_family == AF_UNSPEC &&
+	    getsockname(con->se_in.s, (struct sockaddr *)local, &slen) == -1)
+		memset(local, 0, sizeof(*local));
 	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
-		if (!http_rule_match(cre, m, r, &local))
+		if (!http_rule_match(cre, m, r, local))
 			continue;
 		if (r->rule_tag != 0)
 			(void)strlcpy(con->se_tag, r->rule_tag == RULE_NO ?
@@ -1700,7 +1704,7 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	if (decided != NULL && n < HTTP_ACTIONS_MAX)
 		acts[n++] = decided;
 	for (i = 0; i < n; i++) {
-		if (http_rule_apply(cre, m, acts[i], &local) == -1)
+		if (http_rule_apply(cre, m, acts[i], local) == -1)
 			return (500);
 		if (acts[i]->rule_tablename[0] != '\0')
 			fwd = acts[i]->rule_tablename;
