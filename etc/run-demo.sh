@@ -1,6 +1,6 @@
 #!/bin/sh
 # make run: a demo backend on 127.0.0.1:8081 and relayd in the foreground
-# on etc/relayd.conf, relaying 127.0.0.1:8080 to it.
+# on etc/relayd.conf, relaying 127.0.0.1:8080 and 8082 to it.
 
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
@@ -17,10 +17,13 @@ backend=$!
 trap 'kill $backend 2>/dev/null' EXIT INT TERM
 
 cat <<TXT
-relayd relays 127.0.0.1:8080 to a demo backend on 127.0.0.1:8081.
+relayd relays 127.0.0.1:8080 to a demo backend on 127.0.0.1:8081, and
+127.0.0.1:8082 to it through an http protocol with filter rules.
 In another terminal, try:
 
     curl http://127.0.0.1:8080/
+    curl -i http://127.0.0.1:8082/
+    curl -i http://127.0.0.1:8082/private/x
     $top/usr.sbin/relayctl/relayctl status
     $top/usr.sbin/relayctl/relayctl show sessions
 
