@@ -1016,9 +1016,11 @@ http_rule_url_body()
 	md5=$(printf 'www.example.org/a/b?x=1' | md5sum | cut -c1-32)
 	start_http "return error
 	block request url \"example.com/private/\"
+	block request url \"example.com/1/2/3/4/\"
 	block request url digest \"$sha\"
 	block request url digest \"$md5\""
 	for t in "www.example.com /private/x" "WWW.Example.COM:80 /private/" \
+	    "example.com /1/2/3/4/private/" \
 	    "example.com /privateer" "a.b.example.com /secret.html" \
 	    "example.com /secret.htm" "www.example.org /a/b?x=1" \
 	    "www.example.org /a/b?x=2"; do
@@ -1028,6 +1030,7 @@ http_rule_url_body()
 	done >codes
 	atf_check -o inline:"www.example.com/private/x 403
 WWW.Example.COM:80/private/ 403
+example.com/1/2/3/4/private/ 404
 example.com/privateer 404
 a.b.example.com/secret.html 403
 example.com/secret.htm 404

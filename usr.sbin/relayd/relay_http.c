@@ -1244,8 +1244,9 @@ http_url_equal(struct rule_kv *kv, const char *str)
 
 /*
  * A url rule: the host (lower case, no port) and its parent domains,
- * up to five names, each with the path and query, the path, and every
- * prefix of the path that ends with "/", as OpenBSD looks them up.
+ * up to five names, each with the path and query, the path, and the
+ * first four prefixes of the path that end with "/", as OpenBSD looks
+ * them up.
  */
 static int
 http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
@@ -1253,7 +1254,7 @@ http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
 {
 	char		 host[RELAYD_HOSTNAME_MAX + 1], str[HTTP_TARGET_MAX * 2];
 	const char	*names[HTTP_URL_LEVELS], *p;
-	size_t		 i, n = 0;
+	size_t		 i, j, n = 0;
 	int		 dots = 0;
 
 	for (i = 0; i < sizeof(host) - 1 && hosthdr[i] != '\0' &&
@@ -1276,7 +1277,9 @@ http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
 		(void)snprintf(str, sizeof(str), "%s%s", names[i], path);
 		if (http_url_equal(kv, str))
 			return (1);
-		for (p = path; (p = strchr(p, '/')) != NULL; p++) {
+		/* "/", "/1/", "/1/2/", "/1/2/3/": four, as OpenBSD's */
+		for (p = path, j = 0; j < HTTP_URL_LEVELS - 1 &&
+		    (p = strchr(p, '/')) != NULL; p++, j++) {
 			(void)snprintf(str, sizeof(str), "%s%.*s", names[i],
 			    (int)(p - path + 1), path);
 			if (http_url_equal(kv, str))
