@@ -105,13 +105,17 @@ serve_conn(int s, int echo)
 	_exit(0);
 }
 
+/*
+ * A listener on 127.0.0.1, its port written to portfile; the process
+ * ends after secs.
+ */
 static int
-serve(const char *portfile, int secs, int echo)
+listen_portfile(const char *portfile, int secs)
 {
 	struct sockaddr_in	 sin;
 	socklen_t		 len = sizeof(sin);
 	FILE			*f;
-	int			 l, s, on = 1;
+	int			 l, on = 1;
 
 	signal(SIGCHLD, SIG_IGN);
 	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
@@ -129,6 +133,15 @@ serve(const char *portfile, int secs, int echo)
 	fprintf(f, "%d\n", ntohs(sin.sin_port));
 	fclose(f);
 	alarm(secs);
+	return (l);
+}
+
+static int
+serve(const char *portfile, int secs, int echo)
+{
+	int	 l, s;
+
+	l = listen_portfile(portfile, secs);
 	for (;;) {
 		if ((s = accept(l, NULL, NULL)) == -1)
 			continue;
@@ -225,27 +238,9 @@ serve_http_conn(int s)
 static int
 serve_http(const char *portfile, int secs)
 {
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-	FILE			*f;
-	int			 l, s, on = 1;
+	int	 l, s;
 
-	signal(SIGCHLD, SIG_IGN);
-	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		err(1, "socket");
-	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(l, 4096) == -1 ||
-	    getsockname(l, (struct sockaddr *)&sin, &len) == -1)
-		err(1, "listen");
-	if ((f = fopen(portfile, "w")) == NULL)
-		err(1, "%s", portfile);
-	fprintf(f, "%d\n", ntohs(sin.sin_port));
-	fclose(f);
-	alarm(secs);
+	l = listen_portfile(portfile, secs);
 	for (;;) {
 		if ((s = accept(l, NULL, NULL)) == -1)
 			continue;
@@ -255,6 +250,8 @@ serve_http(const char *portfile, int secs)
 		}
 		close(s);
 	}
+	/* NOTREACHED */
+	return (0);
 }
 
 /* One GET or PUT of bytes through PORT; Gbit/s until the answer ended. */

@@ -47,7 +47,7 @@
 #include "relayd.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
-#define RELAY_LOG_MAX		1024	/* texts on the session end line */
+#define RELAY_LOG_MAX		1024	/* texts of the end line */
 #define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */

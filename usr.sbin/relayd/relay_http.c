@@ -124,7 +124,8 @@ http_msg_line(struct http_msg *m, const char *line, size_t len)
 	m->hm_headerlen += len;
 	if (m->hm_maxlen > 0 && m->hm_headerlen > m->hm_maxlen)
 		return (http_error(m, 413, m->hm_dir == RELAY_DIR_REQUEST ?
-		    "request headers too large" : "response headers too large"));
+		    "request headers too large" :
+		    "response headers too large"));
 	if (len == 0) {
 		if (m->hm_nlines == 0)
 			return (http_error(m, 406, "no method"));
@@ -411,7 +412,7 @@ enum http_state {
 	HTTP_S_CHUNK,		/* a chunk-size line */
 	HTTP_S_CHUNKDATA,	/* toread bytes of a chunk */
 	HTTP_S_CHUNKEND,	/* the line end after a chunk */
-	HTTP_S_TRAILER,		/* trailer fields, up to the empty line */
+	HTTP_S_TRAILER,		/* trailer fields, to the empty line */
 	HTTP_S_RAW		/* all, to the end: a tunnel, or no length */
 };
 
@@ -427,11 +428,12 @@ struct http_session {
 	int			 hs_methods[HTTP_PIPELINE_MAX];
 	int			 hs_first;
 	int			 hs_nmethods;
-	int			 hs_upgrade;	/* a websocket request waits */
+	int			 hs_upgrade;	/* a websocket waits */
 	int			 hs_paused;	/* the queue was full */
 	int			 hs_connecting;
-	struct evbuffer		*hs_pending;	/* heads before the connect */
-	struct sockaddr_storage	 hs_local;	/* where the client came to */
+	/* the heads before the connect, where the client connected to */
+	struct evbuffer		*hs_pending;
+	struct sockaddr_storage	 hs_local;
 };
 
 static int	 http_init(struct rsession *);
@@ -495,9 +497,10 @@ http_init(struct rsession *con)
 {
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct http_session	*hs;
-	size_t			 max = proto->httpheaderlen > 0 ?
-				    proto->httpheaderlen : RELAY_MAXHEADERLENGTH;
+	size_t			 max;
 
+	max = proto->httpheaderlen > 0 ? proto->httpheaderlen :
+	    RELAY_MAXHEADERLENGTH;
 	if ((hs = calloc(1, sizeof(*hs))) == NULL ||
 	    (hs->hs_pending = evbuffer_new()) == NULL) {
 		free(hs);
@@ -552,7 +555,8 @@ static void
 http_connected(struct rsession *con)
 {
 	struct http_session	*hs = con->se_priv;
-	char			 addr[INET6_ADDRSTRLEN], log[INET6_ADDRSTRLEN + 16];
+	char			 addr[INET6_ADDRSTRLEN];
+	char			 log[INET6_ADDRSTRLEN + 16];
 
 	hs->hs_connecting = 0;
 	if (con->se_nconnects > 1 &&
@@ -615,6 +619,30 @@ http_line(struct evbuffer *in, size_t *len, size_t max, int *over)
 	return (line);
 }
 
+/* A fault of cre's side: its status for a client, 502 for a backend. */
+static int
+http_fault(struct ctl_relay_event *cre, int code, const char *msg)
+{
+	return (http_abort(cre->con, cre->dir == RELAY_DIR_REQUEST ? code :
+	    502, msg));
+}
+
+/* A line passed on as it came, with its CRLF; takes line.  -1: closed. */
+static int
+http_put_line(struct ctl_relay_event *cre, struct http_session *hs,
+    char *line, size_t len)
+{
+	struct evbuffer	*out = http_out(cre, hs);
+	int		 ret;
+
+	ret = evbuffer_add(out, line, len) == -1 ||
+	    evbuffer_add(out, "\r\n", 2) == -1 ? -1 : 0;
+	free(line);
+	if (ret == -1)
+		return (http_abort(cre->con, 500, "out of memory"));
+	return (0);
+}
+
 static int
 http_parse(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd)
@@ -642,7 +670,8 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 					return (0);
 				}
 			}
-			max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
+			max = m->hm_maxlen > 0 ?
+			    m->hm_maxlen - m->hm_headerlen :
 			    RELAY_MAXHEADERLENGTH;
 			if ((line = http_line(in, &len, max + 2, &over)) ==
 			    NULL) {
@@ -680,23 +709,17 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX,
 			    &over)) == NULL) {
 				if (over)
-					return (http_abort(con, cre->dir ==
-					    RELAY_DIR_REQUEST ? 400 : 502,
+					return (http_fault(cre, 400,
 					    "invalid chunk size"));
 				return (0);
 			}
 			if (http_chunk_line(line, len, &size) == -1) {
 				free(line);
-				return (http_abort(con, cre->dir ==
-				    RELAY_DIR_REQUEST ? 400 : 502,
+				return (http_fault(cre, 400,
 				    "invalid chunk size"));
 			}
-			if (evbuffer_add(http_out(cre, hs), line, len) == -1 ||
-			    evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1) {
-				free(line);
-				return (http_abort(con, 500, "out of memory"));
-			}
-			free(line);
+			if (http_put_line(cre, hs, line, len) == -1)
+				return (-1);
 			if (size == 0) {
 				hd->hd_state = HTTP_S_TRAILER;
 				hd->hd_trailerlen = 0;
@@ -708,16 +731,13 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 		case HTTP_S_CHUNKEND:
 			if ((line = http_line(in, &len, 1, &over)) == NULL) {
 				if (over)
-					return (http_abort(con, cre->dir ==
-					    RELAY_DIR_REQUEST ? 400 : 502,
+					return (http_fault(cre, 400,
 					    "invalid chunk"));
 				return (0);
 			}
 			free(line);
 			if (len != 0)
-				return (http_abort(con, cre->dir ==
-				    RELAY_DIR_REQUEST ? 400 : 502,
-				    "invalid chunk"));
+				return (http_fault(cre, 400, "invalid chunk"));
 			if (evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1)
 				return (http_abort(con, 500, "out of memory"));
 			hd->hd_state = HTTP_S_CHUNK;
@@ -728,8 +748,7 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			if ((line = http_line(in, &len, max + 2, &over)) ==
 			    NULL) {
 				if (over)
-					return (http_abort(con, cre->dir ==
-					    RELAY_DIR_REQUEST ? 413 : 502,
+					return (http_fault(cre, 413,
 					    "trailer too large"));
 				return (0);
 			}
@@ -738,16 +757,11 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			    memchr(line, '\0', len) != NULL ||
 			    memchr(line, '\r', len) != NULL) {
 				free(line);
-				return (http_abort(con, cre->dir ==
-				    RELAY_DIR_REQUEST ? 400 : 502,
+				return (http_fault(cre, 400,
 				    "invalid trailer"));
 			}
-			if (evbuffer_add(http_out(cre, hs), line, len) == -1 ||
-			    evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1) {
-				free(line);
-				return (http_abort(con, 500, "out of memory"));
-			}
-			free(line);
+			if (http_put_line(cre, hs, line, len) == -1)
+				return (-1);
 			if (len == 0 && http_msg_end(cre, hs, hd) == -1)
 				return (-1);
 			break;
@@ -828,7 +842,8 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 		con->se_table = table;
 		if (con->se_connected || hs->hs_connecting) {
 			/* another backend: once the last answer is through */
-			if (hs->hs_nmethods > 0 || rd->hd_state != HTTP_S_HEAD ||
+			if (hs->hs_nmethods > 0 ||
+			    rd->hd_state != HTTP_S_HEAD ||
 			    rd->hd_msg.hm_nlines > 0)
 				return (http_abort(con, 502,
 				    "forward to another table with answers "
@@ -1052,8 +1067,8 @@ http_abort(struct rsession *con, int code, const char *msg)
 		    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
 		    "<hr><address>%s at %s port %d</address>\n"
 		    "</body>\n</html>\n", code, name, style, name,
-		    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME, host,
-		    (int)rlay->rl_conf.port);
+		    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME,
+		    host, (int)rlay->rl_conf.port);
 		if (len != -1 && asprintf(&page, "HTTP/1.0 %03d %s\r\n"
 		    "Date: %s\r\nServer: %s\r\nConnection: close\r\n"
 		    "Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s",
@@ -1080,7 +1095,7 @@ http_abort(struct rsession *con, int code, const char *msg)
  */
 
 #define HTTP_ACTIONS_MAX	64	/* rules whose options act */
-#define HTTP_TARGET_MAX		8192	/* longer targets match no path */
+#define HTTP_TARGET_MAX		8192	/* longer: no path matches */
 
 /* Every "from" in buf, of size len, becomes "to"; -1 when it overflows. */
 static int
@@ -1113,7 +1128,8 @@ http_addr_match(struct rule_addr *ra, struct sockaddr_storage *ss)
 	if (ra->addr.ss_family != ss->ss_family)
 		return (0);
 	if (ss->ss_family == AF_INET) {
-		a = (const uint8_t *)&((struct sockaddr_in *)&ra->addr)->sin_addr;
+		a = (const uint8_t *)
+		    &((struct sockaddr_in *)&ra->addr)->sin_addr;
 		b = (const uint8_t *)&((struct sockaddr_in *)ss)->sin_addr;
 		len = 4;
 	} else {
@@ -1192,7 +1208,8 @@ http_pair_find(const char *list, int sep, const char *key,
 			buf[n] = '\0';
 			if ((eq = strchr(buf, '=')) != NULL) {
 				buf[eq - buf] = '\0';
-				if ((key == NULL || fnmatch(key, buf, 0) == 0) &&
+				if ((key == NULL ||
+				    fnmatch(key, buf, 0) == 0) &&
 				    (value == NULL ||
 				    fnmatch(value, eq + 1, 0) == 0)) {
 					buf[eq - buf] = '=';
@@ -1222,7 +1239,7 @@ http_target_split(struct http_msg *m, char *path, size_t plen,
 	*query = q + 1;
 }
 
-#define HTTP_URL_LEVELS		5	/* host names tried, as OpenBSD */
+#define HTTP_URL_LEVELS		5	/* names tried, as OpenBSD */
 
 /* One lookup string against a url key, or its SHA1 or MD5 digest. */
 static int
@@ -1252,7 +1269,8 @@ static int
 http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
     const char *query)
 {
-	char		 host[RELAYD_HOSTNAME_MAX + 1], str[HTTP_TARGET_MAX * 2];
+	char		 host[RELAYD_HOSTNAME_MAX + 1];
+	char		 str[HTTP_TARGET_MAX * 2];
 	const char	*names[HTTP_URL_LEVELS], *p;
 	size_t		 i, j, n = 0;
 	int		 dots = 0;
@@ -1297,7 +1315,8 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	struct rsession		*con = cre->con;
 	struct rule_kv		*kv;
 	struct http_header	*h;
-	char			 path[HTTP_TARGET_MAX], buf[HTTP_TARGET_MAX];
+	char			 path[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX];
 	const char		*query, *cookie;
 
 	if ((int)r->rule_dir != cre->dir)
@@ -1482,7 +1501,8 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 	struct rsession		*con = cre->con;
 	struct rule_kv		*kv;
 	struct http_header	*h, *next;
-	char			 val[HTTP_TARGET_MAX], path[HTTP_TARGET_MAX];
+	char			 val[HTTP_TARGET_MAX];
+	char			 path[HTTP_TARGET_MAX];
 	char			 buf[HTTP_TARGET_MAX], *target;
 	const char		*query, *cname, *p;
 
@@ -1493,8 +1513,8 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 			return (-1);
 		switch (kv->kv_option) {
 		case KEY_OPTION_APPEND:
-			if (http_header_add(m, kv->kv_key, kv->kv_value != NULL ?
-			    val : "") == -1)
+			if (http_header_add(m, kv->kv_key,
+			    kv->kv_value != NULL ? val : "") == -1)
 				return (-1);
 			break;
 		case KEY_OPTION_SET:
