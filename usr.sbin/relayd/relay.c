@@ -72,6 +72,7 @@ static struct host *
 		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
 static int	 relay_retry(struct rsession *, const char *);
+static void	 relay_side_close(struct ctl_relay_event *);
 static void	 relay_session_start(struct rsession *);
 static int	 relay_splice(struct ctl_relay_event *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
@@ -716,6 +717,30 @@ relay_connect(struct rsession *con)
 }
 
 /*
+ * One side goes: its splice, reading, bufferevent and socket.  The byte
+ * counts stay for the session's totals.
+ */
+static void
+relay_side_close(struct ctl_relay_event *cre)
+{
+	splice_free(&cre->sp);
+	cre->splicing = 0;
+	relay_read_off(cre);
+	if (cre->bev != NULL) {
+		if (cre->cb != NULL)
+			(void)evbuffer_remove_cb_entry(
+			    bufferevent_get_output(cre->bev), cre->cb);
+		bufferevent_free(cre->bev);
+		cre->bev = NULL;
+		cre->cb = NULL;
+	}
+	if (cre->s != -1) {
+		close(cre->s);
+		cre->s = -1;
+	}
+}
+
+/*
  * Another backend for the requests to come (a rule forwards them to
  * another table): the backend side goes, its byte counts stay.
  */
@@ -727,21 +752,8 @@ relay_reconnect(struct rsession *con)
 	if (event_initialized(&con->se_ev))
 		event_del(&con->se_ev);
 	splice_free(&con->se_in.sp);
-	splice_free(&out->sp);
-	con->se_in.splicing = out->splicing = 0;
-	relay_read_off(out);
-	if (out->bev != NULL) {
-		if (out->cb != NULL)
-			(void)evbuffer_remove_cb_entry(
-			    bufferevent_get_output(out->bev), out->cb);
-		bufferevent_free(out->bev);
-		out->bev = NULL;
-		out->cb = NULL;
-	}
-	if (out->s != -1) {
-		close(out->s);
-		out->s = -1;
-	}
+	con->se_in.splicing = 0;
+	relay_side_close(out);
 	out->done = 0;
 	out->toread = TOREAD_UNLIMITED;
 	con->se_connected = 0;
@@ -1287,19 +1299,8 @@ relay_close(struct rsession *con, const char *msg, int err)
 		con->se_ops->ro_free(con);
 	if (event_initialized(&con->se_ev))
 		event_del(&con->se_ev);
-	for (dir = 0; dir < 2; dir++) {
-		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
-		splice_free(&cre->sp);
-		relay_read_off(cre);
-		if (cre->bev != NULL) {
-			if (cre->cb != NULL)
-				(void)evbuffer_remove_cb_entry(
-				    bufferevent_get_output(cre->bev), cre->cb);
-			bufferevent_free(cre->bev);
-		}
-		if (cre->s != -1)
-			close(cre->s);
-	}
+	relay_side_close(&con->se_in);
+	relay_side_close(&con->se_out);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
 	/* the last session of a configuration a reload replaced */
