@@ -99,7 +99,7 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
 		$(RD)/relay_http.c \
-		$(RD)/ca.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
+		$(RD)/ca.c $(RD)/tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
@@ -131,6 +131,11 @@ $(RD)/parse.c: $(RD)/parse.y
 $(RD)/parse.o: $(RD)/parse.c $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-unused-but-set-variable \
 	    -Wno-sign-compare -Wno-unused-parameter -c -o $@ $<
+
+# The one file with OpenSSL's deprecated key-method API (RSA_METHOD,
+# EC_KEY_METHOD): built for the 1.1.1 API, -Werror as everywhere.
+$(RD)/tls_keyops.o: $(RD)/tls_keyops.c $(HDRS)
+	$(CC) $(CPPFLAGS) -DOPENSSL_API_COMPAT=10101 $(ALL_CFLAGS) -c -o $@ $<
 
 %.o: %.c $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<

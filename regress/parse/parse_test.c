@@ -331,14 +331,19 @@ ERR_TC(err_port_name, "relay r {\n\tlisten on 127.0.0.1 port nosuchsvc\n}\n",
 ERR_TC(err_retry, "relay r {\n\tlisten on 127.0.0.1 port 1\n"
     "\tforward to 127.0.0.1 port 2 retry -1\n}\n",
     "t.conf:3: invalid retry: -1\n")
-ERR_TC(err_listen_tls, "relay r {\n\tlisten on 127.0.0.1 port 1 tls\n"
+ERR_TC(err_listen_tls, "tls directory \"/nonexistent\"\n"
+    "relay r {\n\tlisten on 127.0.0.1 port 1 tls\n"
     "\tforward to 127.0.0.1 port 2\n}\n",
-    "t.conf:2: listen on ... tls: not implemented yet\n"
-    "t.conf: 1 construct not implemented yet\n")
-ERR_TC(err_forward_tls, "relay r {\n\tlisten on 127.0.0.1 port 1\n"
+    "t.conf:5: cannot load certificates for relay r:1: "
+    "/nonexistent/127.0.0.1.crt: No such file or directory\n")
+ERR_TC(err_forward_tls, "protocol p {\n\ttls ca cert \"/x.crt\"\n}\n"
+    "relay r {\n\tlisten on 127.0.0.1 port 1\n\tprotocol p\n"
     "\tforward with tls to 127.0.0.1 port 2\n}\n",
-    "t.conf:3: forward with tls: not implemented yet\n"
-    "t.conf: 1 construct not implemented yet\n")
+    "t.conf:8: relay r: tls ca cert and tls ca key go together\n")
+ERR_TC(err_client_reneg, "protocol p {\n\ttls client-renegotiation\n}\n"
+    RELAY_OK,
+    "t.conf:2: tls client-renegotiation: not supported, libtls refuses "
+    "renegotiation by clients\n")
 ERR_TC(err_table_twice, "table <a> { 127.0.0.1 }\ntable <a> { 127.0.0.2 }\n",
     "t.conf:2: table a defined twice\n")
 ERR_TC(err_table_name_long,
@@ -586,6 +591,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_retry);
 	ATF_TP_ADD_TC(tp, err_listen_tls);
 	ATF_TP_ADD_TC(tp, err_forward_tls);
+	ATF_TP_ADD_TC(tp, err_client_reneg);
 	ATF_TP_ADD_TC(tp, err_table_twice);
 	ATF_TP_ADD_TC(tp, err_table_name_long);
 	ATF_TP_ADD_TC(tp, err_host_invalid);

@@ -490,6 +490,10 @@ show_session_msg(struct imsg *imsg)
 				*p = '?';
 		if (cs->cs_request[0] != '\0')
 			printf("\trequest %s\n", cs->cs_request);
+		/* our extension: which sides speak TLS */
+		if (cs->cs_tls != 0)
+			printf("\ttls%s%s\n", cs->cs_tls & 1 ? " client" : "",
+			    cs->cs_tls & 2 ? " backend" : "");
 		memset(&crs, 0, sizeof(crs));
 		memcpy(crs.bytes, cs->cs_bytes, sizeof(crs.bytes));
 		print_bytes("\t", &crs);

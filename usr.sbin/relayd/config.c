@@ -118,6 +118,7 @@ protocol_free(struct protocol *p)
 		explicit_bzero(p->tlscapass, strlen(p->tlscapass));
 	free(p->tlscapass);
 	free(p->tlsclientca);
+	free(p->tlsclientcrl);
 	free(p->style);
 	protocol_forget(p);
 }
@@ -128,7 +129,7 @@ protocol_forget(struct protocol *p)
 {
 	p->tlsciphers = p->tlsdhparams = p->tlsecdhecurves = NULL;
 	p->tlsca = p->tlscacert = p->tlscakey = p->tlscapass = NULL;
-	p->tlsclientca = p->style = NULL;
+	p->tlsclientca = p->tlsclientcrl = p->style = NULL;
 	TAILQ_INIT(&p->tlscerts);
 	TAILQ_INIT(&p->rules);
 }
@@ -161,6 +162,7 @@ config_purge(struct relayd *env)
 		}
 		if (r->rl_s != -1)
 			close(r->rl_s);
+		relay_tls_free(r);
 		free(r);
 	}
 	while ((p = TAILQ_FIRST(env->sc_protos)) != NULL) {
@@ -337,18 +339,28 @@ int
 config_setproto(struct relayd *env, struct protocol *p)
 {
 	struct relay_rule	*r;
-	size_t			 len = p->style != NULL ?
-				    strlen(p->style) + 1 : 0;
-	char			*buf;
-	int			 ret;
+	const char		*str[PROTO_NSTR];
+	size_t			 len = sizeof(*p), n;
+	char			*buf, *q;
+	int			 i, ret;
 
-	if ((buf = malloc(sizeof(*p) + len)) == NULL)
+	/* the strings the relays use, "" for none */
+	str[0] = p->style;
+	str[1] = p->tlsciphers;
+	str[2] = p->tlsecdhecurves;
+	str[3] = p->tlsdhparams;
+	for (i = 0; i < PROTO_NSTR; i++)
+		len += (str[i] != NULL ? strlen(str[i]) : 0) + 1;
+	if ((buf = malloc(len)) == NULL)
 		return (-1);
 	memcpy(buf, p, sizeof(*p));
-	if (len > 0)
-		memcpy(buf + sizeof(*p), p->style, len);
-	ret = proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, buf,
-	    sizeof(*p) + len);
+	q = buf + sizeof(*p);
+	for (i = 0; i < PROTO_NSTR; i++) {
+		n = str[i] != NULL ? strlen(str[i]) : 0;
+		memcpy(q, str[i] != NULL ? str[i] : "", n + 1);
+		q += n + 1;
+	}
+	ret = proc_compose(env->sc_ps, PROC_RELAY, IMSG_CFG_PROTO, buf, len);
 	free(buf);
 	if (ret == -1)
 		return (-1);
@@ -447,19 +459,35 @@ config_getproto(struct relayd *env, struct imsg *imsg)
 {
 	struct protocol	*p;
 	size_t		 len = IMSG_DATA_SIZE(imsg);
+	char		**str[PROTO_NSTR], *q, *nul;
+	int		 i;
 
 	IMSG_SIZE_CHECK(imsg, p);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return (-1);
 	memcpy(p, imsg->data, sizeof(*p));
 	p->name[sizeof(p->name) - 1] = '\0';
+	str[0] = &p->style;
+	str[1] = &p->tlsciphers;
+	str[2] = &p->tlsecdhecurves;
+	str[3] = &p->tlsdhparams;
 	/* the parent's pointers mean nothing here */
 	protocol_forget(p);
 	len -= sizeof(*p);
-	if (len > 0 && (p->style = strndup((char *)imsg->data + sizeof(*p),
-	    len)) == NULL) {
-		free(p);
-		return (-1);
+	q = (char *)imsg->data + sizeof(*p);
+	for (i = 0; i < PROTO_NSTR; i++) {
+		if ((nul = memchr(q, '\0', len)) == NULL) {
+			protocol_free(p);
+			free(p);
+			return (-1);
+		}
+		if (nul != q && (*str[i] = strdup(q)) == NULL) {
+			protocol_free(p);
+			free(p);
+			return (-1);
+		}
+		len -= nul + 1 - q;
+		q = nul + 1;
 	}
 	TAILQ_INSERT_TAIL(env->sc_protos, p, entry);
 	return (0);
@@ -505,7 +533,7 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CFG_RELAY_FD, 0,
 		    fd, &rfd, sizeof(rfd));
 	}
-	return (0);
+	return (config_setrelaycerts(env, rlay));
 }
 
 int
@@ -520,6 +548,7 @@ config_getrelay(struct relayd *env, struct imsg *imsg)
 	rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
 	rlay->rl_s = -1;
 	TAILQ_INIT(&rlay->rl_tables);
+	TAILQ_INIT(&rlay->rl_certs);
 	if ((rlay->rl_proto = proto_find(env, rlay->rl_conf.proto)) == NULL)
 		rlay->rl_proto = &env->sc_proto_default;
 	TAILQ_INSERT_TAIL(env->sc_relays, rlay, rl_entry);
@@ -620,6 +649,9 @@ config_dispatch(struct relayd *env, struct imsg *imsg)
 		break;
 	case IMSG_CFG_RELAY_FD:
 		ret = config_getrelayfd(env, imsg);
+		break;
+	case IMSG_CFG_RELAY_CERT:
+		ret = config_getrelaycert(env, imsg);
 		break;
 	case IMSG_CFG_DONE:
 		ret = proc_compose(env->sc_ps, PROC_PARENT, IMSG_CFG_DONE,

@@ -189,6 +189,7 @@ static int	 rule_add(struct protocol *, struct relay_rule *,
 static int	 rule_kv_set(enum key_type, enum key_option, char *, char *);
 static int	 proto_strset(char **, char *, const char *);
 static int	 tls_validate(const char *, char *);
+static int	 relay_tls_load(struct relay *);
 static void	 pfobj_purge(struct pfobjlist *);
 static int	 translate_string(char *);
 static int	 binary_sendbuf(void);
@@ -226,7 +227,7 @@ typedef struct {
 %token	NAT PARAMS PASS PASSWORD PATH PFLOG PFTAG QUERYSTR QUICK REAL REDIRECT
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
-%token	WEBSOCKETS
+%token	WEBSOCKETS CRL DIRECTORY
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -234,7 +235,7 @@ typedef struct {
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action ruledir quick ruleaf key_option optmatch
 %type	<v.number>	redirect_proto
-%type	<v.string>	hostname
+%type	<v.string>	hostname optcrl
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
 %type	<v.addr>	addrprefix rulesrc ruledst
@@ -359,6 +360,17 @@ main		: INTERVAL NUMBER		{
 				YYERROR;
 			}
 			FREEARG($2);
+		}
+		| TLS DIRECTORY STRING		{
+			if (*$3 == '\0' || strlcpy(conf->sc_conf.tlsdir, $3,
+			    sizeof(conf->sc_conf.tlsdir)) >=
+			    sizeof(conf->sc_conf.tlsdir)) {
+				yyerror("tls directory: a path shorter than "
+				    "%d bytes", PATH_MAX);
+				FREEARG($3);
+				YYERROR;
+			}
+			FREEARG($3);
 		}
 		| SPLICE ENGINE STRING		{
 			if (strcmp($3, "auto") == 0)
@@ -485,14 +497,12 @@ retry		: /* empty */			{ $$ = 0; }
 
 opttls		: /* empty */			{ $$ = 0; }
 		| TLS				{
-			not_implemented("listen on ... tls");
 			$$ = 1;
 		}
 		;
 
 opttlsclient	: /* empty */			{ $$ = 0; }
 		| WITH TLS			{
-			not_implemented("forward with tls");
 			$$ = 1;
 		}
 		;
@@ -718,7 +728,6 @@ protoopts	: TCP				{
 				    "or http protocols");
 				YYERROR;
 			}
-			not_implemented("tls options");
 		} tlsopts
 		| HTTP				{
 			if (proto->type != RELAY_PROTO_HTTP) {
@@ -819,7 +828,14 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 		}
 		;
 
-tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
+tlsflags	: SESSION TICKETS		{
+			if (!RELAYD_TLS_TICKETS) {
+				yyerror("tls session tickets: not supported, "
+				    "libtls on OpenSSL issues no tickets");
+				YYERROR;
+			}
+			proto->tickets = 1;
+		}
 		| NO SESSION TICKETS		{ proto->tickets = 0; }
 		| CIPHERS STRING		{
 			if (tls_validate("ciphers", $2) == -1 ||
@@ -903,15 +919,33 @@ tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 			k->name = $2;
 			TAILQ_INSERT_TAIL(&proto->tlscerts, k, entry);
 		}
-		| CLIENT CA STRING		{
+		| CLIENT CA STRING optcrl	{
 			if (proto_strset(&proto->tlsclientca, $3,
 			    "tls client ca") == -1) {
 				$3 = NULL;
+				FREEARG($4);
+				YYERROR;
+			}
+			if ($4 != NULL && proto_strset(&proto->tlsclientcrl,
+			    $4, "tls client ca crl") == -1) {
+				$4 = NULL;
 				YYERROR;
 			}
 		}
 		| NO tlsflag			{ proto->tlsflags &= ~$2; }
-		| tlsflag			{ proto->tlsflags |= $1; }
+		| tlsflag			{
+			if ($1 == TLSFLAG_CLIENT_RENEG) {
+				yyerror("tls client-renegotiation: not "
+				    "supported, libtls refuses renegotiation "
+				    "by clients");
+				YYERROR;
+			}
+			proto->tlsflags |= $1;
+		}
+		;
+
+optcrl		: /* empty */			{ $$ = NULL; }
+		| CRL STRING			{ $$ = $2; }
 		;
 
 tlsflag		: STRING			{
@@ -1270,6 +1304,7 @@ relaydef	: RELAY STRING			{
 			if ((r = calloc(1, sizeof(*r))) == NULL)
 				fatal("out of memory");
 			TAILQ_INIT(&r->rl_tables);
+			TAILQ_INIT(&r->rl_certs);
 			if (strlcpy(r->rl_conf.name, $2,
 			    sizeof(r->rl_conf.name)) >=
 			    sizeof(r->rl_conf.name)) {
@@ -2269,9 +2304,11 @@ lookup(char *s)
 		{ "connection",		CONNECTION },
 		{ "context",		CONTEXT },
 		{ "cookie",		COOKIE },
+		{ "crl",		CRL },
 		{ "demote",		DEMOTE },
 		{ "destination",	DESTINATION },
 		{ "digest",		DIGEST },
+		{ "directory",		DIRECTORY },
 		{ "disable",		DISABLE },
 		{ "ecdhe",		ECDHE },
 		{ "edh",		EDH },
@@ -3167,6 +3204,7 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	c->rl_proto = r->rl_proto;
 	c->rl_s = -1;
 	TAILQ_INIT(&c->rl_tables);
+	TAILQ_INIT(&c->rl_certs);
 	if (snprintf(c->rl_conf.name, sizeof(c->rl_conf.name), "%s%d:%u",
 	    r->rl_conf.name, n, port) >= (int)sizeof(c->rl_conf.name)) {
 		yyerror("relay name truncated");
@@ -3192,7 +3230,7 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 		TAILQ_INSERT_TAIL(&c->rl_tables, crlt, rlt_entry);
 	}
 	TAILQ_INSERT_TAIL(conf->sc_relays, c, rl_entry);
-	return (0);
+	return (relay_tls_load(c));
 }
 
 static void
@@ -3204,7 +3242,40 @@ relay_free(struct relay *r)
 		TAILQ_REMOVE(&r->rl_tables, rlt, rlt_entry);
 		free(rlt);
 	}
+	relay_certs_free(r);
 	free(r);
+}
+
+/*
+ * The TLS files of a relay in the list, read now so that relayd -n
+ * finds a missing one.  Not when fuzzing: no file is read then.
+ */
+static int
+relay_tls_load(struct relay *r)
+{
+	char	 err[PATH_MAX + 128];
+
+	arc4random_buf(r->rl_conf.tls_sid, sizeof(r->rl_conf.tls_sid));
+	if ((r->rl_proto->tlscacert == NULL) !=
+	    (r->rl_proto->tlscakey == NULL)) {
+		yyerror("relay %s: tls ca cert and tls ca key go together",
+		    r->rl_conf.name);
+		return (-1);
+	}
+	/* TLS inspection: a TLS listener, a TLS backend and a CA */
+	if (r->rl_proto->tlscacert != NULL &&
+	    (r->rl_conf.flags & (F_TLS | F_TLSCLIENT)) ==
+	    (F_TLS | F_TLSCLIENT))
+		r->rl_conf.flags |= F_TLSINSPECT;
+	if ((r->rl_conf.flags & (F_TLS | F_TLSCLIENT)) == 0 ||
+	    parse_noresolve)
+		return (0);
+	if (tls_load_relay(conf, r, r->rl_proto, err, sizeof(err)) == -1) {
+		yyerror("cannot load certificates for relay %s:%d: %s",
+		    r->rl_conf.name, r->rl_conf.port, err);
+		return (-1);
+	}
+	return (0);
 }
 
 static int
@@ -3246,6 +3317,8 @@ relay_finish(struct relay *r)
 		return (-1);
 	}
 	TAILQ_INSERT_TAIL(conf->sc_relays, r, rl_entry);
+	if (relay_tls_load(r) == -1)
+		return (-1);
 	for (i = 1; i < nlisten; i++)
 		if (relay_clone(r, &listen_ss[i], listen_port[i], i) == -1)
 			return (-1);

@@ -323,7 +323,15 @@ print_protocol(struct protocol *p)
 		print_str(p->tlscakey);
 		printf(" password \"...\"\n");
 	}
-	print_optstr("client ca", p->tlsclientca);
+	if (p->tlsclientca != NULL) {
+		printf("\ttls client ca ");
+		print_str(p->tlsclientca);
+		if (p->tlsclientcrl != NULL) {
+			printf(" crl ");
+			print_str(p->tlsclientcrl);
+		}
+		putchar('\n');
+	}
 	TAILQ_FOREACH(k, &p->tlscerts, entry)
 		print_optstr("keypair", k->name);
 	if (p->type == RELAY_PROTO_HTTP)
@@ -429,6 +437,9 @@ print_config(struct relayd *env)
 		printf("\t# ignored\n");
 	}
 	printf("splice engine %s\n", splice_engine_name(c->splice_engine));
+	printf("tls directory ");
+	print_str(c->tlsdir[0] != '\0' ? c->tlsdir : TLS_CERT_DIR);
+	putchar('\n');
 
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {
 		putchar('\n');

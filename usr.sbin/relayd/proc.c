@@ -82,6 +82,12 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_HOST_STATUS] = "host_status",
 	[IMSG_SPLICE_ENGINE] = "splice_engine",
 	[IMSG_SCRIPT] = "script",
+	[IMSG_CFG_RELAY_CERT] = "cfg relay cert",
+	[IMSG_CA_PRIVENC] = "ca privenc",
+	[IMSG_CA_PRIVDEC] = "ca privdec",
+	[IMSG_CA_ECDSA] = "ca ecdsa",
+	[IMSG_CA_CERT] = "ca cert",
+	[IMSG_TLSTICKET_REKEY] = "tls ticket rekey",
 };
 
 static const char *const proc_names[PROC_MAX] = {

@@ -44,6 +44,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <tls.h>
+
 #include "relayd.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
@@ -51,6 +53,7 @@
 #define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
+#define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
 
 static void	 relay_init(struct privsep *, struct privsep_proc *, void *);
 static int	 relay_dispatch_parent(int, struct privsep_proc *,
@@ -68,6 +71,13 @@ static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
 static void	 relay_session(struct relay *, int,
 		    struct sockaddr_storage *);
+static void	 relay_session_accepted(struct rsession *);
+static void	 relay_tls_handshake(int, short, void *);
+static int	 relay_tls_wait(struct ctl_relay_event *, int);
+static void	 relay_tls_writecb(int, short, void *);
+static int	 relay_tls_flush(struct ctl_relay_event *);
+static ssize_t	 relay_tls_read(struct ctl_relay_event *, struct iovec *,
+		    int, int *);
 static struct host *
 		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
@@ -138,6 +148,9 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 
 	if ((relay_mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL)) == NULL)
 		fatalx("%s: no SipHash in libcrypto", __func__);
+	/* private keys stay in ca: their operations go there */
+	if (tls_init() == -1 || tls_keyops_init(ps) == -1)
+		fatalx("%s: TLS initialisation failed", __func__);
 
 	evtimer_set(&relay_statev, relay_statistics, ps);
 	evtimer_add(&relay_statev, &tv);
@@ -304,6 +317,9 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_CTL_START:
 		relay_launch();
 		break;
+	case IMSG_TLSTICKET_REKEY:
+		relay_tls_ticket_rekey(env, imsg);
+		break;
 	default:
 		return (config_dispatch(env, imsg));
 	}
@@ -393,6 +409,9 @@ relay_launch(void)
 		}
 		if (rlay->rl_s == -1)
 			continue;
+		if (relay_tls_setup(env, rlay) == -1)
+			fatalx("relay %s: cannot set up TLS",
+			    rlay->rl_conf.name);
 		if ((rlay->rl_conf.flags & F_HASHKEY) == 0)
 			arc4random_buf(rlay->rl_conf.hashkey.key8,
 			    sizeof(rlay->rl_conf.hashkey.key8));
@@ -559,8 +578,10 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	con->se_relayid = rlay->rl_conf.id;
 	con->se_ops = relay_proto_ops(rlay->rl_proto);
 	con->se_id = ++relay_conid;
+	/* TLS records are never spliced */
 	con->se_nosplice =
-	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0;
+	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
+	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
 	gettimeofday(&con->se_tv_start, NULL);
 	relay_socket_opts(s, rlay->rl_proto, 0);
 
@@ -570,6 +591,27 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	rlay->rl_stats[rps->ps_instance].last++;
 	rlay->rl_stats[rps->ps_instance].sessions++;
 
+	/* TLS inspection: the backend's certificate first */
+	if (rlay->rl_conf.flags & F_TLSINSPECT) {
+		(void)relay_connect(con);
+		return;
+	}
+	if (rlay->rl_conf.flags & F_TLS) {
+		if (tls_accept_socket(rlay->rl_tls_ctx, &con->se_in.tls,
+		    s) == -1) {
+			relay_close(con, "TLS accept failed", 1);
+			return;
+		}
+		relay_tls_handshake(s, 0, &con->se_in);
+		return;
+	}
+	relay_session_accepted(con);
+}
+
+/* The client is there (and its TLS handshake done): on to the backend. */
+static void
+relay_session_accepted(struct rsession *con)
+{
 	/* a protocol may read the request before it picks a backend */
 	if (con->se_ops->ro_init != NULL) {
 		switch (con->se_ops->ro_init(con)) {
@@ -726,6 +768,18 @@ relay_side_close(struct ctl_relay_event *cre)
 	splice_free(&cre->sp);
 	cre->splicing = 0;
 	relay_read_off(cre);
+	if (event_initialized(&cre->tev))
+		event_del(&cre->tev);
+	if (cre->writing) {
+		event_del(&cre->wev);
+		cre->writing = 0;
+	}
+	if (cre->tls != NULL) {
+		/* a close_notify if it goes at once; no waiting for it */
+		(void)tls_close(cre->tls);
+		tls_free(cre->tls);
+		cre->tls = NULL;
+	}
 	if (cre->bev != NULL) {
 		if (cre->cb != NULL)
 			(void)evbuffer_remove_cb_entry(
@@ -794,7 +848,104 @@ relay_connected(int fd, short event, void *arg)
 	}
 	con->se_connected = 1;
 	con->se_nconnects++;
+	if (con->se_relay->rl_conf.flags & F_TLSCLIENT) {
+		if ((con->se_out.tls = tls_client()) == NULL ||
+		    tls_configure(con->se_out.tls,
+		    con->se_relay->rl_tls_client_cfg) == -1 ||
+		    tls_connect_socket(con->se_out.tls, fd, NULL) == -1) {
+			relay_close(con, con->se_out.tls != NULL ?
+			    tls_error(con->se_out.tls) : "TLS connect failed",
+			    1);
+			return;
+		}
+		relay_tls_handshake(fd, 0, &con->se_out);
+		return;
+	}
 	relay_session_start(con);
+}
+
+/*
+ * A TLS handshake goes on: with the client after accept (se_in), with
+ * the backend after connect (se_out).  Both share the session timeout
+ * from the session's start, as OpenBSD's.
+ */
+static void
+relay_tls_handshake(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct rsession		*con = cre->con;
+	struct relay		*rlay = con->se_relay;
+	char			*msg;
+	int			 ret;
+
+	(void)fd;
+	if (event & EV_TIMEOUT) {
+		relay_close(con, "TLS handshake timeout", 1);
+		return;
+	}
+	ret = tls_handshake(cre->tls);
+	if (ret == TLS_WANT_POLLIN || ret == TLS_WANT_POLLOUT) {
+		if (relay_tls_wait(cre, ret == TLS_WANT_POLLIN ? EV_READ :
+		    EV_WRITE) == -1)
+			relay_close(con, "TLS handshake timeout", 1);
+		return;
+	}
+	if (ret != 0) {
+		if (asprintf(&msg, "TLS handshake error: %s",
+		    tls_error(cre->tls)) == -1)
+			msg = NULL;
+		relay_close(con, msg != NULL ? msg : "TLS handshake error",
+		    1);
+		free(msg);
+		return;
+	}
+	if (cre->dir == RELAY_DIR_REQUEST) {
+		log_debug("relay %s, tls session %d established (%d active)",
+		    rlay->rl_conf.name, con->se_id, relay_nsessions);
+		if ((rlay->rl_conf.flags & F_TLSINSPECT) == 0) {
+			relay_session_accepted(con);
+			return;
+		}
+		/* inspection: the backend is there already */
+		if (con->se_ops->ro_init != NULL &&
+		    con->se_ops->ro_init(con) == -1)
+			return;
+		relay_session_start(con);
+		return;
+	}
+	log_debug("relay %s, tls session %d connected (%d active)",
+	    rlay->rl_conf.name, con->se_id, relay_nsessions);
+	if ((rlay->rl_conf.flags & F_TLSINSPECT) && con->se_in.tls == NULL) {
+		if (relay_tls_inspect(con) == -1) {
+			relay_close(con, "TLS inspection failed", 1);
+			return;
+		}
+		relay_tls_handshake(con->se_in.s, 0, &con->se_in);
+		return;
+	}
+	relay_session_start(con);
+}
+
+/* Wait for the socket, within what is left of the session timeout. */
+static int
+relay_tls_wait(struct ctl_relay_event *cre, int what)
+{
+	struct rsession	*con = cre->con;
+	struct timeval	*timeout = &con->se_relay->rl_conf.timeout;
+	struct timeval	 now, end, left;
+
+	if (!timerisset(timeout)) {
+		event_set(&cre->tev, cre->s, what, relay_tls_handshake, cre);
+		return (event_add(&cre->tev, NULL));
+	}
+	gettimeofday(&now, NULL);
+	timeradd(&con->se_tv_start, timeout, &end);
+	if (!timercmp(&now, &end, <))
+		return (-1);
+	timersub(&end, &now, &left);
+	event_set(&cre->tev, cre->s, what | EV_TIMEOUT, relay_tls_handshake,
+	    cre);
+	return (event_add(&cre->tev, &left));
 }
 
 /*
@@ -807,7 +958,8 @@ relay_connected(int fd, short event, void *arg)
 static void
 relay_session_start(struct rsession *con)
 {
-	if (con->se_ops->ro_read == NULL) {
+	if (con->se_ops->ro_read == NULL && con->se_in.tls == NULL &&
+	    con->se_out.tls == NULL) {
 		if (relay_splice(&con->se_in) == -1 ||
 		    relay_splice(&con->se_out) == -1)
 			relay_close(con, strerror(errno), 1);
@@ -852,6 +1004,11 @@ relay_bufferevent(struct ctl_relay_event *cre)
 	    timerisset(tv) ? tv : NULL);
 	/* reading is relay_readcb()'s, writing waits for relay_flush() */
 	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_readcb, cre);
+	if (cre->tls != NULL) {
+		/* TLS records: relay_tls_flush() writes, never libevent */
+		bufferevent_disable(cre->bev, EV_WRITE);
+		event_set(&cre->wev, cre->s, EV_WRITE, relay_tls_writecb, cre);
+	}
 	if (!cre->done && !cre->splicing)
 		relay_read_on(cre);
 	return (0);
@@ -892,7 +1049,7 @@ relay_readcb(int fd, short event, void *arg)
 	struct iovec		 iov[2];
 	ssize_t			 n;
 	size_t			 left;
-	int			 i, nv;
+	int			 i, nv, again = 0;
 
 	if (event & EV_TIMEOUT) {
 		relay_error(cre->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
@@ -910,7 +1067,10 @@ relay_readcb(int fd, short event, void *arg)
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
 	}
-	n = readv(fd, iov, nv);
+	if (cre->tls != NULL)
+		n = relay_tls_read(cre, iov, nv, &again);
+	else
+		n = readv(fd, iov, nv);
 	left = n > 0 ? (size_t)n : 0;
 	for (i = 0; i < nv; i++) {
 		v[i].iov_len = left < iov[i].iov_len ? left : iov[i].iov_len;
@@ -929,7 +1089,60 @@ relay_readcb(int fd, short event, void *arg)
 		    cre);
 		return;
 	}
+	/*
+	 * TLS: what libtls holds already decrypted, or an end it saw after
+	 * data, shows to no poll(2): read again once this is through.
+	 */
+	if (again && cre->reading)
+		event_active(&cre->rev, EV_READ, 1);
 	relay_read(cre->bev, cre);
+}
+
+/*
+ * Records until the space is full or the socket has no more; *again when
+ * libtls may hold more (the space filled up, or it saw an end or an
+ * error after data, which the next call reports).
+ */
+static ssize_t
+relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
+    int *again)
+{
+	ssize_t	 n = 0, r;
+	size_t	 off = 0;
+	int	 i = 0;
+
+	while (i < nv) {
+		if (off == iov[i].iov_len) {
+			i++;
+			off = 0;
+			continue;
+		}
+		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
+		    iov[i].iov_len - off);
+		if (r == TLS_WANT_POLLIN || r == TLS_WANT_POLLOUT) {
+			if (n > 0)
+				return (n);
+			errno = EAGAIN;
+			return (-1);
+		}
+		if (r == -1 || r == 0) {
+			if (n > 0) {
+				*again = 1;
+				return (n);
+			}
+			if (r == -1) {
+				log_debug("relay %s, session %d: %s",
+				    cre->con->se_relay->rl_conf.name,
+				    cre->con->se_id, tls_error(cre->tls));
+				errno = EIO;
+			}
+			return (r);
+		}
+		n += r;
+		off += r;
+	}
+	*again = 1;
+	return (n);
 }
 
 /*
@@ -947,6 +1160,14 @@ relay_flush(struct ctl_relay_event *cre)
 	out = bufferevent_get_output(cre->bev);
 	if (evbuffer_get_length(out) == 0)
 		return;
+	if (cre->tls != NULL) {
+		/* the callers go on with the session: the write event ends it */
+		if (relay_tls_flush(cre) == -1 && !cre->writing) {
+			cre->writing = 1;
+			event_active(&cre->wev, EV_WRITE, 1);
+		}
+		return;
+	}
 	/*
 	 * A bufferevent keeps the start of its output frozen but for its
 	 * own writes.  An error shows again to the write event, which
@@ -957,6 +1178,79 @@ relay_flush(struct ctl_relay_event *cre)
 	(void)evbuffer_freeze(out, 1);
 	if (evbuffer_get_length(out) > 0)
 		bufferevent_enable(cre->bev, EV_WRITE);
+}
+
+/*
+ * TLS output: records from the start of the output buffer; what the
+ * socket does not take waits for relay_tls_writecb().  libtls takes the
+ * same bytes again after a TLS_WANT_*, moved or not.  -1 on an error.
+ */
+static int
+relay_tls_flush(struct ctl_relay_event *cre)
+{
+	struct evbuffer	*out = bufferevent_get_output(cre->bev);
+	struct timeval	*tv = &cre->con->se_relay->rl_conf.timeout;
+	size_t		 len;
+	ssize_t		 n;
+	unsigned char	*p;
+
+	(void)evbuffer_unfreeze(out, 1);
+	while ((len = evbuffer_get_length(out)) > 0) {
+		if (len > RELAY_TLS_CHUNK)
+			len = RELAY_TLS_CHUNK;
+		if ((p = evbuffer_pullup(out, len)) == NULL)
+			break;
+		n = tls_write(cre->tls, p, len);
+		if (n == TLS_WANT_POLLIN || n == TLS_WANT_POLLOUT)
+			break;
+		if (n <= 0) {
+			(void)evbuffer_freeze(out, 1);
+			log_debug("relay %s, session %d: %s",
+			    cre->con->se_relay->rl_conf.name, cre->con->se_id,
+			    tls_error(cre->tls));
+			return (-1);
+		}
+		(void)evbuffer_drain(out, n);
+	}
+	(void)evbuffer_freeze(out, 1);
+	/*
+	 * A write that waits stays even when this emptied the output: its
+	 * callback is where what waited for an empty output goes on.
+	 */
+	if (evbuffer_get_length(out) > 0 && !cre->writing) {
+		cre->writing = 1;
+		event_add(&cre->wev, timerisset(tv) ? tv : NULL);
+	}
+	return (0);
+}
+
+static void
+relay_tls_writecb(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+
+	(void)fd;
+	cre->writing = 0;
+	if (event & EV_TIMEOUT) {
+		relay_error(cre->bev, BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT,
+		    cre);
+		return;
+	}
+	if (relay_tls_flush(cre) == -1) {
+		relay_close(cre->con, "write failed", 1);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
+		relay_write(cre->bev, cre);
+}
+
+/* One write now, what fits goes: an error page before the close. */
+ssize_t
+relay_write_now(struct ctl_relay_event *cre, const void *buf, size_t len)
+{
+	if (cre->tls != NULL)
+		return (tls_write(cre->tls, buf, len));
+	return (write(cre->s, buf, len));
 }
 
 /* cre's bev wrote n bytes of the other direction (arg) to its socket. */
@@ -1092,6 +1386,8 @@ relay_shutdown(struct ctl_relay_event *cre)
 	if (dst->bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
 		return;		/* relay_write() calls again */
+	if (dst->tls != NULL)
+		(void)tls_close(dst->tls);
 	(void)shutdown(dst->s, SHUT_WR);
 	if (dst->done)
 		relay_close(cre->con, "done", 0);
@@ -1126,8 +1422,14 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_TIMEOUT) {
 		if (relay_idle_alive(cre)) {
 			/* a write timeout disables the event: on again */
-			if ((what & BEV_EVENT_READING) == 0)
-				bufferevent_enable(bev, EV_WRITE);
+			if ((what & BEV_EVENT_READING) == 0) {
+				if (cre->tls != NULL) {
+					if (relay_tls_flush(cre) == -1)
+						relay_close(con, "write "
+						    "failed", 1);
+				} else
+					bufferevent_enable(bev, EV_WRITE);
+			}
 			return;
 		}
 		relay_close(con, "buffer event timeout", 1);
@@ -1301,6 +1603,8 @@ relay_close(struct rsession *con, const char *msg, int err)
 		event_del(&con->se_ev);
 	relay_side_close(&con->se_in);
 	relay_side_close(&con->se_out);
+	tls_free(con->se_tls_ctx);
+	tls_config_free(con->se_tls_cfg);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
 	/* the last session of a configuration a reload replaced */
@@ -1402,6 +1706,8 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		cs.cs_pid = getpid();
 		cs.cs_instance = ps->ps_instance;
 		cs.cs_running = con->se_connected;
+		cs.cs_tls = (con->se_relay->rl_conf.flags & F_TLS ? 1 : 0) |
+		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
 		(void)strlcpy(cs.cs_request, con->se_request,
 		    sizeof(cs.cs_request));
 		for (kind = 0; kind < 2; kind++) {

@@ -1074,7 +1074,8 @@ http_abort(struct rsession *con, int code, const char *msg)
 		    "Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s",
 		    code, name, date, HTTP_SERVERNAME, len, body) != -1)
 			/* as OpenBSD does: one write, what fits goes */
-			if ((n = write(con->se_in.s, page, strlen(page))) > 0)
+			if ((n = relay_write_now(&con->se_in, page,
+			    strlen(page))) > 0)
 				con->se_out.copied += n;
 		free(body);
 		free(page);

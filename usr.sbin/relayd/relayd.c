@@ -51,6 +51,9 @@ static void	 parent_push(struct relayd *);
 static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
 static void	 parent_send_procinfo(struct relayd *);
+static void	 parent_tls_ticket_rekey(int, short, void *);
+
+static struct event	 parent_rekey_ev;
 static __dead void
 		 parent_shutdown(struct relayd *);
 
@@ -313,11 +316,38 @@ parent_configure_done(struct relayd *env)
 		return;
 	for (id = PROC_PFE; id < PROC_MAX; id++)
 		proc_compose(ps, id, IMSG_CTL_START, NULL, 0);
+	/* the relays' new TLS configurations get the shared ticket key */
+	parent_tls_ticket_rekey(-1, 0, env);
 	if (reload_waiting) {
 		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_OK,
 		    reload_peerid, -1, NULL, 0);
 		reload_waiting = 0;
 	}
+}
+
+/*
+ * Session tickets: one key for every relay process, so that a ticket
+ * one of them issued resumes at another; a new one every
+ * TLS_TICKET_REKEY seconds (libtls keeps the previous ones for the
+ * ticket lifetime).
+ */
+static void
+parent_tls_ticket_rekey(int fd, short event, void *arg)
+{
+	struct relayd		*env = arg;
+	struct ctl_ticketkey	 tk;
+	struct timeval		 tv = { TLS_TICKET_REKEY, 0 };
+
+	(void)fd;
+	(void)event;
+	tk.keyrev = arc4random();
+	arc4random_buf(tk.key, sizeof(tk.key));
+	proc_compose(env->sc_ps, PROC_RELAY, IMSG_TLSTICKET_REKEY, &tk,
+	    sizeof(tk));
+	explicit_bzero(&tk, sizeof(tk));
+	if (!evtimer_initialized(&parent_rekey_ev))
+		evtimer_set(&parent_rekey_ev, parent_tls_ticket_rekey, env);
+	evtimer_add(&parent_rekey_ev, &tv);
 }
 
 /*

@@ -39,6 +39,13 @@
 #define CONF_FILE		"/etc/relayd.conf"
 #endif
 #define AGENTX_PATH		"/var/agentx/master"
+#ifndef TLS_CERT_DIR
+#define TLS_CERT_DIR		"/etc/ssl"	/* NAME.crt, private/NAME.key */
+#endif
+#define TLS_TICKET_REKEY	1800		/* a new ticket key, seconds */
+#define TLS_SESSION_LIFETIME	7200		/* how long a ticket is good */
+#define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
+#define TLS_HASH_SIZE		72		/* "SHA256:" + 64 hex + NUL */
 #ifndef RELAYD_SOCKET
 #define RELAYD_SOCKET		"/var/run/relayd.sock"
 #endif
@@ -113,6 +120,12 @@ enum imsg_type {
 	IMSG_HOST_STATUS,		/* hce -> pfe -> relays */
 	IMSG_SPLICE_ENGINE,		/* relay -> pfe: the engine in use */
 	IMSG_SCRIPT,			/* hce <-> parent */
+	IMSG_CFG_RELAY_CERT,		/* parent -> relay, ca: TLS files */
+	IMSG_CA_PRIVENC,		/* relay <-> ca: RSA sign */
+	IMSG_CA_PRIVDEC,		/* relay <-> ca: RSA decrypt */
+	IMSG_CA_ECDSA,			/* relay <-> ca: ECDSA sign */
+	IMSG_CA_CERT,			/* relay <-> ca: inspection cert */
+	IMSG_TLSTICKET_REKEY,		/* parent -> relay: ticket key */
 	IMSG_MAX
 };
 
@@ -221,6 +234,7 @@ struct relayd_config {
 	uint32_t		 flags;
 	int			 splice_engine;
 	char			 socket[PATH_MAX];
+	char			 tlsdir[PATH_MAX];	/* tls directory */
 	char			 agentx_context[32];
 	char			 agentx_path[108];	/* sun_path */
 };
@@ -261,6 +275,7 @@ struct relayd_config {
 #define F_TRANSPARENT		0x00200000
 #define F_RETURN		0x00400000
 #define F_AGENTX		0x00800000
+#define F_TLSINSPECT		0x01000000
 
 /* Host check types (issue: health checks) */
 enum table_check {
@@ -551,12 +566,14 @@ struct protocol {
 	char			*tlscakey;
 	char			*tlscapass;
 	char			*tlsclientca;
+	char			*tlsclientcrl;
 	char			*style;
 	struct keynamelist	 tlscerts;
 	struct relay_rules	 rules;
 	TAILQ_ENTRY(protocol)	 entry;
 };
 TAILQ_HEAD(protolist, protocol);
+#define PROTO_NSTR		4	/* strings sent with a protocol */
 
 /* HTTP/1.x message heads (relay_http.c) */
 struct http_header {
@@ -605,6 +622,7 @@ struct relay_config {
 	struct timeval		 timeout;
 	enum forwardmode	 fwdmode;
 	struct sockaddr_storage	 dstaf;		/* forward ... inet|inet6 */
+	uint8_t			 tls_sid[32];	/* TLS session id context */
 	union {
 		uint8_t		 key8[16];
 		uint64_t	 key64[2];
@@ -652,6 +670,55 @@ struct relay_stats {
 	unsigned int		 proc;
 };
 
+/*
+ * The TLS files of a relay, read by the parent: certificates (and OCSP
+ * staples) go to the relays, private keys only to ca.
+ */
+enum relay_certtype {
+	RELAY_CERT_CERT = 0,		/* a keypair's certificate (chain) */
+	RELAY_CERT_KEY,			/* its private key: ca only */
+	RELAY_CERT_OCSP,		/* its OCSP staple */
+	RELAY_CERT_CA,			/* tls ca file: backends */
+	RELAY_CERT_CLIENTCA,		/* tls client ca */
+	RELAY_CERT_CRL,			/* tls client ca ... crl */
+	RELAY_CERT_CACERT,		/* tls ca cert: inspection */
+	RELAY_CERT_CAKEY,		/* tls ca key: ca only */
+	RELAY_CERT_MAX
+};
+
+struct relay_cert {
+	enum relay_certtype	 rc_type;
+	int			 rc_index;	/* of the keypair */
+	uint8_t			*rc_data;
+	size_t			 rc_len;
+	TAILQ_ENTRY(relay_cert)	 rc_entry;
+};
+TAILQ_HEAD(relay_certs, relay_cert);
+
+/* One piece of a TLS file on its way (MAX_IMSGSIZE is small). */
+struct ctl_relaycert {
+	objid_t			 relayid;
+	enum relay_certtype	 type;
+	int			 index;
+	size_t			 total;
+	size_t			 offset;
+};
+
+/* A session ticket key, parent -> relays */
+struct ctl_ticketkey {
+	uint32_t		 keyrev;
+	unsigned char		 key[48];	/* TLS_TICKET_KEY_SIZE */
+};
+
+/* A private-key operation, relay -> ca and back. */
+struct ctl_keyop {
+	char			 hash[TLS_HASH_SIZE];
+	uint32_t		 id;
+	int			 padding;
+	size_t			 len;		/* of the data that follows */
+	int			 ret;		/* answer: length, -1 */
+};
+
 struct relay {
 	TAILQ_ENTRY(relay)	 rl_entry;
 	struct relay_config	 rl_conf;
@@ -662,6 +729,10 @@ struct relay {
 	struct event		 rl_evt;
 	struct relaytables	 rl_tables;
 	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES + 1];
+	struct relay_certs	 rl_certs;
+	struct tls_config	*rl_tls_cfg;		/* listen ... tls */
+	struct tls		*rl_tls_ctx;
+	struct tls_config	*rl_tls_client_cfg;	/* forward with tls */
 };
 TAILQ_HEAD(relaylist, relay);
 
@@ -692,6 +763,10 @@ struct ctl_relay_event {
 	int			 splicing;	/* passing toread by splice */
 	int			 done;		/* end of file seen */
 	int			 dir;
+	struct tls		*tls;		/* NULL: plain */
+	struct event		 tev;		/* TLS handshake */
+	struct event		 wev;		/* TLS output waits */
+	int			 writing;
 };
 
 #define RELAY_BYTES_SPLICED	SPLICE_SPLICED
@@ -732,6 +807,8 @@ struct rsession {
 	struct host		*se_host;
 	struct relay_table	*se_table;	/* a rule's forward to */
 	uint64_t		 se_hash;	/* what rules' hash fed */
+	struct tls		*se_tls_ctx;	/* TLS inspection: the */
+	struct tls_config	*se_tls_cfg;	/* session's own server */
 	int			 se_nconnects;
 	char			*se_log;	/* texts for the end line */
 	int			 se_haslog;	/* a rule logged */
@@ -760,6 +837,7 @@ struct ctl_session {
 	pid_t			 cs_pid;
 	unsigned int		 cs_instance;
 	int			 cs_running;
+	int			 cs_tls;	/* 1 client side, 2 backend */
 	uint64_t		 cs_bytes[2][2];	/* [dir][spliced, copied] */
 	char			 cs_request[RELAY_REQUEST_SIZE];
 };
@@ -906,6 +984,8 @@ int		 relay_reconnect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
+ssize_t		 relay_write_now(struct ctl_relay_event *, const void *,
+		    size_t);
 void		 relay_read_on(struct ctl_relay_event *);
 void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
@@ -925,6 +1005,27 @@ int		 http_chunk_line(const char *, size_t, off_t *);
 
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
+
+/* tls.c */
+int		 tls_load_relay(struct relayd *, struct relay *,
+		    struct protocol *, char *, size_t);
+int		 config_setrelaycerts(struct relayd *, struct relay *);
+int		 config_getrelaycert(struct relayd *, struct imsg *);
+struct relay_cert *
+		 relay_cert_find(struct relay *, enum relay_certtype, int);
+void		 relay_certs_free(struct relay *);
+int		 relay_tls_setup(struct relayd *, struct relay *);
+void		 relay_tls_free(struct relay *);
+int		 tls_pubkey_hash(const uint8_t *, size_t, char *, size_t);
+struct evp_pkey_st;
+int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
+void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
+int		 relay_tls_inspect(struct rsession *);
+
+/* tls_keyops.c */
+int		 tls_keyops_init(struct privsep *);
+uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
+		    size_t, const uint8_t *, size_t, size_t *);
 
 /* control.c */
 int		 control_init(const char *, gid_t *);

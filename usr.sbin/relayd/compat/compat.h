@@ -33,6 +33,17 @@
  * has of OpenBSD's packet filter: a NAT lookup (the original destination
  * of a redirected connection) is netfilter's SO_ORIGINAL_DST on Linux.
  */
+/*
+ * TLS session tickets: LibreSSL's libtls issues them; libretls on
+ * OpenSSL (Linux, FreeBSD's port) takes the ticket keys and issues none.
+ */
+#include <openssl/opensslv.h>
+#ifdef LIBRESSL_VERSION_NUMBER
+#define RELAYD_TLS_TICKETS	1
+#else
+#define RELAYD_TLS_TICKETS	0
+#endif
+
 #if defined(__linux__)
 #define RELAYD_PLATFORM		"Linux"
 #define RELAYD_HAVE_NATLOOK	1

@@ -1,0 +1,599 @@
+#! /usr/bin/env atf-sh
+# TLS relays through the real daemon: certificates made here with
+# openssl, clients curl and openssl s_client, backends httpd.py and
+# openssl s_server.  The private keys are in ca only.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+HTTPD=$TOP/regress/tools/httpd.py
+MEMSEARCH=$TOP/regress/tools/memsearch.py
+
+require_tls()
+{
+	require_daemon
+	for _c in curl openssl python3 socat; do
+		command -v $_c >/dev/null ||
+		    atf_skip "no $_c (make deps installs it)"
+	done
+}
+
+# A CA, and certificates it signs: NAME KEYTYPE (rsa or ec) SUBJECTALT.
+# The certificate goes to ssl/NAME.crt, the key to ssl/private/NAME.key.
+mkca()
+{
+	mkdir -p ssl/private
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key \
+	    -out ca.crt -days 2 -subj "/CN=relayd test CA" 2>/dev/null ||
+	    atf_fail "no CA"
+}
+
+mkcert()
+{
+	case $2 in
+	rsa)	_kopt="-newkey rsa:2048" ;;
+	ec)	_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256" ;;
+	esac
+	# shellcheck disable=SC2086
+	openssl req -new $_kopt -nodes -keyout "ssl/private/$1.key" \
+	    -out "$1.csr" -subj "/CN=$1" 2>/dev/null &&
+	printf 'subjectAltName=%s\n' "$3" >"$1.ext" &&
+	openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
+	    -CAcreateserial -days 2 -extfile "$1.ext" \
+	    -out "ssl/$1.crt" 2>/dev/null || atf_fail "no certificate $1"
+}
+
+start_httpd()
+{
+	rm -f back.port
+	python3 "$HTTPD" "$PWD/back.port" 120 >back.out 2>&1 &
+	echo $! >back.pid
+	wait_for 10 test -s back.port || atf_fail "the backend did not start"
+	bport=$(cat back.port)
+}
+
+# tls_conf PROTOTYPE "PROTOCOL LINES" [RELAY LINES]: a relay with a TLS
+# listener on $lport to the backend on $bport.
+tls_conf()
+{
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+tls directory "$PWD/ssl"
+$1 protocol p {
+	$2
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward to 127.0.0.1 port $bport
+	$3
+}
+CONF
+}
+
+# The session end line that ended with $1 (a pattern), waited for.
+end_line()
+{
+	wait_log 10 "^relay r, session [0-9]* (.*$1" ||
+	    atf_fail "no session end line with: $1"
+}
+
+pattern_sha()
+{
+	python3 -c "
+import hashlib, sys
+p = bytes(range(256)) * 256
+n = int(sys.argv[1]); h = hashlib.sha256()
+while n > 0:
+    h.update(p[:min(n, len(p))]); n -= min(n, len(p))
+print(h.hexdigest())" "$1"
+}
+
+# What openssl s_client says of the relay (subject, version, cipher,
+# signature) in sc.out; $@ more s_client options.
+s_client()
+{
+	echo | timeout 10 openssl s_client -connect "127.0.0.1:$lport" \
+	    -CAfile ca.crt "$@" >sc.out 2>&1
+}
+
+atf_test_case tls_versions_keys cleanup
+tls_versions_keys_head()
+{
+	atf_set descr "TLS 1.2 and 1.3 with an RSA and an EC key (ECDSA, RSA-PSS, PKCS#1, RSA key exchange), keys in ca"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_versions_keys_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	mkcert ec.test ec DNS:ec.test
+	start_httpd
+	tls_conf http ""
+	rport=$lport
+	PREFORK=1 start_relayd
+	u=https://127.0.0.1:$rport
+	for v in 1.2 1.3; do
+		atf_check -o inline:"200 1000\n" curl -s --cacert ca.crt \
+		    --tlsv$v --tls-max $v -w '%{http_code} %{size_download}\n' \
+		    -o /dev/null "$u/bytes/1000"
+	done
+	# TLS 1.2 with RSA key exchange: the premaster is decrypted in ca
+	lport=$rport
+	s_client -tls1_2 -cipher AES128-SHA
+	atf_check -o match:"Cipher is AES128-SHA" -o match:"Verify return code: 0" \
+	    cat sc.out
+	# PKCS#1 signatures (TLS 1.2 ECDHE-RSA) and PSS (TLS 1.3)
+	s_client -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256 \
+	    -sigalgs RSA+SHA256
+	atf_check -o match:"Peer signature type: RSA\$" cat sc.out
+	s_client -tls1_3
+	atf_check -o match:"Peer signature type: RSA-PSS" cat sc.out
+	stop_all
+	tls_conf tcp "tls keypair ec.test"
+	PREFORK=1 start_relayd
+	for v in tls1_2 tls1_3; do
+		s_client -$v
+		atf_check -o match:"subject=CN = ec.test" \
+		    -o match:"Peer signature type: ECDSA" \
+		    -o match:"Verify return code: 0" cat sc.out
+	done
+	atf_check -o match:"tls session [0-9]+ established" cat relayd.log
+}
+tls_versions_keys_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_sni cleanup
+tls_sni_head()
+{
+	atf_set descr "two tls keypairs: SNI chooses the certificate, the first one without SNI"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_sni_body()
+{
+	require_tls
+	mkca
+	mkcert one.test rsa DNS:one.test
+	mkcert two.test ec DNS:two.test
+	start_httpd
+	tls_conf http "tls { keypair one.test, keypair two.test }"
+	PREFORK=1 start_relayd
+	for n in one two; do
+		atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+		    --resolve "$n.test:$lport:127.0.0.1" \
+		    -w '%{http_code} %{size_download}\n' -o /dev/null \
+		    "https://$n.test:$lport/bytes/10"
+	done
+	s_client -noservername
+	atf_check -o match:"subject=CN = one.test" cat sc.out
+}
+tls_sni_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_client_ca cleanup
+tls_client_ca_head()
+{
+	atf_set descr "tls client ca: a client with a certificate of the CA passes, one without ends in a handshake error"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_client_ca_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	mkcert client rsa DNS:client
+	start_httpd
+	tls_conf http "tls client ca \"$PWD/ca.crt\""
+	PREFORK=1 start_relayd
+	u=https://127.0.0.1:$lport/bytes/10
+	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+	    --cert ssl/client.crt --key ssl/private/client.key \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null "$u"
+	atf_check -s not-exit:0 -o ignore curl -s --cacert ca.crt \
+	    -o /dev/null "$u"
+	end_line "TLS handshake error: "
+	# a certificate of another CA fails the same way
+	mv ca.crt ca.good
+	mkca
+	mkcert other rsa DNS:other
+	atf_check -s not-exit:0 -o ignore curl -s -k \
+	    --cert ssl/other.crt --key ssl/private/other.key -o /dev/null "$u"
+	atf_check -o match:"2" -x "grep -c 'TLS handshake error' relayd.log"
+}
+tls_client_ca_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_forward_with_tls cleanup
+tls_forward_with_tls_head()
+{
+	atf_set descr "forward with tls to openssl s_server: verified with tls ca file, refused with another CA"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_forward_with_tls_body()
+{
+	require_tls
+	mkca
+	mkcert back.test ec DNS:back.test
+	bport=$(freeport)
+	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
+	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
+	echo $! >sserver.pid
+	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
+	    atf_fail "s_server did not start"
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+protocol p {
+	tls ca file "$PWD/ca.crt"
+}
+relay r {
+	listen on 127.0.0.1 port $lport
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 start_relayd
+	atf_check -o match:"^HTTP/1.0 200 ok" -x \
+	    "printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - TCP:127.0.0.1:$lport"
+	atf_check -o match:"tls session [0-9]+ connected" cat relayd.log
+	end_line done
+	# the backend's certificate is not of the CA given: no session
+	stop_all
+	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
+	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
+	echo $! >sserver.pid
+	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
+	    atf_fail "s_server did not start again"
+	mv ca.crt ca.good
+	mkca
+	PREFORK=1 start_relayd
+	atf_check -o empty -x \
+	    "printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - TCP:127.0.0.1:$lport"
+	end_line "TLS handshake error: certificate verification failed"
+}
+tls_forward_with_tls_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_https_256m cleanup
+tls_https_256m_head()
+{
+	atf_set descr "https through an http protocol: keep-alive, 256 MiB each way with checksums, plaintext bytes counted"
+	atf_set require.user root
+	atf_set timeout 180
+}
+tls_https_256m_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf http ""
+	PREFORK=1 start_relayd
+	u=https://127.0.0.1:$lport
+	n=268435456
+	# two requests on one connection, the first one 256 MiB
+	atf_check curl -s --cacert ca.crt -o got "$u/bytes/$n" -o got10 \
+	    "$u/bytes/10"
+	atf_check -o inline:"$(pattern_sha $n)  got\n" sha256sum got
+	atf_check -o inline:"10\n" -x "wc -c <got10"
+	end_line "done, GET GET"
+	head -c $n /dev/urandom >body
+	sum=$(sha256sum body | cut -c1-64)
+	atf_check -o inline:"$n $sum\n" curl -s --cacert ca.crt \
+	    -T body -H 'Expect:' "$u/echo"
+	end_line "done, PUT"
+	# plaintext bytes: the bodies and the heads; nothing spliced
+	atf_check -o match:"^relay r, session [0-9]+, bytes in [0-9]{2,3} \(spliced 0, copied [0-9]+\), out 2684[0-9]{5} \(spliced 0, copied 2684[0-9]{5}\)\$" \
+	    cat relayd.log
+	atf_check -o match:"^relay r, session [0-9]+, bytes in 2684[0-9]{5} \(spliced 0, copied 2684[0-9]{5}\), out [0-9]{2,3} \(spliced 0, copied [0-9]+\)\$" \
+	    cat relayd.log
+	rm -f body got
+	rm -f body
+}
+tls_https_256m_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_handshake_timeout cleanup
+tls_handshake_timeout_head()
+{
+	atf_set descr "a client that stops in the handshake ends with TLS handshake timeout after the session timeout"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_handshake_timeout_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	start_httpd
+	tls_conf tcp "" "session timeout 2"
+	PREFORK=1 start_relayd
+	# the first 5 bytes of a ClientHello, then nothing
+	(printf '\026\003\001\002\000'; sleep 8) | timeout 10 socat - \
+	    "TCP:127.0.0.1:$lport" >/dev/null &
+	echo $! >client.pid
+	end_line "TLS handshake timeout"
+	atf_check -o match:"^relay r, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> -:0, TLS handshake timeout\$" \
+	    cat relayd.log
+}
+tls_handshake_timeout_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_garbage cleanup
+tls_garbage_head()
+{
+	atf_set descr "garbage instead of a ClientHello: a handshake error, and the relay keeps serving"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_garbage_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	start_httpd
+	tls_conf http ""
+	PREFORK=1 start_relayd
+	for i in 1 2 3; do
+		printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - \
+		    "TCP:127.0.0.1:$lport" >/dev/null
+		head -c 3000 /dev/urandom | timeout 10 socat -t 5 - \
+		    "TCP:127.0.0.1:$lport" >/dev/null
+	done
+	atf_check -o match:"^6\$" -x "grep -c 'TLS handshake error: ' relayd.log"
+	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null \
+	    "https://127.0.0.1:$lport/bytes/10"
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+tls_garbage_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_keys_in_ca_only cleanup
+tls_keys_in_ca_only_head()
+{
+	atf_set descr "after 100 handshakes no relay process's memory holds the private key, ca does; a handshake works with the key file gone"
+	atf_set require.user root
+	atf_set timeout 120
+}
+tls_keys_in_ca_only_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	mkcert ec.test ec DNS:ec.test
+	start_httpd
+	lport=$(freeport)
+	eport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 2
+socket "$PWD/relayd.sock"
+tls directory "$PWD/ssl"
+protocol ecp {
+	tls keypair ec.test
+}
+relay rsa {
+	listen on 127.0.0.1 port $lport tls
+	forward to 127.0.0.1 port $bport
+}
+relay ec {
+	listen on 127.0.0.1 port $eport tls
+	protocol ecp
+	forward to 127.0.0.1 port $bport
+}
+CONF
+	RELAYS=2 PREFORK=2 start_relayd
+	i=0
+	while [ $i -lt 50 ]; do
+		curl -s -k -o /dev/null "https://127.0.0.1:$lport/bytes/10" &&
+		curl -s -k -o /dev/null "https://127.0.0.1:$eport/bytes/10" ||
+		    atf_fail "handshake $i failed"
+		i=$((i + 1))
+	done
+	relays=""
+	cas=""
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		case $(tr '\0' '\n' <"/proc/$c/cmdline" | head -1) in
+		"relayd: relay"*)	relays="$relays $c" ;;
+		"relayd: ca"*)		cas="$cas $c" ;;
+		esac
+	done
+	[ -n "$relays" ] && [ -n "$cas" ] || atf_fail "no relay or ca process"
+	for k in 127.0.0.1 ec.test; do
+		# shellcheck disable=SC2086
+		atf_check -s exit:1 python3 "$MEMSEARCH" \
+		    "ssl/private/$k.key" $relays
+		# the search does find the key where it is
+		# shellcheck disable=SC2086
+		atf_check -o match:"found number" python3 "$MEMSEARCH" \
+		    "ssl/private/$k.key" $cas
+	done
+	rm ssl/private/127.0.0.1.key ssl/private/ec.test.key
+	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null \
+	    "https://127.0.0.1:$lport/bytes/10"
+}
+tls_keys_in_ca_only_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_inspection cleanup
+tls_inspection_head()
+{
+	atf_set descr "TLS inspection: the client gets the backend's certificate re-issued by the inspection CA, whose key stays in ca"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_inspection_body()
+{
+	require_tls
+	mkca
+	mkcert back.test ec "IP:127.0.0.1,DNS:back.test"
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	mv ca.crt backca.crt
+	# the inspection CA, its key with a password
+	openssl req -x509 -newkey rsa:2048 -keyout ica.key -passout pass:s3cret \
+	    -out ica.crt -days 2 -subj "/CN=inspection CA" 2>/dev/null ||
+	    atf_fail "no inspection CA"
+	openssl pkey -in ica.key -passin pass:s3cret -out ica-clear.key ||
+	    atf_fail "no clear key"
+	bport=$(freeport)
+	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
+	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
+	echo $! >sserver.pid
+	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
+	    atf_fail "s_server did not start"
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+tls directory "$PWD/ssl"
+protocol p {
+	tls ca file "$PWD/backca.crt"
+	tls ca cert "$PWD/ica.crt"
+	tls ca key "$PWD/ica.key" password "s3cret"
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 start_relayd
+	# curl checks the name (the SAN came along) and the new issuer
+	atf_check -o match:"^<HTML>" curl -s --cacert ica.crt \
+	    "https://127.0.0.1:$lport/"
+	end_line done
+	s_client -CAfile ica.crt
+	atf_check -o match:"subject=CN = back.test" \
+	    -o match:"issuer=CN = inspection CA" \
+	    -o match:"Verify return code: 0" cat sc.out
+	relays=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
+	cas=$(pgrep -P "$(cat relayd.pid)" -f "relayd: ca")
+	[ -n "$relays" ] && [ -n "$cas" ] || atf_fail "no relay or ca process"
+	# shellcheck disable=SC2086
+	atf_check -s exit:1 python3 "$MEMSEARCH" ica-clear.key $relays
+	# shellcheck disable=SC2086
+	atf_check -o match:"found number" python3 "$MEMSEARCH" ica-clear.key $cas
+}
+tls_inspection_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_session_tickets cleanup
+tls_session_tickets_head()
+{
+	atf_set descr "session tickets: refused at parse time (libtls on OpenSSL issues none); sessions are not resumed"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_session_tickets_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf tcp "tls session tickets"
+	atf_check -s exit:1 -e match:"relayd.conf:6: tls session tickets: not supported, libtls on OpenSSL issues no tickets" \
+	    "$RELAYD" -n -f relayd.conf
+	tls_conf tcp ""
+	PREFORK=1 start_relayd
+	s_client -tls1_2 -reconnect
+	atf_check -o match:"^New, TLSv1.2" -o not-match:"^Reused" cat sc.out
+}
+tls_session_tickets_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_show_sessions cleanup
+tls_show_sessions_head()
+{
+	atf_set descr "relayctl show sessions marks a TLS session"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_show_sessions_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	start_httpd
+	tls_conf http ""
+	PREFORK=1 start_relayd
+	curl -s --cacert ca.crt -o /dev/null \
+	    "https://127.0.0.1:$lport/slow/2000000" &
+	echo $! >client.pid
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q 'tls client'" ||
+	    atf_fail "no TLS session shown: $(relayctl show sessions)"
+}
+tls_show_sessions_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_missing_files
+tls_missing_files_head()
+{
+	atf_set descr "a missing certificate or key is a configuration error with file:line and the path"
+}
+tls_missing_files_body()
+{
+	[ -x "$RELAYD" ] || atf_fail "relayd is not built"
+	mkdir -p ssl/private
+	cat >relayd.conf <<CONF
+tls directory "$PWD/ssl"
+relay r {
+	listen on 127.0.0.1 port 4443 tls
+	forward to 127.0.0.1 port 80
+}
+CONF
+	atf_check -s exit:1 -e match:"relayd.conf:5: cannot load certificates for relay r:4443: $PWD/ssl/127.0.0.1.crt: No such file or directory" \
+	    "$RELAYD" -n -f relayd.conf
+	printf 'x\n' >ssl/127.0.0.1.crt
+	printf 'x\n' >ssl/private/127.0.0.1.key
+	atf_check -s exit:1 -e match:"no certificate with a public key" \
+	    "$RELAYD" -n -f relayd.conf
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case tls_versions_keys
+	atf_add_test_case tls_sni
+	atf_add_test_case tls_client_ca
+	atf_add_test_case tls_forward_with_tls
+	atf_add_test_case tls_https_256m
+	atf_add_test_case tls_handshake_timeout
+	atf_add_test_case tls_garbage
+	atf_add_test_case tls_keys_in_ca_only
+	atf_add_test_case tls_inspection
+	atf_add_test_case tls_session_tickets
+	atf_add_test_case tls_show_sessions
+	atf_add_test_case tls_missing_files
+}

@@ -1,0 +1,589 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * TLS files and configurations.  The parent reads a relay's files when
+ * it parses the configuration; certificates go to the relays, private
+ * keys only to ca.  A relay process builds its libtls configurations
+ * from certificates alone: every private-key operation goes to ca
+ * (tls_keyops.c).
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <tls.h>
+
+#include "relayd.h"
+
+/* libretls exports it; its tls.h does not say so */
+int	 tls_config_use_fake_private_key(struct tls_config *);
+
+static int	 tls_load_one(struct relay *, enum relay_certtype, int,
+		    const char *, char *, char *, size_t);
+static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
+		    int, char *, size_t);
+static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
+		    uint8_t *, size_t);
+
+static struct relay_cert *
+relay_cert_new(struct relay *rlay, enum relay_certtype type, int index)
+{
+	struct relay_cert	*rc;
+
+	if ((rc = calloc(1, sizeof(*rc))) == NULL)
+		return (NULL);
+	rc->rc_type = type;
+	rc->rc_index = index;
+	TAILQ_INSERT_TAIL(&rlay->rl_certs, rc, rc_entry);
+	return (rc);
+}
+
+static int
+relay_cert_add(struct relay *rlay, enum relay_certtype type, int index,
+    uint8_t *data, size_t len)
+{
+	struct relay_cert	*rc;
+
+	if ((rc = relay_cert_new(rlay, type, index)) == NULL) {
+		tls_unload_file(data, len);
+		return (-1);
+	}
+	rc->rc_data = data;
+	rc->rc_len = len;
+	return (0);
+}
+
+struct relay_cert *
+relay_cert_find(struct relay *rlay, enum relay_certtype type, int index)
+{
+	struct relay_cert	*rc;
+
+	TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry)
+		if (rc->rc_type == type && rc->rc_index == index)
+			return (rc);
+	return (NULL);
+}
+
+void
+relay_certs_free(struct relay *rlay)
+{
+	struct relay_cert	*rc;
+
+	while ((rc = TAILQ_FIRST(&rlay->rl_certs)) != NULL) {
+		TAILQ_REMOVE(&rlay->rl_certs, rc, rc_entry);
+		if (rc->rc_data != NULL)
+			tls_unload_file(rc->rc_data, rc->rc_len);
+		free(rc);
+	}
+}
+
+/* A file of the TLS directory, or an absolute path. */
+static int
+tls_path(struct relayd *conf, char *buf, size_t len, const char *sub,
+    const char *name, const char *ext)
+{
+	const char	*dir = conf->sc_conf.tlsdir[0] != '\0' ?
+			    conf->sc_conf.tlsdir : TLS_CERT_DIR;
+	int		 n;
+
+	n = snprintf(buf, len, "%s/%s%s%s", dir, sub, name, ext);
+	return (n < 0 || (size_t)n >= len ? -1 : 0);
+}
+
+static int
+tls_load_one(struct relay *rlay, enum relay_certtype type, int index,
+    const char *path, char *password, char *err, size_t errlen)
+{
+	uint8_t	*data;
+	size_t	 len;
+
+	if ((data = tls_load_file(path, &len, password)) == NULL) {
+		(void)snprintf(err, errlen, "%s: %s", path,
+		    errno != 0 ? strerror(errno) : "cannot load");
+		return (-1);
+	}
+	if (relay_cert_add(rlay, type, index, data, len) == -1) {
+		(void)snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * One keypair, as OpenBSD finds it: NAME:PORT.crt, else NAME.crt; the
+ * key in private/ the same way; an OCSP staple beside the certificate
+ * if there is one.
+ */
+static int
+tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
+    int index, char *err, size_t errlen)
+{
+	static const struct {
+		enum relay_certtype	 type;
+		const char		*sub;
+		const char		*ext;
+		int			 optional;
+	} files[] = {
+		{ RELAY_CERT_CERT,	"",		".crt",	0 },
+		{ RELAY_CERT_KEY,	"private/",	".key",	0 },
+		{ RELAY_CERT_OCSP,	"",		".ocsp", 1 }
+	};
+	struct stat	 st;
+	char		 withport[RELAYD_HOSTNAME_MAX + 8];
+	char		 path[PATH_MAX];
+	size_t		 i;
+
+	(void)snprintf(withport, sizeof(withport), "%s:%u", name,
+	    rlay->rl_conf.port);
+	for (i = 0; i < nitems(files); i++) {
+		if (tls_path(conf, path, sizeof(path), files[i].sub,
+		    withport, files[i].ext) == -1 ||
+		    (stat(path, &st) == -1 && (tls_path(conf, path,
+		    sizeof(path), files[i].sub, name, files[i].ext) == -1 ||
+		    stat(path, &st) == -1))) {
+			if (files[i].optional)
+				continue;
+			(void)snprintf(err, errlen, "%s: %s", path,
+			    strerror(errno));
+			return (-1);
+		}
+		if (tls_load_one(rlay, files[i].type, index, path, NULL,
+		    err, errlen) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Parent, at parse time: every file a relay's TLS needs.  On failure
+ * err says which file and why.
+ */
+int
+tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
+    char *err, size_t errlen)
+{
+	struct keyname	*k;
+	struct relay_cert *rc;
+	char		 name[RELAYD_HOSTNAME_MAX + 1], hash[TLS_HASH_SIZE];
+	int		 index = 0;
+
+	if (rlay->rl_conf.flags & F_TLS) {
+		if (TAILQ_EMPTY(&p->tlscerts)) {
+			if (print_host(&rlay->rl_conf.ss, name,
+			    sizeof(name)) == NULL) {
+				(void)snprintf(err, errlen, "bad address");
+				return (-1);
+			}
+			if (tls_load_pair(conf, rlay, name, index++, err,
+			    errlen) == -1)
+				return (-1);
+		}
+		TAILQ_FOREACH(k, &p->tlscerts, entry)
+			if (tls_load_pair(conf, rlay, k->name, index++, err,
+			    errlen) == -1)
+				return (-1);
+		/* a certificate libcrypto cannot read fails here */
+		TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry)
+			if (rc->rc_type == RELAY_CERT_CERT &&
+			    tls_pubkey_hash(rc->rc_data, rc->rc_len, hash,
+			    sizeof(hash)) == -1) {
+				(void)snprintf(err, errlen, "keypair %d: no "
+				    "certificate with a public key", index);
+				return (-1);
+			}
+		if (p->tlsclientca != NULL && tls_load_one(rlay,
+		    RELAY_CERT_CLIENTCA, 0, p->tlsclientca, NULL, err,
+		    errlen) == -1)
+			return (-1);
+		if (p->tlsclientcrl != NULL && tls_load_one(rlay,
+		    RELAY_CERT_CRL, 0, p->tlsclientcrl, NULL, err,
+		    errlen) == -1)
+			return (-1);
+	}
+	if ((rlay->rl_conf.flags & F_TLSINSPECT) &&
+	    (tls_load_one(rlay, RELAY_CERT_CACERT, 0, p->tlscacert, NULL, err,
+	    errlen) == -1 || tls_load_one(rlay, RELAY_CERT_CAKEY, 0,
+	    p->tlscakey, p->tlscapass, err, errlen) == -1))
+		return (-1);
+	if ((rlay->rl_conf.flags & F_TLSCLIENT) && p->tlsca != NULL &&
+	    tls_load_one(rlay, RELAY_CERT_CA, 0, p->tlsca, NULL, err,
+	    errlen) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * Files to the children, in pieces that fit a message: private keys to
+ * ca only, the rest to the relays only.
+ */
+int
+config_setrelaycerts(struct relayd *env, struct relay *rlay)
+{
+	struct relay_cert	*rc;
+	struct ctl_relaycert	 crc;
+	enum privsep_procid	 to;
+	size_t			 chunk, max;
+	uint8_t			*buf;
+
+	max = MAX_IMSGSIZE - IMSG_HEADER_SIZE - sizeof(crc);
+	if ((buf = malloc(MAX_IMSGSIZE)) == NULL)
+		return (-1);
+	TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry) {
+		to = rc->rc_type == RELAY_CERT_KEY ||
+		    rc->rc_type == RELAY_CERT_CAKEY ? PROC_CA : PROC_RELAY;
+		memset(&crc, 0, sizeof(crc));
+		crc.relayid = rlay->rl_conf.id;
+		crc.type = rc->rc_type;
+		crc.index = rc->rc_index;
+		crc.total = rc->rc_len;
+		do {
+			chunk = rc->rc_len - crc.offset;
+			if (chunk > max)
+				chunk = max;
+			memcpy(buf, &crc, sizeof(crc));
+			memcpy(buf + sizeof(crc), rc->rc_data + crc.offset,
+			    chunk);
+			if (proc_compose(env->sc_ps, to, IMSG_CFG_RELAY_CERT,
+			    buf, sizeof(crc) + chunk) == -1) {
+				free(buf);
+				return (-1);
+			}
+			crc.offset += chunk;
+		} while (crc.offset < rc->rc_len);
+	}
+	explicit_bzero(buf, MAX_IMSGSIZE);
+	free(buf);
+	return (0);
+}
+
+int
+config_getrelaycert(struct relayd *env, struct imsg *imsg)
+{
+	struct ctl_relaycert	 crc;
+	struct relay_cert	*rc;
+	struct relay		*rlay;
+	size_t			 len;
+
+	IMSG_SIZE_CHECK(imsg, &crc);
+	memcpy(&crc, imsg->data, sizeof(crc));
+	len = IMSG_DATA_SIZE(imsg) - sizeof(crc);
+	if ((rlay = relay_find(env, crc.relayid)) == NULL ||
+	    crc.type >= RELAY_CERT_MAX || crc.total > (1 << 24) ||
+	    crc.offset > crc.total || len > crc.total - crc.offset)
+		return (-1);
+	if ((rc = relay_cert_find(rlay, crc.type, crc.index)) == NULL) {
+		if (crc.offset != 0 ||
+		    (rc = relay_cert_new(rlay, crc.type, crc.index)) == NULL ||
+		    (rc->rc_data = calloc(1, crc.total + 1)) == NULL)
+			return (-1);
+		rc->rc_len = crc.total;
+	}
+	if (rc->rc_len != crc.total)
+		return (-1);
+	memcpy(rc->rc_data + crc.offset, (uint8_t *)imsg->data + sizeof(crc),
+	    len);
+	return (0);
+}
+
+/*
+ * The name of a key: SHA-256 of its public part as libcrypto encodes it
+ * (PKCS#1 for RSA, the point for EC).  ca and the relays name keys the
+ * same way, so the relays never need more than a certificate.
+ */
+int
+tls_pkey_hash(EVP_PKEY *pkey, char *out, size_t outlen)
+{
+	unsigned char	*der = NULL, md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen, i;
+	int		 len;
+
+	if ((len = i2d_PublicKey(pkey, &der)) <= 0)
+		return (-1);
+	if (EVP_Digest(der, len, md, &mdlen, EVP_sha256(), NULL) != 1) {
+		OPENSSL_free(der);
+		return (-1);
+	}
+	OPENSSL_free(der);
+	if (outlen < 7 + 2 * mdlen + 1)
+		return (-1);
+	memcpy(out, "SHA256:", 7);
+	for (i = 0; i < mdlen; i++)
+		(void)snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	return (0);
+}
+
+/* The key name of the first certificate of a PEM chain. */
+int
+tls_pubkey_hash(const uint8_t *pem, size_t len, char *out, size_t outlen)
+{
+	BIO	*bio;
+	X509	*x509;
+	int	 ret = -1;
+
+	if ((bio = BIO_new_mem_buf(pem, len)) == NULL)
+		return (-1);
+	if ((x509 = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+		ret = tls_pkey_hash(X509_get0_pubkey(x509), out, outlen);
+		X509_free(x509);
+	}
+	BIO_free(bio);
+	return (ret);
+}
+
+static uint32_t
+tls_protocols(uint32_t flags)
+{
+	uint32_t	 protocols = 0;
+
+	if (flags & TLSFLAG_TLSV1_2)
+		protocols |= TLS_PROTOCOL_TLSv1_2;
+	if (flags & TLSFLAG_TLSV1_3)
+		protocols |= TLS_PROTOCOL_TLSv1_3;
+	return (protocols);
+}
+
+/* What the server and the client side share. */
+static int
+relay_tls_common(struct relay *rlay, struct tls_config *cfg)
+{
+	struct protocol	*p = rlay->rl_proto;
+
+	if (tls_config_set_protocols(cfg, tls_protocols(p->tlsflags)) != 0 ||
+	    tls_config_set_ciphers(cfg, p->tlsciphers != NULL ?
+	    p->tlsciphers : TLSCIPHERS_DEFAULT) != 0) {
+		log_warnx("relay %s: %s", rlay->rl_conf.name,
+		    tls_config_error(cfg));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The server side's settings but for its certificates. */
+static struct tls_config *
+relay_tls_server_cfg(struct relay *rlay)
+{
+	struct protocol		*p = rlay->rl_proto;
+	struct tls_config	*cfg;
+
+	if ((cfg = tls_config_new()) == NULL)
+		return (NULL);
+	if (relay_tls_common(rlay, cfg) == -1) {
+		tls_config_free(cfg);
+		return (NULL);
+	}
+	if (tls_config_set_ecdhecurves(cfg, p->tlsecdhecurves != NULL ?
+	    p->tlsecdhecurves : TLSECDHECURVES_DEFAULT) != 0 ||
+	    tls_config_set_dheparams(cfg, p->tlsdhparams != NULL ?
+	    p->tlsdhparams : TLSDHPARAM_DEFAULT) != 0) {
+		log_warnx("relay %s: %s", rlay->rl_conf.name,
+		    tls_config_error(cfg));
+		tls_config_free(cfg);
+		return (NULL);
+	}
+	if (p->tlsflags & TLSFLAG_CIPHER_SERVER_PREF)
+		tls_config_prefer_ciphers_server(cfg);
+	else
+		tls_config_prefer_ciphers_client(cfg);
+	return (cfg);
+}
+
+static int
+relay_tls_server(struct relay *rlay)
+{
+	struct protocol		*p = rlay->rl_proto;
+	struct tls_config	*cfg;
+	struct relay_cert	*rc, *ocsp;
+	int			 n = 0;
+
+	if ((rlay->rl_tls_cfg = cfg = relay_tls_server_cfg(rlay)) == NULL)
+		return (-1);
+	/* certificates only: the keys are in ca */
+	TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry) {
+		if (rc->rc_type != RELAY_CERT_CERT)
+			continue;
+		ocsp = relay_cert_find(rlay, RELAY_CERT_OCSP, rc->rc_index);
+		if ((n++ == 0 ? tls_config_set_keypair_ocsp_mem(cfg,
+		    rc->rc_data, rc->rc_len, NULL, 0,
+		    ocsp != NULL ? ocsp->rc_data : NULL,
+		    ocsp != NULL ? ocsp->rc_len : 0) :
+		    tls_config_add_keypair_ocsp_mem(cfg, rc->rc_data,
+		    rc->rc_len, NULL, 0, ocsp != NULL ? ocsp->rc_data : NULL,
+		    ocsp != NULL ? ocsp->rc_len : 0)) != 0)
+			goto fail;
+	}
+	if (n == 0) {
+		log_warnx("relay %s: no certificate", rlay->rl_conf.name);
+		return (-1);
+	}
+	if (tls_config_use_fake_private_key(cfg) == -1)
+		goto fail;
+	if ((rc = relay_cert_find(rlay, RELAY_CERT_CLIENTCA, 0)) != NULL) {
+		if (tls_config_set_ca_mem(cfg, rc->rc_data, rc->rc_len) != 0)
+			goto fail;
+		tls_config_verify_client(cfg);
+		if ((rc = relay_cert_find(rlay, RELAY_CERT_CRL, 0)) != NULL &&
+		    tls_config_set_crl_mem(cfg, rc->rc_data, rc->rc_len) != 0)
+			goto fail;
+	}
+	if (p->tickets) {
+		if (tls_config_set_session_lifetime(cfg,
+		    TLS_SESSION_LIFETIME) != 0)
+			goto fail;
+	} else if (tls_config_set_session_lifetime(cfg, 0) != 0)
+		goto fail;
+	if (tls_config_set_session_id(cfg, rlay->rl_conf.tls_sid,
+	    sizeof(rlay->rl_conf.tls_sid)) != 0)
+		goto fail;
+	if ((rlay->rl_tls_ctx = tls_server()) == NULL) {
+		log_warnx("relay %s: tls_server failed", rlay->rl_conf.name);
+		return (-1);
+	}
+	if (tls_configure(rlay->rl_tls_ctx, cfg) != 0) {
+		log_warnx("relay %s: %s", rlay->rl_conf.name,
+		    tls_error(rlay->rl_tls_ctx));
+		return (-1);
+	}
+	return (0);
+ fail:
+	log_warnx("relay %s: %s", rlay->rl_conf.name, tls_config_error(cfg));
+	return (-1);
+}
+
+/*
+ * forward with tls: the backend's chain is verified with tls ca file,
+ * and not at all without it; its name never is (as OpenBSD: backends
+ * are addresses).
+ */
+static int
+relay_tls_client(struct relay *rlay)
+{
+	struct tls_config	*cfg;
+	struct relay_cert	*rc;
+
+	if ((rlay->rl_tls_client_cfg = cfg = tls_config_new()) == NULL)
+		return (-1);
+	if (relay_tls_common(rlay, cfg) == -1)
+		return (-1);
+	tls_config_insecure_noverifyname(cfg);
+	if ((rc = relay_cert_find(rlay, RELAY_CERT_CA, 0)) != NULL) {
+		if (tls_config_set_ca_mem(cfg, rc->rc_data, rc->rc_len) != 0) {
+			log_warnx("relay %s: %s", rlay->rl_conf.name,
+			    tls_config_error(cfg));
+			return (-1);
+		}
+	} else
+		tls_config_insecure_noverifycert(cfg);
+	return (0);
+}
+
+/*
+ * TLS inspection, once the backend's handshake is done: the client gets
+ * the backend's certificate, re-issued by the inspection CA for the key
+ * of the relay's keypair (tls_keyops_resign()), from a server context
+ * of the session's own.  -1 on failure.
+ */
+int
+relay_tls_inspect(struct rsession *con)
+{
+	struct relay		*rlay = con->se_relay;
+	struct relay_cert	*ca, *kc;
+	const uint8_t		*peer;
+	uint8_t			*pem;
+	size_t			 peerlen, len;
+
+	if ((peer = tls_peer_cert_chain_pem(con->se_out.tls,
+	    &peerlen)) == NULL ||
+	    (ca = relay_cert_find(rlay, RELAY_CERT_CACERT, 0)) == NULL ||
+	    (kc = relay_cert_find(rlay, RELAY_CERT_CERT, 0)) == NULL)
+		return (-1);
+	if ((pem = tls_keyops_resign(peer, peerlen, ca->rc_data, ca->rc_len,
+	    kc->rc_data, kc->rc_len, &len)) == NULL) {
+		log_warnx("relay %s: cannot re-issue the backend's "
+		    "certificate", rlay->rl_conf.name);
+		return (-1);
+	}
+	if ((con->se_tls_cfg = relay_tls_server_cfg(rlay)) == NULL ||
+	    tls_config_set_keypair_mem(con->se_tls_cfg, pem, len, NULL,
+	    0) != 0 || tls_config_use_fake_private_key(con->se_tls_cfg) ==
+	    -1 || (con->se_tls_ctx = tls_server()) == NULL ||
+	    tls_configure(con->se_tls_ctx, con->se_tls_cfg) != 0 ||
+	    tls_accept_socket(con->se_tls_ctx, &con->se_in.tls,
+	    con->se_in.s) != 0) {
+		free(pem);
+		return (-1);
+	}
+	free(pem);
+	return (0);
+}
+
+/* Relay process: the libtls configurations of a relay. */
+int
+relay_tls_setup(struct relayd *env, struct relay *rlay)
+{
+	(void)env;
+	if ((rlay->rl_conf.flags & F_TLS) && rlay->rl_tls_ctx == NULL &&
+	    relay_tls_server(rlay) == -1)
+		return (-1);
+	if ((rlay->rl_conf.flags & F_TLSCLIENT) &&
+	    rlay->rl_tls_client_cfg == NULL && relay_tls_client(rlay) == -1)
+		return (-1);
+	return (0);
+}
+
+void
+relay_tls_free(struct relay *rlay)
+{
+	tls_free(rlay->rl_tls_ctx);
+	tls_config_free(rlay->rl_tls_cfg);
+	tls_config_free(rlay->rl_tls_client_cfg);
+	rlay->rl_tls_ctx = NULL;
+	rlay->rl_tls_cfg = NULL;
+	rlay->rl_tls_client_cfg = NULL;
+	relay_certs_free(rlay);
+}
+
+/* A ticket key from the parent, for every relay with tickets. */
+void
+relay_tls_ticket_rekey(struct relayd *env, struct imsg *imsg)
+{
+	struct ctl_ticketkey	 tk;
+	struct relay		*rlay;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(tk))
+		return;
+	memcpy(&tk, imsg->data, sizeof(tk));
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (rlay->rl_tls_cfg != NULL && rlay->rl_proto->tickets &&
+		    tls_config_add_ticket_key(rlay->rl_tls_cfg, tk.keyrev,
+		    tk.key, sizeof(tk.key)) != 0)
+			log_warnx("relay %s: ticket key: %s",
+			    rlay->rl_conf.name,
+			    tls_config_error(rlay->rl_tls_cfg));
+	explicit_bzero(&tk, sizeof(tk));
+}

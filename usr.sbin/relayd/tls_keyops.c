@@ -1,0 +1,377 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The relay side of private-key operations.  A relay process holds
+ * certificates only (libtls's fake private key); the RSA and EC_KEY
+ * methods installed here send every private-key operation to the
+ * process's ca instance and wait for the answer.
+ *
+ * This is the one file that uses OpenSSL's deprecated key-method API
+ * (RSA_METHOD, EC_KEY_METHOD): it is built for the 1.1.1 API.  It works
+ * with OpenSSL's default provider; a FIPS provider bypasses the methods.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/bio.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "relayd.h"
+
+#define KEYOP_MAXDATA	1024
+
+static struct privsep	*keyops_ps;
+static uint32_t		 keyops_id;
+static RSA_METHOD	*rsae_method;
+static EC_KEY_METHOD	*ecdsae_method;
+static ECDSA_SIG *(*ecdsa_sign_sig_default)(const unsigned char *, int,
+    const BIGNUM *, const BIGNUM *, EC_KEY *);
+
+static int
+keyops_hexhash(const unsigned char *der, int len, char *out, size_t outlen)
+{
+	unsigned char	 md[SHA256_DIGEST_LENGTH];
+	int		 i;
+
+	if (len <= 0 || outlen < 7 + 2 * sizeof(md) + 1)
+		return (-1);
+	if (EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL) != 1)
+		return (-1);
+	memcpy(out, "SHA256:", 7);
+	for (i = 0; i < (int)sizeof(md); i++)
+		(void)snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	return (0);
+}
+
+/* The name ca knows a key by: as tls_pkey_hash() makes it. */
+static int
+keyops_hash_rsa(const RSA *rsa, char *out, size_t outlen)
+{
+	unsigned char	*der = NULL;
+	int		 len, ret;
+
+	len = i2d_RSAPublicKey(rsa, &der);
+	ret = keyops_hexhash(der, len, out, outlen);
+	OPENSSL_free(der);
+	return (ret);
+}
+
+static int
+keyops_hash_ec(const EC_KEY *ec, char *out, size_t outlen)
+{
+	unsigned char	*der = NULL;
+	int		 len, ret;
+
+	len = i2o_ECPublicKey(ec, &der);
+	ret = keyops_hexhash(der, len, out, outlen);
+	OPENSSL_free(der);
+	return (ret);
+}
+
+static int
+keyops_elapsed(struct timespec *start)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ((now.tv_sec - start->tv_sec) * 1000 +
+	    (now.tv_nsec - start->tv_nsec) / 1000000);
+}
+
+/*
+ * One round trip to ca: what arrives meanwhile on the same channel is
+ * only ever a late answer, dropped.  -1, or the length of the result.
+ */
+static int
+keyops_call(uint32_t type, const char *hash, int padding,
+    const unsigned char *in, size_t inlen, unsigned char *out, size_t outlen)
+{
+	struct imsgbuf		*ibuf;
+	struct ctl_keyop	 op;
+	struct imsg		 imsg;
+	struct pollfd		 pfd;
+	struct timespec		 start;
+	unsigned char		 buf[sizeof(op) + KEYOP_MAXDATA];
+	ssize_t			 n;
+	int			 ret = -1, done = 0, left;
+
+	if (keyops_ps == NULL || inlen > KEYOP_MAXDATA || (ibuf =
+	    proc_ibuf(keyops_ps, PROC_CA, keyops_ps->ps_instance)) == NULL)
+		return (-1);
+	memset(&op, 0, sizeof(op));
+	(void)strlcpy(op.hash, hash, sizeof(op.hash));
+	op.id = ++keyops_id;
+	op.padding = padding;
+	op.len = inlen;
+	memcpy(buf, &op, sizeof(op));
+	memcpy(buf + sizeof(op), in, inlen);
+	if (imsg_compose(ibuf, type, 0, 0, -1, buf, sizeof(op) + inlen) ==
+	    -1 || imsg_flush(ibuf) == -1) {
+		log_warn("%s: to ca", __func__);
+		return (-1);
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!done) {
+		if ((left = TLS_PRIV_TIMEOUT - keyops_elapsed(&start)) <= 0) {
+			log_warnx("%s: no answer from ca in %d ms", __func__,
+			    TLS_PRIV_TIMEOUT);
+			return (-1);
+		}
+		pfd.fd = ibuf->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, left) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		if ((pfd.revents & (POLLIN | POLLHUP)) == 0)
+			continue;
+		if ((n = imsg_read(ibuf)) == -1 && errno != EAGAIN)
+			return (-1);
+		if (n == 0)
+			fatalx("%s: ca went away", __func__);
+		/* everything read is taken: the event loop will not see it */
+		while ((n = imsg_get(ibuf, &imsg)) > 0) {
+			if (imsg.hdr.type == type &&
+			    IMSG_DATA_SIZE(&imsg) >= sizeof(op)) {
+				memcpy(&op, imsg.data, sizeof(op));
+				if (op.id == keyops_id && op.ret >= 0 &&
+				    op.len == IMSG_DATA_SIZE(&imsg) -
+				    sizeof(op) && op.len <= outlen) {
+					memcpy(out, (unsigned char *)imsg.data +
+					    sizeof(op), op.len);
+					ret = (int)op.len;
+				}
+				if (op.id == keyops_id)
+					done = 1;
+				else
+					log_warnx("%s: late answer from ca "
+					    "dropped", __func__);
+			} else
+				log_warnx("%s: unexpected %s from ca",
+				    __func__, imsg_type_name(imsg.hdr.type));
+			imsg_free(&imsg);
+		}
+		if (n == -1)
+			return (-1);
+	}
+	return (ret);
+}
+
+static int
+rsae_priv_enc(int flen, const unsigned char *from, unsigned char *to,
+    RSA *rsa, int padding)
+{
+	char	 hash[TLS_HASH_SIZE];
+
+	if (RSA_get0_d(rsa) != NULL)
+		return (RSA_meth_get_priv_enc(RSA_PKCS1_OpenSSL())(flen, from,
+		    to, rsa, padding));
+	if (flen < 0 || keyops_hash_rsa(rsa, hash, sizeof(hash)) == -1)
+		return (-1);
+	return (keyops_call(IMSG_CA_PRIVENC, hash, padding, from, flen, to,
+	    RSA_size(rsa)));
+}
+
+static int
+rsae_priv_dec(int flen, const unsigned char *from, unsigned char *to,
+    RSA *rsa, int padding)
+{
+	char	 hash[TLS_HASH_SIZE];
+
+	if (RSA_get0_d(rsa) != NULL)
+		return (RSA_meth_get_priv_dec(RSA_PKCS1_OpenSSL())(flen, from,
+		    to, rsa, padding));
+	if (flen < 0 || keyops_hash_rsa(rsa, hash, sizeof(hash)) == -1)
+		return (-1);
+	return (keyops_call(IMSG_CA_PRIVDEC, hash, padding, from, flen, to,
+	    RSA_size(rsa)));
+}
+
+static ECDSA_SIG *
+ecdsae_do_sign(const unsigned char *dgst, int dlen, const BIGNUM *inv,
+    const BIGNUM *rp, EC_KEY *eckey)
+{
+	char		 hash[TLS_HASH_SIZE];
+	unsigned char	 sig[KEYOP_MAXDATA];
+	const unsigned char *p = sig;
+	int		 len;
+
+	if (EC_KEY_get0_private_key(eckey) != NULL)
+		return (ecdsa_sign_sig_default(dgst, dlen, inv, rp, eckey));
+	if (dlen < 0 || keyops_hash_ec(eckey, hash, sizeof(hash)) == -1)
+		return (NULL);
+	if ((len = keyops_call(IMSG_CA_ECDSA, hash, 0, dgst, dlen, sig,
+	    sizeof(sig))) <= 0)
+		return (NULL);
+	return (d2i_ECDSA_SIG(NULL, &p, len));
+}
+
+/*
+ * Before any tls_configure(): keys made from then on use these methods
+ * (a key with its private part still uses OpenSSL's own).
+ */
+int
+tls_keyops_init(struct privsep *ps)
+{
+	int (*sign)(int, const unsigned char *, int, unsigned char *,
+	    unsigned int *, const BIGNUM *, const BIGNUM *, EC_KEY *);
+	int (*setup)(EC_KEY *, BN_CTX *, BIGNUM **, BIGNUM **);
+
+	keyops_ps = ps;
+	if (rsae_method != NULL)
+		return (0);
+	if ((rsae_method = RSA_meth_dup(RSA_PKCS1_OpenSSL())) == NULL ||
+	    RSA_meth_set1_name(rsae_method, "relayd ca") != 1 ||
+	    RSA_meth_set_priv_enc(rsae_method, rsae_priv_enc) != 1 ||
+	    RSA_meth_set_priv_dec(rsae_method, rsae_priv_dec) != 1 ||
+	    RSA_meth_set_flags(rsae_method, RSA_meth_get_flags(rsae_method) |
+	    RSA_METHOD_FLAG_NO_CHECK) != 1)
+		return (-1);
+	RSA_set_default_method(rsae_method);
+	if ((ecdsae_method = EC_KEY_METHOD_new(EC_KEY_OpenSSL())) == NULL)
+		return (-1);
+	EC_KEY_METHOD_get_sign(ecdsae_method, &sign, &setup,
+	    &ecdsa_sign_sig_default);
+	EC_KEY_METHOD_set_sign(ecdsae_method, sign, setup, ecdsae_do_sign);
+	EC_KEY_set_default_method(ecdsae_method);
+	return (0);
+}
+
+static X509 *
+keyops_x509(const uint8_t *pem, size_t len)
+{
+	BIO	*bio;
+	X509	*x;
+
+	if ((bio = BIO_new_mem_buf(pem, len)) == NULL)
+		return (NULL);
+	x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+	BIO_free(bio);
+	return (x);
+}
+
+/*
+ * A key of the legacy kind, made from a public key: its private-key
+ * operations go through the methods above, to ca.
+ */
+static EVP_PKEY *
+keyops_legacy_pkey(EVP_PKEY *pub)
+{
+	EVP_PKEY	*pkey;
+	const RSA	*prsa;
+	const EC_KEY	*pec;
+	RSA		*rsa;
+	EC_KEY		*ec;
+
+	if ((pkey = EVP_PKEY_new()) == NULL)
+		return (NULL);
+	switch (EVP_PKEY_base_id(pub)) {
+	case EVP_PKEY_RSA:
+		if ((prsa = EVP_PKEY_get0_RSA(pub)) == NULL ||
+		    (rsa = RSA_new()) == NULL)
+			break;
+		if (RSA_set0_key(rsa, BN_dup(RSA_get0_n(prsa)),
+		    BN_dup(RSA_get0_e(prsa)), NULL) != 1 ||
+		    EVP_PKEY_assign_RSA(pkey, rsa) != 1) {
+			RSA_free(rsa);
+			break;
+		}
+		return (pkey);
+	case EVP_PKEY_EC:
+		if ((pec = EVP_PKEY_get0_EC_KEY(pub)) == NULL ||
+		    (ec = EC_KEY_new()) == NULL)
+			break;
+		if (EC_KEY_set_group(ec, EC_KEY_get0_group(pec)) != 1 ||
+		    EC_KEY_set_public_key(ec, EC_KEY_get0_public_key(pec)) !=
+		    1 || EVP_PKEY_assign_EC_KEY(pkey, ec) != 1) {
+			EC_KEY_free(ec);
+			break;
+		}
+		return (pkey);
+	}
+	EVP_PKEY_free(pkey);
+	return (NULL);
+}
+
+/*
+ * TLS inspection: the backend's certificate (first of the PEM chain
+ * peer) again, with the public key of the relay's keypair (keycert)
+ * and issued by the inspection CA (cacert), whose key signs it in ca.
+ * Extensions that name the old issuer or key go.  Returns PEM, to be
+ * freed, and its length in *outlen; NULL on failure.
+ */
+uint8_t *
+tls_keyops_resign(const uint8_t *peer, size_t peerlen, const uint8_t *cacert,
+    size_t calen, const uint8_t *keycert, size_t keylen, size_t *outlen)
+{
+	static const int drop[] = {
+		NID_authority_key_identifier, NID_subject_key_identifier,
+		NID_info_access, NID_crl_distribution_points,
+		NID_ct_precert_scts
+	};
+	X509		*x = NULL, *ca = NULL, *kx = NULL;
+	EVP_PKEY	*capkey = NULL;
+	BIO		*bio = NULL;
+	BUF_MEM		*bm;
+	uint8_t		*out = NULL;
+	size_t		 i;
+	int		 pos;
+
+	if ((x = keyops_x509(peer, peerlen)) == NULL ||
+	    (ca = keyops_x509(cacert, calen)) == NULL ||
+	    (kx = keyops_x509(keycert, keylen)) == NULL)
+		goto done;
+	for (i = 0; i < nitems(drop); i++)
+		while ((pos = X509_get_ext_by_NID(x, drop[i], -1)) >= 0)
+			X509_EXTENSION_free(X509_delete_ext(x, pos));
+	if (X509_set_pubkey(x, X509_get0_pubkey(kx)) != 1 ||
+	    X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 ||
+	    (capkey = keyops_legacy_pkey(X509_get0_pubkey(ca))) == NULL ||
+	    X509_sign(x, capkey, EVP_sha256()) <= 0)
+		goto done;
+	if ((bio = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_X509(bio, x) != 1)
+		goto done;
+	BIO_get_mem_ptr(bio, &bm);
+	if ((out = malloc(bm->length)) == NULL)
+		goto done;
+	memcpy(out, bm->data, bm->length);
+	*outlen = bm->length;
+ done:
+	BIO_free(bio);
+	EVP_PKEY_free(capkey);
+	X509_free(x);
+	X509_free(ca);
+	X509_free(kx);
+	return (out);
+}
