@@ -125,6 +125,45 @@ wait_port()
 	done
 }
 
+# ONLY="name ...": just these contenders
+selected()
+{
+	[ -z "${ONLY:-}" ] && return 0
+	case " $ONLY " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+
+# CPU seconds per GiB: cpu_per_gib TICKS BYTES
+cpu_per_gib()
+{
+	awk -v t="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" \
+	    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }'
+}
+
+# Start a proxy in the background: its output in $work/NAME.log, its pid
+# in proxy.pid.  run_proxy NAME COMMAND...
+run_proxy()
+{
+	_log=$1
+	shift
+	$ONPROXY "$@" >"$work/$_log.log" 2>&1 &
+	echo $! >"$work/proxy.pid"
+}
+
+# The start of every nginx configuration, with the stream module where
+# it is a module of its own.
+nginx_head()
+{
+	mod=/usr/lib/nginx/modules/ngx_stream_module.so
+	[ -f $mod ] && echo "load_module $mod;"
+	printf '%s\n' "worker_processes $WORKERS;" \
+	    "worker_rlimit_nofile 100000;" "pid $work/nginx.pid;" \
+	    "error_log $work/nginx.err;" \
+	    "events { worker_connections 50000; }"
+}
+
 start_relayd()
 {
 	cat >"$work/relayd.conf" <<CONF
@@ -145,14 +184,12 @@ relay e {
 	forward to 127.0.0.1 port $ECHO
 }
 CONF
-	$ONPROXY "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
-	echo $! >"$work/proxy.pid"
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
 }
 
 start_bare()
 {
-	$ONPROXY "$BARE" "$1" "$LT" "$SINK" "$LE" "$ECHO" 2>"$work/bare.log" &
-	echo $! >"$work/proxy.pid"
+	run_proxy bare "$BARE" "$1" "$LT" "$SINK" "$LE" "$ECHO"
 }
 
 start_haproxy()
@@ -175,27 +212,19 @@ listen e
 	bind 127.0.0.1:$LE
 	server s 127.0.0.1:$ECHO
 CONF
-	$ONPROXY haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-	echo $! >"$work/proxy.pid"
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
 
 start_nginx()
 {
-	mod=/usr/lib/nginx/modules/ngx_stream_module.so
 	cat >"$work/nginx.conf" <<CONF
-$( [ -f $mod ] && echo "load_module $mod;" )
-worker_processes $WORKERS;
-worker_rlimit_nofile 100000;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 50000; }
+$(nginx_head)
 stream {
 	server { listen 127.0.0.1:$LT; proxy_pass 127.0.0.1:$SINK; }
 	server { listen 127.0.0.1:$LE; proxy_pass 127.0.0.1:$ECHO; }
 }
 CONF
-	$ONPROXY nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
-	echo $! >"$work/proxy.pid"
+	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
 }
 
 stop_proxy()
@@ -274,13 +303,7 @@ contender()
 {
 	name=$1
 	shift
-	# ONLY="name ...": just these contenders
-	if [ -n "${ONLY:-}" ]; then
-		case " $ONLY " in
-		*" $name "*) ;;
-		*) return ;;
-		esac
-	fi
+	selected "$name" || return
 	case "$name" in
 	direct)
 		PT=$SINK; PE=$ECHO ;;
@@ -392,8 +415,7 @@ relay h {
 	forward to <api> port $HTTPB
 }
 CONF
-	$ONPROXY "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
-	echo $! >"$work/proxy.pid"
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
 }
 
 # the same rules for HAProxy
@@ -429,18 +451,13 @@ backend b
 backend api
 	server s 127.0.0.1:$HTTPB
 CONF
-	$ONPROXY haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-	echo $! >"$work/proxy.pid"
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
 
 start_nginx_http()
 {
 	cat >"$work/nginx.conf" <<CONF
-worker_processes $WORKERS;
-worker_rlimit_nofile 100000;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 50000; }
+$(nginx_head)
 http {
 	access_log off;
 	upstream b { server 127.0.0.1:$HTTPB; keepalive 128; }
@@ -457,8 +474,7 @@ http {
 	}
 }
 CONF
-	$ONPROXY nginx -c "$work/nginx.conf" -g 'daemon off;' >"$work/nginx.log" 2>&1 &
-	echo $! >"$work/proxy.pid"
+	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
 }
 
 # requests/s of 1 KiB answers on 64 connections, and GiB bodies down and
@@ -479,9 +495,7 @@ measure_http()
 			c1=$(cpu_ticks)
 			f=hd; [ $dir = put ] && f=hu
 			echo "$g" >>"$work/$f"
-			awk -v t=$((c1 - c0)) -v b="$HBYTES" -v hz="$(getconf CLK_TCK)" \
-			    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }' \
-			    >>"$work/${f}c"
+			cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/${f}c"
 		done
 		r=$((r + 1))
 	done
@@ -495,12 +509,7 @@ http_contender()
 {
 	name=$1
 	shift
-	if [ -n "${ONLY:-}" ]; then
-		case " $ONLY " in
-		*" $name "*) ;;
-		*) return ;;
-		esac
-	fi
+	selected "$name" || return
 	if [ "$name" = http-direct ]; then
 		PH=$HTTPB
 	else
@@ -566,11 +575,152 @@ else
 	echo "No HTTP rows: wrk is not installed (make bench-deps)"
 fi
 
+# TLS: new TLS 1.3 handshakes per second (openssl s_time -new, one
+# client) with an ECDSA P-256 and an RSA 2048 certificate, and a TLS
+# terminated stream (curl over https, a tcp relay to the HTTP backend)
+# with the proxy's CPU per GiB.  One worker each; relayd's keys are in
+# its ca process, so each handshake costs one round trip to it.
+start_relayd_tls()
+{
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+tls directory "$work/ssl"
+protocol t {
+	tcp { nodelay, backlog 512 }
+	tls keypair bench-$1
+}
+relay t {
+	listen on 127.0.0.1 port $LS tls
+	protocol t
+	forward to 127.0.0.1 port $HTTPB
+}
+CONF
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
+}
+
+start_haproxy_tls()
+{
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn 1000
+	tune.ssl.default-dh-param 2048
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+frontend t
+	bind 127.0.0.1:$LS ssl crt $work/ssl/bench-$1.pem
+	default_backend b
+backend b
+	server s 127.0.0.1:$HTTPB
+CONF
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
+}
+
+start_nginx_tls()
+{
+	cat >"$work/nginx.conf" <<CONF
+$(nginx_head)
+stream {
+	server {
+		listen 127.0.0.1:$LS ssl;
+		ssl_certificate $work/ssl/bench-$1.crt;
+		ssl_certificate_key $work/ssl/private/bench-$1.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		proxy_pass 127.0.0.1:$HTTPB;
+	}
+}
+CONF
+	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
+}
+
+measure_tls()
+{
+	name=$1
+	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
+		    -time "$HSECS" 2>/dev/null | awk '/connections in .* real/ {
+		    printf "%d\n", $1 / $4 }' >>"$work/th"
+		c0=$(cpu_ticks)
+		b=$($ONCLIENT curl -sk -o /dev/null -w '%{speed_download}' \
+		    "https://127.0.0.1:$LS/$HBYTES")
+		c1=$(cpu_ticks)
+		awk -v b="$b" 'BEGIN { printf "%.2f\n", b * 8 / 1e9 }' >>"$work/tb"
+		cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/tbc"
+		r=$((r + 1))
+	done
+	printf '%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
+	    "$(median <"$work/tb")" "$(median <"$work/tbc")" >>"$work/tls.csv"
+	echo "  $name done" >&2
+}
+
+tls_contender()
+{
+	name=$1
+	shift
+	selected "$name" || return
+	"$@"
+	if ! wait_port "$LS"; then
+		echo "  $name did not start, skipped" >&2
+		stop_proxy
+		return
+	fi
+	measure_tls "$name"
+	stop_proxy
+}
+
+if [ -n "${HTTPB:-}" ]; then
+	LS=$LH
+	mkdir -p "$work/ssl/private"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$work/ssl/private/bench-ec.key" -out "$work/ssl/bench-ec.crt" \
+	    -days 2 -subj /CN=127.0.0.1 2>/dev/null
+	openssl req -x509 -newkey rsa:2048 -nodes \
+	    -keyout "$work/ssl/private/bench-rsa.key" -out "$work/ssl/bench-rsa.crt" \
+	    -days 2 -subj /CN=127.0.0.1 2>/dev/null
+	for k in ec rsa; do
+		cat "$work/ssl/bench-$k.crt" "$work/ssl/private/bench-$k.key" \
+		    >"$work/ssl/bench-$k.pem"
+	done
+	: >"$work/tls.csv"
+	for k in ec rsa; do
+		tls_contender relayd-tls-$k start_relayd_tls $k
+		command -v haproxy >/dev/null &&
+		    tls_contender haproxy-tls-$k start_haproxy_tls $k
+		command -v nginx >/dev/null &&
+		    tls_contender nginx-tls-$k start_nginx_tls $k
+	done
+	{
+		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib"
+		cat "$work/tls.csv"
+	} >"$PERF/results/tls-$stamp.csv"
+	echo
+	awk -F, '
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+{ row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[n[3]] = $0 }
+END {
+	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | stream Gbit/s | vs HAProxy | CPU s/GiB |"
+	print "|---|---|---|---|---|---|"
+	for (i = 1; i <= NR; i++) {
+		split(row[i], f, ","); split(f[1], n, "-"); split(h[n[3]], g, ",")
+		printf "| %s | %s | %s | %s | %s | %s |\n", f[1], f[2],
+		    ratio(f[2], g[2]), f[3], ratio(f[3], g[3]), f[4]
+	}
+}' "$work/tls.csv"
+	echo
+	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
+fi
+
 # The chart: throughput and CPU per GiB, one group of bars a contender.
 if command -v gnuplot >/dev/null; then
 	awk -F, '{ split($2, a, " "); split($3, b, " "); split($4, c, " ")
 	    print $1, a[1], b[1], c[1] }' "$work/results.csv" >"$work/plot.dat"
-	gnuplot <<PLOT 2>"$work/gnuplot.err" && echo "Chart in regress/perf/results/bench-$stamp.png"
+	if gnuplot <<PLOT 2>"$work/gnuplot.err"; then
 set terminal pngcairo size 1200,700 noenhanced
 set output "$PERF/results/bench-$stamp.png"
 set multiplot layout 2,1 title "relayd bench $stamp ($REPEAT run(s), medians, loopback, 2 cores)"
@@ -586,6 +736,10 @@ set ylabel "proxy CPU s/GiB"
 plot "$work/plot.dat" using 4:xtic(1) title "CPU s/GiB" lc rgb "#aa4444"
 unset multiplot
 PLOT
+		echo "Chart in regress/perf/results/bench-$stamp.png"
+	else
+		echo "No chart: nothing to plot (ONLY without TCP rows?)"
+	fi
 else
 	echo "No chart: gnuplot is not installed (make bench-deps)"
 fi

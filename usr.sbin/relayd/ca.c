@@ -195,6 +195,7 @@ static int
 ca_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct ctl_keyop	 op;
+	struct imsgev		*iev;
 	uint8_t			 buf[sizeof(op) + CA_MAXDATA];
 	size_t			 outlen = CA_MAXDATA;
 
@@ -215,9 +216,19 @@ ca_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 			op.ret = (int)outlen;
 		op.len = outlen;
 		memcpy(buf, &op, sizeof(op));
-		proc_compose_imsg(p->p_ps, PROC_RELAY, p->p_ps->ps_instance,
-		    imsg->hdr.type, 0, -1, buf, sizeof(op) + outlen);
+		if ((iev = proc_iev(p->p_ps, PROC_RELAY,
+		    p->p_ps->ps_instance)) == NULL ||
+		    imsg_compose(&iev->ibuf, imsg->hdr.type, 0, 0, -1, buf,
+		    sizeof(op) + outlen) == -1)
+			fatalx("%s: answer to relay", __func__);
 		explicit_bzero(buf, sizeof(buf));
+		/*
+		 * The relay waits in its handshake: the answer goes now, not
+		 * after another turn of the event loop (what the socket
+		 * does not take waits for the write event).
+		 */
+		(void)msgbuf_write(&iev->ibuf.w);
+		imsg_event_add(iev);
 		break;
 	default:
 		return (-1);
