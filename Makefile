@@ -86,14 +86,14 @@ endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
-		socat iproute2 curl python3
+		socat iproute2 nftables curl python3
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
 
 COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
-		$(RD)/compat/tcpstate.c
+		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
@@ -198,7 +198,8 @@ install: all
 	install -m 555 $(RELAYD) $(RELAYCTL) $(DESTDIR)$(SBINDIR)
 	install -m 444 man/relayd.conf.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 444 man/relayd.8 man/relayctl.8 $(DESTDIR)$(MANDIR)/man8
-	install -m 444 etc/relayd.conf $(DESTDIR)$(EXAMPLEDIR)
+	install -m 444 etc/relayd.conf etc/transparent.nft \
+	    $(DESTDIR)$(EXAMPLEDIR)
 	@# the service file, with the paths of this installation
 	install -d $(DESTDIR)$(SERVICEDIR)
 	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' $(SERVICE) \

@@ -1369,10 +1369,8 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 				    "only redirections route (needs pf(4))");
 				YYERROR;
 			}
-			if ($1 == FWD_TRANS) {
-				not_implemented("transparent forward");
+			if ($1 == FWD_TRANS)
 				rlay->rl_conf.flags |= F_TRANSPARENT;
-			}
 			if ($2)
 				rlay->rl_conf.flags |= F_TLSCLIENT;
 		} forwardspec dstaf
@@ -1487,16 +1485,13 @@ forwardspec	: tablename tableopts_l		{
 			rlay->rl_conf.dstretry = $3;
 		}
 		| NAT LOOKUP retry		{
-#ifdef RELAYD_HAVE_NATLOOK
-			not_implemented("forward to nat lookup");
-#else
+#ifndef RELAYD_HAVE_NATLOOK
 			needs_pf("forward to nat lookup");
 #endif
 			rlay->rl_conf.flags |= F_NATLOOK;
 			rlay->rl_conf.dstretry = $3;
 		}
 		| DESTINATION retry		{
-			not_implemented("forward to destination");
 			rlay->rl_conf.flags |= F_DIVERT;
 			rlay->rl_conf.dstretry = $2;
 		}

@@ -88,6 +88,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CA_ECDSA] = "ca ecdsa",
 	[IMSG_CA_CERT] = "ca cert",
 	[IMSG_TLSTICKET_REKEY] = "tls ticket rekey",
+	[IMSG_BINDANY] = "bindany",
 };
 
 static const char *const proc_names[PROC_MAX] = {

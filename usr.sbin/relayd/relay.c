@@ -63,6 +63,9 @@ static int	 relay_dispatch_pfe(int, struct privsep_proc *,
 static int	 relay_dispatch_ca(int, struct privsep_proc *,
 		    struct imsg *);
 static void	 relay_launch(void);
+static void	 relay_bindany_done(struct imsg *);
+static int	 relay_original_dst(struct rsession *);
+static int	 relay_pick(struct rsession *);
 static void	 relay_reset(struct imsg *);
 static void	 relay_accept(int, short, void *);
 static int	 relay_fds_left(void);
@@ -227,6 +230,13 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 		close(s);
 		return (-1);
 	}
+	/* forward to destination: connections for any address */
+	if ((rlay->rl_conf.flags & F_DIVERT) &&
+	    compat_transparent(s, rlay->rl_conf.ss.ss_family) == -1) {
+		log_warn("relay %s: transparent listener", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
 	relay_socket_opts(s, p, 1);
 	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
 	    ss_len(&rlay->rl_conf.ss)) == -1) {
@@ -243,6 +253,55 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 	}
 	rlay->rl_s = s;
 	return (0);
+}
+
+/*
+ * Parent: transparent forward asks for a socket bound to the client's
+ * address, which only a privileged process may make; the relay
+ * connects it.  A failure sends no descriptor.
+ */
+void
+relay_bindany(struct privsep *ps, struct imsg *imsg)
+{
+	struct ctl_bindany	 bnd;
+	int			 s;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &bnd);
+	memcpy(&bnd, imsg->data, sizeof(bnd));
+	if (bnd.instance >= proc_ninstances(ps, PROC_RELAY))
+		return;
+	if ((s = socket(bnd.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, IPPROTO_TCP)) == -1 ||
+	    compat_transparent(s, bnd.ss.ss_family) == -1 ||
+	    bind(s, (struct sockaddr *)&bnd.ss, ss_len(&bnd.ss)) == -1) {
+		log_warn("%s: session %u", __func__, bnd.id);
+		if (s != -1)
+			close(s);
+		s = -1;
+	}
+	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
+	    &bnd, sizeof(bnd));
+}
+
+/*
+ * Parent: relayd writes no firewall rule and no route, but says so when
+ * a transparent relay's answers cannot reach it: they need a policy
+ * route for the packets the firewall marks (relayd.conf(5) has both).
+ */
+void
+relay_transparent_check(struct relay *rlay)
+{
+	int	 af = rlay->rl_conf.ss.ss_family;
+
+	if ((rlay->rl_conf.flags & (F_TRANSPARENT | F_DIVERT)) == 0 ||
+	    compat_transparent_route(af) != 0)
+		return;
+	log_warnx("relay %s: no policy route for marked packets, its "
+	    "connections will hang: ip%s rule add fwmark 1 lookup 100; "
+	    "ip%s route add local %s dev lo table 100 (see relayd.conf(5), "
+	    "TRANSPARENT RELAYS)", rlay->rl_conf.name,
+	    af == AF_INET6 ? " -6" : "", af == AF_INET6 ? " -6" : "",
+	    af == AF_INET6 ? "::/0" : "0.0.0.0/0");
 }
 
 static void
@@ -319,6 +378,9 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_TLSTICKET_REKEY:
 		relay_tls_ticket_rekey(env, imsg);
+		break;
+	case IMSG_BINDANY:
+		relay_bindany_done(imsg);
 		break;
 	default:
 		return (config_dispatch(env, imsg));
@@ -568,6 +630,7 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	con->se_in.dir = RELAY_DIR_REQUEST;
 	con->se_in.toread = TOREAD_UNLIMITED;
 	con->se_out.s = -1;
+	con->se_bnds = -1;
 	con->se_out.con = con;
 	con->se_out.dst = &con->se_in;
 	con->se_out.dir = RELAY_DIR_RESPONSE;
@@ -727,22 +790,46 @@ relay_connect(struct rsession *con)
 	struct timeval	 tv;
 	int		 s;
 
-	if (con->se_retrycount == 0) {
-		if (!TAILQ_EMPTY(&rlay->rl_tables)) {
-			if ((con->se_host = relay_from_table(con)) == NULL) {
-				relay_close(con, "session failed: no host "
-				    "up", 1);
-				return (-1);
-			}
-			con->se_out.ss = con->se_host->conf.ss;
-			con->se_retry = con->se_host->conf.retry;
-		} else {
-			con->se_out.ss = rlay->rl_conf.dstss;
+	if (con->se_retrycount == 0 && !con->se_bindany) {
+		switch ((rlay->rl_conf.flags & (F_DIVERT | F_NATLOOK)) ?
+		    relay_original_dst(con) : 1) {
+		case -1:
+			return (-1);
+		case 0:
 			con->se_retry = rlay->rl_conf.dstretry;
+			break;
+		default:
+			if (relay_pick(con) == -1)
+				return (-1);
+			break;
 		}
 	}
 
-	if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
+	/* transparent forward: from the client's address, via the parent */
+	if ((rlay->rl_conf.flags & F_TRANSPARENT) && con->se_bnds == -1) {
+		struct ctl_bindany	 bnd;
+
+		if (con->se_in.ss.ss_family != con->se_out.ss.ss_family) {
+			relay_close(con, "transparent forward across address "
+			    "families", 1);
+			return (-1);
+		}
+		memset(&bnd, 0, sizeof(bnd));
+		bnd.id = con->se_id;
+		bnd.instance = rps->ps_instance;
+		bnd.ss = con->se_in.ss;
+		ss_setport(&bnd.ss, 0);
+		con->se_bindany = 1;
+		proc_compose(rps, PROC_PARENT, IMSG_BINDANY, &bnd,
+		    sizeof(bnd));
+		return (0);
+	}
+
+	if (con->se_bnds != -1) {
+		s = con->se_bnds;
+		con->se_bnds = -1;
+		con->se_bindany = 0;
+	} else if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
 	    SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP)) == -1) {
 		relay_close(con, "connect failed", 1);
 		return (-1);
@@ -756,6 +843,99 @@ relay_connect(struct rsession *con)
 	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
 	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
 	return (0);
+}
+
+/* The other forward lines: a table's host, or the fixed address. */
+static int
+relay_pick(struct rsession *con)
+{
+	struct relay	*rlay = con->se_relay;
+
+	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
+		if ((con->se_host = relay_from_table(con)) == NULL) {
+			relay_close(con, "session failed: no host up", 1);
+			return (-1);
+		}
+		con->se_out.ss = con->se_host->conf.ss;
+		con->se_retry = con->se_host->conf.retry;
+		return (0);
+	}
+	if (rlay->rl_conf.dstport == 0) {
+		/* forward to destination or nat lookup alone */
+		relay_close(con, "session aborted", 1);
+		return (-1);
+	}
+	con->se_out.ss = rlay->rl_conf.dstss;
+	con->se_retry = rlay->rl_conf.dstretry;
+	return (0);
+}
+
+/*
+ * forward to destination: the address the client connected to (a TPROXY
+ * rule brought it to the relay's transparent listener); forward to nat
+ * lookup: the destination before a REDIRECT.  0 with se_out.ss set, 1
+ * for the other forward lines, -1 when the session was closed.  A
+ * destination that is the relay's own listener would come back here:
+ * the other forward lines, as OpenBSD does.
+ */
+static int
+relay_original_dst(struct rsession *con)
+{
+	struct relay		*rlay = con->se_relay;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	size_t			 alen, blen;
+	const void		*a, *b;
+
+	memset(&ss, 0, sizeof(ss));
+	if (rlay->rl_conf.flags & F_DIVERT) {
+		if (getsockname(con->se_in.s, (struct sockaddr *)&ss,
+		    &len) == -1)
+			return (1);
+	} else if (compat_natlook(con->se_in.s, &ss) == -1) {
+		if (!TAILQ_EMPTY(&rlay->rl_tables) || rlay->rl_conf.dstport)
+			return (1);
+		relay_close(con, "session NAT lookup failed", 1);
+		return (-1);
+	}
+	a = ss_addr(&ss, &alen);
+	b = ss_addr(&rlay->rl_conf.ss, &blen);
+	if (ss.ss_family == rlay->rl_conf.ss.ss_family &&
+	    ss_port(&ss) == rlay->rl_conf.port && alen == blen &&
+	    memcmp(a, b, alen) == 0)
+		return (1);
+	con->se_out.ss = ss;
+	return (0);
+}
+
+/* The parent's answer to a transparent forward's IMSG_BINDANY. */
+static void
+relay_bindany_done(struct imsg *imsg)
+{
+	struct ctl_bindany	 bnd;
+	struct rsession		*con;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(bnd)) {
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	memcpy(&bnd, imsg->data, sizeof(bnd));
+	TAILQ_FOREACH(con, &relay_sessions, se_entry)
+		if (con->se_id == bnd.id && con->se_bindany)
+			break;
+	if (con == NULL) {
+		/* the session ended meanwhile */
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	if (imsg->fd == -1) {
+		relay_close(con, "bindany failed, invalid socket", 1);
+		return;
+	}
+	con->se_bnds = imsg->fd;
+	(void)relay_connect(con);
 }
 
 /*
@@ -1605,6 +1785,8 @@ relay_close(struct rsession *con, const char *msg, int err)
 	relay_side_close(&con->se_out);
 	tls_free(con->se_tls_ctx);
 	tls_config_free(con->se_tls_cfg);
+	if (con->se_bnds != -1)
+		close(con->se_bnds);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
 	/* the last session of a configuration a reload replaced */

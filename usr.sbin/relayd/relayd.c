@@ -275,6 +275,8 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 				}
 			return (-1);
 		}
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		relay_transparent_check(rlay);
 	return (0);
 }
 
@@ -487,6 +489,11 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 	switch (imsg->hdr.type) {
 	case IMSG_CFG_DONE:
 		parent_configure_done(p->p_ps->ps_env);
+		break;
+	case IMSG_BINDANY:
+		if (p->p_id != PROC_RELAY)
+			return (-1);
+		relay_bindany(p->p_ps, imsg);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)

@@ -126,6 +126,8 @@ enum imsg_type {
 	IMSG_CA_ECDSA,			/* relay <-> ca: ECDSA sign */
 	IMSG_CA_CERT,			/* relay <-> ca: inspection cert */
 	IMSG_TLSTICKET_REKEY,		/* parent -> relay: ticket key */
+	IMSG_BINDANY,			/* relay <-> parent: a transparent
+					   socket */
 	IMSG_MAX
 };
 
@@ -704,6 +706,13 @@ struct ctl_relaycert {
 	size_t			 offset;
 };
 
+/* transparent forward: a socket bound to the client's address */
+struct ctl_bindany {
+	objid_t			 id;		/* the session */
+	unsigned int		 instance;	/* of the relay process */
+	struct sockaddr_storage	 ss;		/* port 0 */
+};
+
 /* A session ticket key, parent -> relays */
 struct ctl_ticketkey {
 	uint32_t		 keyrev;
@@ -820,6 +829,8 @@ struct rsession {
 	int			 se_retrycount;
 	int			 se_nosplice;
 	int			 se_connected;
+	int			 se_bnds;	/* transparent socket */
+	int			 se_bindany;	/* parent asked for it */
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
 TAILQ_HEAD(sessionlist, rsession);
@@ -979,6 +990,8 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
 int		 relay_privinit(struct relayd *, struct relay *);
+void		 relay_bindany(struct privsep *, struct imsg *);
+void		 relay_transparent_check(struct relay *);
 int		 relay_connect(struct rsession *);
 int		 relay_reconnect(struct rsession *);
 int		 relay_bufferevent(struct ctl_relay_event *);

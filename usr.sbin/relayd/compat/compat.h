@@ -63,6 +63,12 @@ int	 getdtablecount(void);
 /* tcpstate.c */
 int	 compat_tcp_connected(int);
 
+/* transparent.c */
+struct sockaddr_storage;
+int	 compat_transparent(int, int);
+int	 compat_natlook(int, struct sockaddr_storage *);
+int	 compat_transparent_route(int);
+
 /* sandbox.c */
 int	 compat_sandbox(const char *);
 

@@ -1,0 +1,295 @@
+#! /usr/bin/env atf-sh
+# Transparent relays in network namespaces this test makes: a client, the
+# relay and a server, joined by two veth pairs; the relay's namespace gets
+# the nft rules and policy routing relayd.conf(5) gives.  Everything is
+# torn down by the cleanup, pass or fail.
+#
+#   client 10.77.1.2 fd77:1::2 --- 10.77.1.1 fd77:1::1 relay
+#   relay  10.77.2.1 fd77:2::1 --- 10.77.2.2 fd77:2::2 server
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+require_netns()
+{
+	require_daemon
+	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
+	command -v nft >/dev/null || atf_skip "no nft (make deps installs nftables)"
+	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
+	ip netns add "rdprobe$$" 2>/dev/null ||
+	    atf_skip "cannot make network namespaces here"
+	ip netns del "rdprobe$$"
+}
+
+# The three namespaces; their names in ns.list for the cleanup.
+setup_ns()
+{
+	id=$$
+	C=rdc$id R=rdr$id S=rds$id
+	for n in $C $R $S; do
+		ip netns add $n || atf_fail "netns $n"
+		echo $n >>ns.list
+		ip -n $n link set lo up
+	done
+	ip link add rc$id type veth peer name rr$id || atf_fail "veth"
+	ip link add rs$id type veth peer name rq$id || atf_fail "veth"
+	ip link set rc$id netns $C
+	ip link set rr$id netns $R
+	ip link set rs$id netns $S
+	ip link set rq$id netns $R
+	ip -n $C addr add 10.77.1.2/24 dev rc$id
+	ip -n $C addr add fd77:1::2/64 dev rc$id nodad
+	ip -n $R addr add 10.77.1.1/24 dev rr$id
+	ip -n $R addr add fd77:1::1/64 dev rr$id nodad
+	ip -n $R addr add 10.77.2.1/24 dev rq$id
+	ip -n $R addr add fd77:2::1/64 dev rq$id nodad
+	ip -n $S addr add 10.77.2.2/24 dev rs$id
+	ip -n $S addr add fd77:2::2/64 dev rs$id nodad
+	ip -n $C link set rc$id up
+	ip -n $R link set rr$id up
+	ip -n $R link set rq$id up
+	ip -n $S link set rs$id up
+	ip -n $C route add default via 10.77.1.1
+	ip -n $C -6 route add default via fd77:1::1
+	ip -n $S route add default via 10.77.2.1
+	ip -n $S -6 route add default via fd77:2::1
+	# marked packets are for a local (transparent) socket
+	ip -n $R rule add fwmark 1 lookup 100
+	ip -n $R route add local 0.0.0.0/0 dev lo table 100
+	ip -n $R -6 rule add fwmark 1 lookup 100
+	ip -n $R -6 route add local ::/0 dev lo table 100
+}
+
+# The server: says who connected, on port $1 over IPv4 and IPv6.
+start_server()
+{
+	ip netns exec $S socat TCP4-LISTEN:$1,fork,reuseaddr \
+	    SYSTEM:'echo peer $SOCAT_PEERADDR' >/dev/null 2>&1 &
+	echo $! >server4-$1.pid
+	ip netns exec $S socat TCP6-LISTEN:$1,fork,reuseaddr,ipv6only=1 \
+	    SYSTEM:'echo peer $SOCAT_PEERADDR' >/dev/null 2>&1 &
+	echo $! >server6-$1.pid
+	wait_for 10 ip netns exec $S sh -c "ss -ltn | grep -q ':$1 '" ||
+	    atf_fail "server on $1 did not start"
+}
+
+# What the server says to a client connecting to $1 (address) $2 (port).
+ask()
+{
+	case $1 in
+	*:*)	_a="TCP6:[$1]:$2" ;;
+	*)	_a="TCP4:$1:$2" ;;
+	esac
+	ip netns exec $C timeout 10 socat -t 3 - "$_a" </dev/null 2>&1
+}
+
+start_relayd_ns()
+{
+	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	echo $! >relayd.pid
+	RELAYS=${RELAYS:-1} PREFORK=1 wait_started
+}
+
+cleanup_ns()
+{
+	stop_all
+	[ -f ns.list ] || return 0
+	while read -r n; do
+		ip netns del "$n" 2>/dev/null
+	done <ns.list
+	rm -f ns.list
+	return 0
+}
+
+atf_test_case transparent_forward cleanup
+transparent_forward_head()
+{
+	atf_set descr "transparent forward: the server sees the client's address, IPv4 and IPv6"
+	atf_set require.user root
+	atf_set timeout 60
+}
+transparent_forward_body()
+{
+	require_netns
+	setup_ns
+	ip netns exec $R nft -f - <<NFT || atf_fail "nft"
+table inet relayd {
+	chain prerouting {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp socket transparent 1 meta mark set 1 accept
+	}
+}
+NFT
+	start_server 9000
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay t4 {
+	listen on 10.77.1.1 port 8080
+	transparent forward to 10.77.2.2 port 9000
+}
+relay t6 {
+	listen on fd77:1::1 port 8080
+	transparent forward to fd77:2::2 port 9000
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	ask 10.77.1.1 8080 >answer
+	atf_check -o inline:"peer 10.77.1.2\n" cat answer
+	ask fd77:1::1 8080 >answer
+	atf_check -o inline:"peer [fd77:0001:0000:0000:0000:0000:0000:0002]\n" cat answer
+	wait_log 10 "relay t6, session .*, done" || atf_fail "no end line"
+	atf_check -o match:"relay t4, session [0-9]+ \(1 active\), 0, 10\.77\.1\.2 -> 10\.77\.2\.2:9000, done" \
+	    -o not-match:"no policy route" cat relayd.log
+}
+transparent_forward_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case forward_to_destination cleanup
+forward_to_destination_head()
+{
+	atf_set descr "forward to destination: a TPROXY rule brings connections for the server's address to the relay, which forwards each to its destination"
+	atf_set require.user root
+	atf_set timeout 60
+}
+forward_to_destination_body()
+{
+	require_netns
+	setup_ns
+	ip netns exec $R nft -f - <<NFT || atf_fail "nft"
+table inet relayd {
+	chain prerouting {
+		type filter hook prerouting priority mangle;
+		ip daddr 10.77.2.2 tcp dport 9000 tproxy ip to 10.77.1.1:8081 meta mark set 1 accept
+		ip6 daddr fd77:2::2 tcp dport 9000 tproxy ip6 to [fd77:1::1]:8081 meta mark set 1 accept
+	}
+}
+NFT
+	start_server 9000
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay d4 {
+	listen on 10.77.1.1 port 8081
+	forward to destination
+}
+relay d6 {
+	listen on fd77:1::1 port 8081
+	forward to destination
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	# the relay owns neither address; the server sees the relay
+	ask 10.77.2.2 9000 >answer
+	atf_check -o inline:"peer 10.77.2.1\n" cat answer
+	ask fd77:2::2 9000 >answer
+	atf_check -o inline:"peer [fd77:0002:0000:0000:0000:0000:0000:0001]\n" cat answer
+	wait_log 10 "relay d6, session .*, done" || atf_fail "no end line"
+	atf_check -o match:"relay d4, session [0-9]+ \(1 active\), 0, 10\.77\.1\.2 -> 10\.77\.2\.2:9000, done" \
+	    cat relayd.log
+	# straight to the listener: it would loop, so the session aborts
+	ask 10.77.1.1 8081 >answer
+	atf_check -o empty cat answer
+	wait_log 10 "relay d4, session .*, session aborted" ||
+	    atf_fail "no session aborted"
+}
+forward_to_destination_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case forward_to_nat_lookup cleanup
+forward_to_nat_lookup_head()
+{
+	atf_set descr "forward to nat lookup: after a REDIRECT the relay forwards to the destination before it; a connection that was not redirected aborts"
+	atf_set require.user root
+	atf_set timeout 60
+}
+forward_to_nat_lookup_body()
+{
+	require_netns
+	setup_ns
+	ip netns exec $R nft -f - <<NFT || atf_fail "nft"
+table inet relayd {
+	chain prerouting {
+		type nat hook prerouting priority dstnat;
+		ip daddr 10.77.2.2 tcp dport 9001 redirect to :8082
+		ip6 daddr fd77:2::2 tcp dport 9001 redirect to :8082
+	}
+}
+NFT
+	start_server 9001
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay n4 {
+	listen on 10.77.1.1 port 8082
+	forward to nat lookup
+}
+relay n6 {
+	listen on fd77:1::1 port 8082
+	forward to nat lookup
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	ask 10.77.2.2 9001 >answer
+	atf_check -o inline:"peer 10.77.2.1\n" cat answer
+	ask fd77:2::2 9001 >answer
+	atf_check -o inline:"peer [fd77:0002:0000:0000:0000:0000:0000:0001]\n" cat answer
+	wait_log 10 "relay n6, session .*, done" || atf_fail "no end line"
+	atf_check -o match:"relay n6, session [0-9]+ \(1 active\), 0, fd77:1::2 -> fd77:2::2:9001, done" \
+	    cat relayd.log
+	ask 10.77.1.1 8082 >answer
+	atf_check -o empty cat answer
+	wait_log 10 "relay n4, session .*, session aborted" ||
+	    atf_fail "no session aborted"
+}
+forward_to_nat_lookup_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case missing_policy_route cleanup
+missing_policy_route_head()
+{
+	atf_set descr "a transparent relay without the policy route for marked packets starts with a warning that says what is missing"
+	atf_set require.user root
+	atf_set timeout 60
+}
+missing_policy_route_body()
+{
+	require_netns
+	setup_ns
+	ip -n $R rule del fwmark 1 lookup 100 || atf_fail "ip rule del"
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+relay t4 {
+	listen on 10.77.1.1 port 8080
+	transparent forward to 10.77.2.2 port 9000
+}
+relay d6 {
+	listen on fd77:1::1 port 8081
+	forward to destination
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	atf_check -o match:"relay t4: no policy route for marked packets, its connections will hang: ip rule add fwmark 1 lookup 100; ip route add local 0\.0\.0\.0/0 dev lo table 100" \
+	    -o not-match:"relay d6: no policy route" cat relayd.log
+}
+missing_policy_route_cleanup()
+{
+	cleanup_ns
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case transparent_forward
+	atf_add_test_case forward_to_destination
+	atf_add_test_case forward_to_nat_lookup
+	atf_add_test_case missing_policy_route
+}
