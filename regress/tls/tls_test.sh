@@ -468,6 +468,7 @@ tls_inspection_body()
 	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
 	    atf_fail "s_server did not start"
 	lport=$(freeport)
+	hport=$(freeport)
 	cat >relayd.conf <<CONF
 prefork 1
 socket "$PWD/relayd.sock"
@@ -478,13 +479,29 @@ protocol p {
 	tls ca cert "$PWD/ica.crt"
 	tls ca key "$PWD/ica.key" password "s3cret"
 }
+http protocol h {
+	tls ca file "$PWD/backca.crt"
+	tls ca cert "$PWD/ica.crt"
+	tls ca key "$PWD/ica.key" password "s3cret"
+	match request header log "User-Agent"
+}
 relay r {
 	listen on 127.0.0.1 port $lport tls
 	protocol p
 	forward with tls to 127.0.0.1 port $bport
 }
+relay h {
+	listen on 127.0.0.1 port $hport tls
+	protocol h
+	forward with tls to 127.0.0.1 port $bport
+}
 CONF
-	PREFORK=1 start_relayd
+	RELAYS=2 PREFORK=1 start_relayd
+	# an http protocol reads the inspected requests
+	atf_check -o match:"^<HTML>" curl -s --cacert ica.crt \
+	    "https://127.0.0.1:$hport/"
+	wait_log 10 "^relay h, session .*User-Agent: curl.*GET" ||
+	    atf_fail "no end line of the http relay with its request"
 	# curl checks the name (the SAN came along) and the new issuer
 	atf_check -o match:"^<HTML>" curl -s --cacert ica.crt \
 	    "https://127.0.0.1:$lport/"
@@ -528,6 +545,78 @@ tls_session_tickets_body()
 	atf_check -o match:"^New, TLSv1.2" -o not-match:"^Reused" cat sc.out
 }
 tls_session_tickets_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_ocsp_staple cleanup
+tls_ocsp_staple_head()
+{
+	atf_set descr "an OCSP response beside the certificate (NAME.ocsp) is stapled; none without it"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_ocsp_staple_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	touch index.txt
+	openssl ocsp -issuer ca.crt -cert ssl/127.0.0.1.crt -no_nonce \
+	    -reqout req.der >/dev/null 2>&1 || atf_fail "no OCSP request"
+	openssl ocsp -index index.txt -rsigner ca.crt -rkey ca.key -CA ca.crt \
+	    -reqin req.der -respout ssl/127.0.0.1.ocsp -ndays 1 >/dev/null 2>&1 ||
+	    atf_fail "no OCSP response"
+	start_httpd
+	tls_conf tcp ""
+	PREFORK=1 start_relayd
+	s_client -status
+	atf_check -o match:"OCSP Response Status: successful" cat sc.out
+	stop_all
+	rm ssl/127.0.0.1.ocsp
+	start_httpd
+	PREFORK=1 start_relayd
+	s_client -status
+	atf_check -o match:"OCSP response: no response sent" cat sc.out
+}
+tls_ocsp_staple_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_client_crl cleanup
+tls_client_crl_head()
+{
+	atf_set descr "tls client ca ... crl: a revoked client certificate ends in a handshake error, another of the CA passes"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_client_crl_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	mkcert good ec DNS:good
+	mkcert bad ec DNS:bad
+	touch index.txt
+	echo 01 >crlnumber
+	printf '[ca]\ndefault_ca = t\n[t]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n' >ca.cnf
+	openssl ca -config ca.cnf -keyfile ca.key -cert ca.crt \
+	    -revoke ssl/bad.crt >/dev/null 2>&1 || atf_fail "no revocation"
+	openssl ca -config ca.cnf -keyfile ca.key -cert ca.crt -gencrl \
+	    -out crl.pem >/dev/null 2>&1 || atf_fail "no CRL"
+	start_httpd
+	tls_conf http "tls client ca \"$PWD/ca.crt\" crl \"$PWD/crl.pem\""
+	PREFORK=1 start_relayd
+	u=https://127.0.0.1:$lport/bytes/10
+	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+	    --cert ssl/good.crt --key ssl/private/good.key \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null "$u"
+	atf_check -s not-exit:0 -o ignore curl -s --cacert ca.crt \
+	    --cert ssl/bad.crt --key ssl/private/bad.key -o /dev/null "$u"
+	end_line "TLS handshake error: "
+}
+tls_client_crl_cleanup()
 {
 	stop_all
 }
@@ -594,6 +683,8 @@ atf_init_test_cases()
 	atf_add_test_case tls_keys_in_ca_only
 	atf_add_test_case tls_inspection
 	atf_add_test_case tls_session_tickets
+	atf_add_test_case tls_ocsp_staple
+	atf_add_test_case tls_client_crl
 	atf_add_test_case tls_show_sessions
 	atf_add_test_case tls_missing_files
 }
