@@ -6,6 +6,7 @@ TOP=$(cd "$(atf_get_srcdir)/../.." && pwd)
 RELAYD=$TOP/usr.sbin/relayd/relayd
 RELAYCTL=$TOP/usr.sbin/relayctl/relayctl
 RTOOL=$TOP/regress/tools/rtool
+HTTPD=$TOP/regress/tools/httpd.py
 
 # Skip, with the reason, where the daemon cannot run.
 require_daemon()
@@ -115,4 +116,27 @@ children()
 		printf '%s %s %s\n' "$_c" "$(ps -o user= -p "$_c")" \
 		    "$(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1)"
 	done
+}
+
+# The HTTP backend regress/tools/httpd.py: its port in back.port and in
+# $bport, the request lines it read in back.port.requests.
+start_httpd()
+{
+	rm -f back.port
+	python3 "$HTTPD" "$PWD/back.port" 120 >back.out 2>&1 &
+	echo $! >back.pid
+	wait_for 10 test -s back.port || atf_fail "the backend did not start"
+	bport=$(cat back.port)
+}
+
+# sha256 of the first $1 bytes of httpd.py's pattern
+pattern_sha()
+{
+	python3 -c "
+import hashlib, sys
+p = bytes(range(256)) * 256
+n = int(sys.argv[1]); h = hashlib.sha256()
+while n > 0:
+    h.update(p[:min(n, len(p))]); n -= min(n, len(p))
+print(h.hexdigest())" "$1"
 }

@@ -4,7 +4,6 @@
 
 . "$(atf_get_srcdir)/../lib.sh"
 
-HTTPD=$TOP/regress/tools/httpd.py
 
 require_http()
 {
@@ -13,17 +12,6 @@ require_http()
 	command -v python3 >/dev/null ||
 	    atf_skip "no python3 (make deps installs it)"
 	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
-}
-
-# The backend: its port in back.port, the request lines it read in
-# back.port.requests.
-start_httpd()
-{
-	rm -f back.port
-	python3 "$HTTPD" "$PWD/back.port" 120 >back.out 2>&1 &
-	echo $! >back.pid
-	wait_for 10 test -s back.port || atf_fail "the backend did not start"
-	bport=$(cat back.port)
 }
 
 # http_conf [PROTOCOL LINES] [RELAY LINES]: an http relay on $lport to
@@ -68,18 +56,6 @@ end_line()
 {
 	wait_log 10 "^relay www, session [0-9]* (.*$1" ||
 	    atf_fail "no session end line with: $1"
-}
-
-# sha256 of the backend's pattern of $1 bytes
-pattern_sha()
-{
-	python3 -c "
-import hashlib, sys
-p = bytes(range(256)) * 256
-n = int(sys.argv[1]); h = hashlib.sha256()
-while n > 0:
-    h.update(p[:min(n, len(p))]); n -= min(n, len(p))
-print(h.hexdigest())" "$1"
 }
 
 atf_test_case http_get_keepalive cleanup

@@ -5,7 +5,6 @@
 
 . "$(atf_get_srcdir)/../lib.sh"
 
-HTTPD=$TOP/regress/tools/httpd.py
 MEMSEARCH=$TOP/regress/tools/memsearch.py
 
 require_tls()
@@ -42,15 +41,6 @@ mkcert()
 	    -out "ssl/$1.crt" 2>/dev/null || atf_fail "no certificate $1"
 }
 
-start_httpd()
-{
-	rm -f back.port
-	python3 "$HTTPD" "$PWD/back.port" 120 >back.out 2>&1 &
-	echo $! >back.pid
-	wait_for 10 test -s back.port || atf_fail "the backend did not start"
-	bport=$(cat back.port)
-}
-
 # tls_conf PROTOTYPE "PROTOCOL LINES" [RELAY LINES]: a relay with a TLS
 # listener on $lport to the backend on $bport.
 tls_conf()
@@ -78,17 +68,6 @@ end_line()
 {
 	wait_log 10 "^relay r, session [0-9]* (.*$1" ||
 	    atf_fail "no session end line with: $1"
-}
-
-pattern_sha()
-{
-	python3 -c "
-import hashlib, sys
-p = bytes(range(256)) * 256
-n = int(sys.argv[1]); h = hashlib.sha256()
-while n > 0:
-    h.update(p[:min(n, len(p))]); n -= min(n, len(p))
-print(h.hexdigest())" "$1"
 }
 
 # What openssl s_client says of the relay (subject, version, cipher,
