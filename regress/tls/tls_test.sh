@@ -70,6 +70,13 @@ end_line()
 	    atf_fail "no session end line with: $1"
 }
 
+# A GET of 10 bytes through the relay succeeds: get10 [CURL OPTIONS] URL
+get10()
+{
+	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
+	    -w '%{http_code} %{size_download}\n' -o /dev/null "$@"
+}
+
 # What openssl s_client says of the relay (subject, version, cipher,
 # signature) in sc.out; $@ more s_client options.
 s_client()
@@ -145,9 +152,7 @@ tls_sni_body()
 	tls_conf http "tls { keypair one.test, keypair two.test }"
 	PREFORK=1 start_relayd
 	for n in one two; do
-		atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
-		    --resolve "$n.test:$lport:127.0.0.1" \
-		    -w '%{http_code} %{size_download}\n' -o /dev/null \
+		get10 --resolve "$n.test:$lport:127.0.0.1" \
 		    "https://$n.test:$lport/bytes/10"
 	done
 	s_client -noservername
@@ -175,9 +180,7 @@ tls_client_ca_body()
 	tls_conf http "tls client ca \"$PWD/ca.crt\""
 	PREFORK=1 start_relayd
 	u=https://127.0.0.1:$lport/bytes/10
-	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
-	    --cert ssl/client.crt --key ssl/private/client.key \
-	    -w '%{http_code} %{size_download}\n' -o /dev/null "$u"
+	get10 --cert ssl/client.crt --key ssl/private/client.key "$u"
 	atf_check -s not-exit:0 -o ignore curl -s --cacert ca.crt \
 	    -o /dev/null "$u"
 	end_line "TLS handshake error: "
@@ -341,9 +344,7 @@ tls_garbage_body()
 		    "TCP:127.0.0.1:$lport" >/dev/null
 	done
 	atf_check -o match:"^6\$" -x "grep -c 'TLS handshake error: ' relayd.log"
-	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
-	    -w '%{http_code} %{size_download}\n' -o /dev/null \
-	    "https://127.0.0.1:$lport/bytes/10"
+	get10 "https://127.0.0.1:$lport/bytes/10"
 	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
 }
 tls_garbage_cleanup()
@@ -411,9 +412,7 @@ CONF
 		    "ssl/private/$k.key" $cas
 	done
 	rm ssl/private/127.0.0.1.key ssl/private/ec.test.key
-	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
-	    -w '%{http_code} %{size_download}\n' -o /dev/null \
-	    "https://127.0.0.1:$lport/bytes/10"
+	get10 "https://127.0.0.1:$lport/bytes/10"
 }
 tls_keys_in_ca_only_cleanup()
 {
@@ -588,9 +587,7 @@ tls_client_crl_body()
 	tls_conf http "tls client ca \"$PWD/ca.crt\" crl \"$PWD/crl.pem\""
 	PREFORK=1 start_relayd
 	u=https://127.0.0.1:$lport/bytes/10
-	atf_check -o inline:"200 10\n" curl -s --cacert ca.crt \
-	    --cert ssl/good.crt --key ssl/private/good.key \
-	    -w '%{http_code} %{size_download}\n' -o /dev/null "$u"
+	get10 --cert ssl/good.crt --key ssl/private/good.key "$u"
 	atf_check -s not-exit:0 -o ignore curl -s --cacert ca.crt \
 	    --cert ssl/bad.crt --key ssl/private/bad.key -o /dev/null "$u"
 	end_line "TLS handshake error: "

@@ -82,6 +82,17 @@ ask()
 	ip netns exec $C timeout 10 socat -t 3 - "$_a" </dev/null 2>&1
 }
 
+# What the server says to a client at $1 port $2 must be $3 (or nothing).
+answer_is()
+{
+	ask "$1" "$2" >answer
+	if [ -n "$3" ]; then
+		atf_check -o inline:"$3\n" cat answer
+	else
+		atf_check -o empty cat answer
+	fi
+}
+
 start_relayd_ns()
 {
 	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
@@ -134,10 +145,8 @@ relay t6 {
 }
 CONF
 	RELAYS=2 start_relayd_ns
-	ask 10.77.1.1 8080 >answer
-	atf_check -o inline:"peer 10.77.1.2\n" cat answer
-	ask fd77:1::1 8080 >answer
-	atf_check -o inline:"peer [fd77:0001:0000:0000:0000:0000:0000:0002]\n" cat answer
+	answer_is 10.77.1.1 8080 "peer 10.77.1.2"
+	answer_is fd77:1::1 8080 "peer [fd77:0001:0000:0000:0000:0000:0000:0002]"
 	wait_log 10 "relay t6, session .*, done" || atf_fail "no end line"
 	atf_check -o match:"relay t4, session [0-9]+ \(1 active\), 0, 10\.77\.1\.2 -> 10\.77\.2\.2:9000, done" \
 	    -o not-match:"no policy route" cat relayd.log
@@ -183,16 +192,13 @@ relay d6 {
 CONF
 	RELAYS=2 start_relayd_ns
 	# the relay owns neither address; the server sees the relay
-	ask 10.77.2.2 9000 >answer
-	atf_check -o inline:"peer 10.77.2.1\n" cat answer
-	ask fd77:2::2 9000 >answer
-	atf_check -o inline:"peer [fd77:0002:0000:0000:0000:0000:0000:0001]\n" cat answer
+	answer_is 10.77.2.2 9000 "peer 10.77.2.1"
+	answer_is fd77:2::2 9000 "peer [fd77:0002:0000:0000:0000:0000:0000:0001]"
 	wait_log 10 "relay d6, session .*, done" || atf_fail "no end line"
 	atf_check -o match:"relay d4, session [0-9]+ \(1 active\), 0, 10\.77\.1\.2 -> 10\.77\.2\.2:9000, done" \
 	    cat relayd.log
 	# straight to the listener: it would loop, so the session aborts
-	ask 10.77.1.1 8081 >answer
-	atf_check -o empty cat answer
+	answer_is 10.77.1.1 8081 ""
 	wait_log 10 "relay d4, session .*, session aborted" ||
 	    atf_fail "no session aborted"
 }
@@ -236,15 +242,12 @@ relay n6 {
 }
 CONF
 	RELAYS=2 start_relayd_ns
-	ask 10.77.2.2 9001 >answer
-	atf_check -o inline:"peer 10.77.2.1\n" cat answer
-	ask fd77:2::2 9001 >answer
-	atf_check -o inline:"peer [fd77:0002:0000:0000:0000:0000:0000:0001]\n" cat answer
+	answer_is 10.77.2.2 9001 "peer 10.77.2.1"
+	answer_is fd77:2::2 9001 "peer [fd77:0002:0000:0000:0000:0000:0000:0001]"
 	wait_log 10 "relay n6, session .*, done" || atf_fail "no end line"
 	atf_check -o match:"relay n6, session [0-9]+ \(1 active\), 0, fd77:1::2 -> fd77:2::2:9001, done" \
 	    cat relayd.log
-	ask 10.77.1.1 8082 >answer
-	atf_check -o empty cat answer
+	answer_is 10.77.1.1 8082 ""
 	wait_log 10 "relay n4, session .*, session aborted" ||
 	    atf_fail "no session aborted"
 }
