@@ -1032,6 +1032,7 @@ void		 relay_tls_free(struct relay *);
 int		 tls_pubkey_hash(const uint8_t *, size_t, char *, size_t);
 struct evp_pkey_st;
 int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
+int		 tls_der_hash(const unsigned char *, int, char *, size_t);
 void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
 int		 relay_tls_inspect(struct rsession *);
 

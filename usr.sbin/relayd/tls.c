@@ -319,18 +319,25 @@ config_getrelaycert(struct relayd *env, struct imsg *imsg)
 int
 tls_pkey_hash(EVP_PKEY *pkey, char *out, size_t outlen)
 {
-	unsigned char	*der = NULL, md[EVP_MAX_MD_SIZE];
-	unsigned int	 mdlen, i;
-	int		 len;
+	unsigned char	*der = NULL;
+	int		 len, ret;
 
-	if ((len = i2d_PublicKey(pkey, &der)) <= 0)
-		return (-1);
-	if (EVP_Digest(der, len, md, &mdlen, EVP_sha256(), NULL) != 1) {
-		OPENSSL_free(der);
-		return (-1);
-	}
+	len = i2d_PublicKey(pkey, &der);
+	ret = tls_der_hash(der, len, out, outlen);
 	OPENSSL_free(der);
-	if (outlen < 7 + 2 * mdlen + 1)
+	return (ret);
+}
+
+/* "SHA256:" and the hex of the SHA-256 of a DER public key. */
+int
+tls_der_hash(const unsigned char *der, int len, char *out, size_t outlen)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	unsigned int	 mdlen, i;
+
+	if (der == NULL || len <= 0 ||
+	    EVP_Digest(der, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    outlen < 7 + 2 * mdlen + 1)
 		return (-1);
 	memcpy(out, "SHA256:", 7);
 	for (i = 0; i < mdlen; i++)

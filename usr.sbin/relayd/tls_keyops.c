@@ -40,7 +40,6 @@
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
 #include <openssl/pem.h>
-#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -55,22 +54,6 @@ static EC_KEY_METHOD	*ecdsae_method;
 static ECDSA_SIG *(*ecdsa_sign_sig_default)(const unsigned char *, int,
     const BIGNUM *, const BIGNUM *, EC_KEY *);
 
-static int
-keyops_hexhash(const unsigned char *der, int len, char *out, size_t outlen)
-{
-	unsigned char	 md[SHA256_DIGEST_LENGTH];
-	int		 i;
-
-	if (len <= 0 || outlen < 7 + 2 * sizeof(md) + 1)
-		return (-1);
-	if (EVP_Digest(der, len, md, NULL, EVP_sha256(), NULL) != 1)
-		return (-1);
-	memcpy(out, "SHA256:", 7);
-	for (i = 0; i < (int)sizeof(md); i++)
-		(void)snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
-	return (0);
-}
-
 /* The name ca knows a key by: as tls_pkey_hash() makes it. */
 static int
 keyops_hash_rsa(const RSA *rsa, char *out, size_t outlen)
@@ -79,7 +62,7 @@ keyops_hash_rsa(const RSA *rsa, char *out, size_t outlen)
 	int		 len, ret;
 
 	len = i2d_RSAPublicKey(rsa, &der);
-	ret = keyops_hexhash(der, len, out, outlen);
+	ret = tls_der_hash(der, len, out, outlen);
 	OPENSSL_free(der);
 	return (ret);
 }
@@ -91,7 +74,7 @@ keyops_hash_ec(const EC_KEY *ec, char *out, size_t outlen)
 	int		 len, ret;
 
 	len = i2o_ECPublicKey(ec, &der);
-	ret = keyops_hexhash(der, len, out, outlen);
+	ret = tls_der_hash(der, len, out, outlen);
 	OPENSSL_free(der);
 	return (ret);
 }
