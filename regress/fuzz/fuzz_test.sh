@@ -1,7 +1,8 @@
 #! /usr/bin/env atf-sh
 # The fuzz targets build and run: the parser's over the compatibility
 # corpus, the imsg framing's from nothing, the control socket's from one
-# request of each kind, the HTTP parser's from a few messages, briefly,
+# request of each kind, the HTTP parser's from a few messages, the PROXY header parser's
+# from a few headers, briefly,
 # so make fuzz keeps working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
@@ -9,7 +10,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control and http fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http and pp fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -38,6 +39,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/http_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    http "$_dir/http-seeds"
+	mkdir pp
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/pp_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    pp "$_dir/pp-seeds"
 }
 
 atf_init_test_cases()

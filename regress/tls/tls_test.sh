@@ -647,6 +647,35 @@ CONF
 	    "$RELAYD" -n -f relayd.conf
 }
 
+atf_test_case tls_proxy_protocol cleanup
+tls_proxy_protocol_head()
+{
+	atf_set descr "listen on ... tls proxy-protocol from: the PROXY header before the ClientHello, its client in \$REMOTE_ADDR"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_proxy_protocol_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf http 'match request header set "X-Client" value "$REMOTE_ADDR"'
+	sed -i "s/port $lport tls/port $lport tls proxy-protocol from 127.0.0.1/" \
+	    relayd.conf
+	PREFORK=1 start_relayd
+	atf_check -o match:"X-Client: 127\.0\.0\.1" curl -s --cacert ca.crt \
+	    --haproxy-protocol "https://127.0.0.1:$lport/headers"
+	# without the header the ClientHello is not one
+	atf_check -s not-exit:0 -o empty curl -s --cacert ca.crt \
+	    "https://127.0.0.1:$lport/headers"
+	end_line "PROXY header invalid"
+}
+tls_proxy_protocol_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -663,4 +692,5 @@ atf_init_test_cases()
 	atf_add_test_case tls_client_crl
 	atf_add_test_case tls_show_sessions
 	atf_add_test_case tls_missing_files
+	atf_add_test_case tls_proxy_protocol
 }

@@ -134,6 +134,8 @@ static struct host_opts		 hopts;
 static struct sockaddr_storage	 listen_ss[MAX_LISTEN];
 static in_port_t		 listen_port[MAX_LISTEN];
 static int			 listen_tls[MAX_LISTEN];
+static int			 listen_ppn[MAX_LISTEN];
+static struct rule_addr		 listen_pp[MAX_LISTEN][RELAY_PPFROM_MAX];
 static int			 nlisten;
 static objid_t			 last_relay_id;
 static objid_t			 last_table_id;
@@ -178,6 +180,7 @@ static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
 static void	 relay_free(struct relay *);
+static void	 relay_ppfrom(struct relay *, int);
 static int	 parse_hashkey(const char *, uint8_t *);
 static void	 not_implemented(const char *);
 static void	 needs_pf(const char *);
@@ -227,14 +230,14 @@ typedef struct {
 %token	NAT PARAMS PASS PASSWORD PATH PFLOG PFTAG QUERYSTR QUICK REAL REDIRECT
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
-%token	WEBSOCKETS CRL DIRECTORY
+%token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
 %type	<v.number>	loglevel opttls port retry prototype checktls
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action ruledir quick ruleaf key_option optmatch
-%type	<v.number>	redirect_proto
+%type	<v.number>	redirect_proto optproxyproto
 %type	<v.string>	hostname optcrl
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
@@ -1358,8 +1361,9 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			listen_ss[nlisten] = ss;
 			listen_port[nlisten] = $4;
 			listen_tls[nlisten] = $5;
+			listen_ppn[nlisten] = 0;
 			nlisten++;
-		}
+		} optppfrom
 		| forwardmode opttlsclient TO	{
 			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
@@ -1373,7 +1377,16 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 				rlay->rl_conf.flags |= F_TRANSPARENT;
 			if ($2)
 				rlay->rl_conf.flags |= F_TLSCLIENT;
-		} forwardspec dstaf
+		} forwardspec dstaf optproxyproto {
+			if ($7 != 0 && (rlay->rl_conf.flags &
+			    (F_PROXYV1 | F_PROXYV2)) != 0 &&
+			    (rlay->rl_conf.flags & $7) == 0) {
+				yyerror("relay %s: one proxy-protocol version "
+				    "for all forward lines", rlay->rl_conf.name);
+				YYERROR;
+			}
+			rlay->rl_conf.flags |= $7;
+		}
 		| SESSION TIMEOUT NUMBER	{
 			if ($3 < 0 || $3 > INT_MAX) {
 				yyerror("invalid timeout: %lld",
@@ -1406,6 +1419,40 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 		}
 		| DISABLE		{ rlay->rl_conf.flags |= F_DISABLE; }
 		| include
+		;
+
+optproxyproto	: /* empty */			{ $$ = 0; }
+		| PROXYPROTO V1			{ $$ = F_PROXYV1; }
+		| PROXYPROTO V2			{ $$ = F_PROXYV2; }
+		;
+
+/* ours: which peers of a listener put a PROXY header first */
+optppfrom	: /* empty */
+		| PROXYPROTO FROM ppfrom
+		| PROXYPROTO FROM '{' optnl ppfrom_l '}'
+		;
+
+ppfrom_l	: ppfrom_l ',' optnl ppfrom optnl
+		| ppfrom_l ppfrom optnl
+		| ppfrom optnl
+		;
+
+ppfrom		: addrprefix			{
+			int	 n = nlisten - 1;
+
+			if ($1.addr.ss_family != AF_INET &&
+			    $1.addr.ss_family != AF_INET6) {
+				yyerror("proxy-protocol from: not an "
+				    "address");
+				YYERROR;
+			}
+			if (listen_ppn[n] >= RELAY_PPFROM_MAX) {
+				yyerror("proxy-protocol from: %d addresses "
+				    "at most", RELAY_PPFROM_MAX);
+				YYERROR;
+			}
+			listen_pp[n][listen_ppn[n]++] = $1;
+		}
 		;
 
 forwardmode	: FORWARD			{ $$ = FWD_NORMAL; }
@@ -2354,6 +2401,7 @@ lookup(char *s)
 		{ "prefork",		PREFORK },
 		{ "priority",		PRIORITY },
 		{ "protocol",		PROTO },
+		{ "proxy-protocol",	PROXYPROTO },
 		{ "query",		QUERYSTR },
 		{ "quick",		QUICK },
 		{ "random",		RANDOM },
@@ -2392,6 +2440,8 @@ lookup(char *s)
 		{ "to",			TO },
 		{ "transparent",	TRANSPARENT },
 		{ "url",		URL },
+		{ "v1",			V1 },
+		{ "v2",			V2 },
 		{ "value",		VALUE },
 		{ "websockets",		WEBSOCKETS },
 		{ "with",		WITH }
@@ -3212,6 +3262,7 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	c->rl_conf.flags &= ~F_TLS;
 	if (listen_tls[n])
 		c->rl_conf.flags |= F_TLS;
+	relay_ppfrom(c, n);
 	if (relay_findbyaddr(conf, &c->rl_conf) != NULL) {
 		yyerror("relay %s or listener defined twice",
 		    c->rl_conf.name);
@@ -3226,6 +3277,16 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	}
 	TAILQ_INSERT_TAIL(conf->sc_relays, c, rl_entry);
 	return (relay_tls_load(c));
+}
+
+/* The proxy-protocol from list of listen line N. */
+static void
+relay_ppfrom(struct relay *r, int n)
+{
+	r->rl_conf.pp_nfrom = listen_ppn[n];
+	memset(r->rl_conf.pp_from, 0, sizeof(r->rl_conf.pp_from));
+	memcpy(r->rl_conf.pp_from, listen_pp[n],
+	    listen_ppn[n] * sizeof(listen_pp[n][0]));
 }
 
 static void
@@ -3305,6 +3366,7 @@ relay_finish(struct relay *r)
 	r->rl_conf.port = listen_port[0];
 	if (listen_tls[0])
 		r->rl_conf.flags |= F_TLS;
+	relay_ppfrom(r, 0);
 	if (relay_findbyaddr(conf, &r->rl_conf) != NULL) {
 		yyerror("relay %s or listener defined twice",
 		    r->rl_conf.name);

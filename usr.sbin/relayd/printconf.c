@@ -358,13 +358,27 @@ print_relay(struct relayd *env, struct relay *rlay)
 	struct relay_table	*rlt;
 	struct relay_config	*rc = &rlay->rl_conf;
 	struct protocol		*p;
+	const char		*pps;
+	int			 i;
 
 	printf("relay ");
 	print_str(rc->name);
 	printf(" {\t# id %u\n", rc->id);
+	pps = rc->flags & F_PROXYV1 ? " proxy-protocol v1" :
+	    rc->flags & F_PROXYV2 ? " proxy-protocol v2" : "";
 	printf("\tlisten on ");
 	print_addr(&rc->ss);
-	printf(" port %u%s\n", rc->port, rc->flags & F_TLS ? " tls" : "");
+	printf(" port %u%s", rc->port, rc->flags & F_TLS ? " tls" : "");
+	if (rc->pp_nfrom > 0) {
+		printf(" proxy-protocol from {");
+		for (i = 0; i < rc->pp_nfrom; i++) {
+			printf("%s", i ? ", " : " ");
+			print_addr(&rc->pp_from[i].addr);
+			printf("/%d", rc->pp_from[i].prefixlen);
+		}
+		printf(" }");
+	}
+	putchar('\n');
 	if ((p = proto_find(env, rc->proto)) != NULL) {
 		printf("\tprotocol ");
 		print_str(p->name);
@@ -378,18 +392,18 @@ print_relay(struct relayd *env, struct relay *rlay)
 		printf(" port %u", rc->dstport);
 		if (rc->dstretry)
 			printf(" retry %d", rc->dstretry);
-		putchar('\n');
+		printf("%s\n", pps);
 	}
 	if (rc->flags & (F_NATLOOK | F_DIVERT))
-		printf("\tforward%s to %s retry %d\n",
+		printf("\tforward%s to %s retry %d%s\n",
 		    rc->flags & F_TLSCLIENT ? " with tls" : "",
 		    rc->flags & F_NATLOOK ? "nat lookup" : "destination",
-		    rc->dstretry);
+		    rc->dstretry, pps);
 	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry)
-		printf("\tforward%s to <%s> port %u mode %s%s\n",
+		printf("\tforward%s to <%s> port %u mode %s%s%s\n",
 		    rc->flags & F_TLSCLIENT ? " with tls" : "",
 		    rlt->rlt_table->conf.name, rlt->rlt_table->conf.port,
-		    relay_mode_name(rlt->rlt_mode),
+		    relay_mode_name(rlt->rlt_mode), pps,
 		    rlt->rlt_flags & F_BACKUP ? "\t# backup" : "");
 	if (rc->dstaf.ss_family == AF_INET)
 		printf("\t# forward ... inet\n");

@@ -75,6 +75,10 @@ static const struct relay_ops *
 static void	 relay_session(struct relay *, int,
 		    struct sockaddr_storage *);
 static void	 relay_session_accepted(struct rsession *);
+static void	 relay_session_begin(struct rsession *);
+static void	 relay_pp_wait(struct rsession *);
+static void	 relay_pp_read(int, short, void *);
+static int	 relay_pp_send(struct rsession *);
 static void	 relay_tls_handshake(int, short, void *);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
 static void	 relay_tls_writecb(int, short, void *);
@@ -617,6 +621,8 @@ static void
 relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 {
 	struct rsession	*con;
+	socklen_t	 slen;
+	int		 i;
 
 	if ((con = calloc(1, sizeof(*con))) == NULL) {
 		log_warn("%s", __func__);
@@ -647,12 +653,32 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
 	gettimeofday(&con->se_tv_start, NULL);
 	relay_socket_opts(s, rlay->rl_proto, 0);
+	slen = sizeof(con->se_sockname);
+	if (getsockname(s, (struct sockaddr *)&con->se_sockname,
+	    &slen) == -1)
+		memset(&con->se_sockname, 0, sizeof(con->se_sockname));
 
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
 	rlay->rl_stats[rps->ps_instance].active++;
 	rlay->rl_stats[rps->ps_instance].last++;
 	rlay->rl_stats[rps->ps_instance].sessions++;
+
+	/* a trusted balancer: its PROXY header before anything else */
+	for (i = 0; i < rlay->rl_conf.pp_nfrom; i++)
+		if (addr_match(&rlay->rl_conf.pp_from[i], ss)) {
+			relay_pp_wait(con);
+			return;
+		}
+	relay_session_begin(con);
+}
+
+/* The client's first bytes are its own: TLS, or the protocol. */
+static void
+relay_session_begin(struct rsession *con)
+{
+	struct relay	*rlay = con->se_relay;
+	int		 s = con->se_in.s;
 
 	/* TLS inspection: the backend's certificate first */
 	if (rlay->rl_conf.flags & F_TLSINSPECT) {
@@ -669,6 +695,96 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 		return;
 	}
 	relay_session_accepted(con);
+}
+
+/*
+ * A PROXY header from a trusted balancer (listen on ... proxy-protocol
+ * from).  Bytes are taken from the socket only as far as they are
+ * header: what the client sends after it stays for TLS or the protocol.
+ * The whole header must come within the session timeout.
+ */
+struct pp_read {
+	size_t		 len;
+	uint8_t		 buf[PP_MAXHDR];
+};
+
+static void
+relay_pp_wait(struct rsession *con)
+{
+	struct timeval	*timeout = &con->se_relay->rl_conf.timeout;
+	struct timeval	 now, end, left;
+
+	if (con->se_pp == NULL &&
+	    (con->se_pp = calloc(1, sizeof(*con->se_pp))) == NULL) {
+		relay_close(con, "PROXY header: out of memory", 1);
+		return;
+	}
+	if (!timerisset(timeout)) {
+		event_set(&con->se_ev, con->se_in.s, EV_READ, relay_pp_read,
+		    con);
+		event_add(&con->se_ev, NULL);
+		return;
+	}
+	gettimeofday(&now, NULL);
+	timeradd(&con->se_tv_start, timeout, &end);
+	if (!timercmp(&now, &end, <)) {
+		relay_close(con, "PROXY header timeout", 1);
+		return;
+	}
+	timersub(&end, &now, &left);
+	event_set(&con->se_ev, con->se_in.s, EV_READ | EV_TIMEOUT,
+	    relay_pp_read, con);
+	event_add(&con->se_ev, &left);
+}
+
+static void
+relay_pp_read(int fd, short event, void *arg)
+{
+	struct rsession		*con = arg;
+	struct pp_read		*pp = con->se_pp;
+	struct sockaddr_storage	 src, dst;
+	size_t			 hlen = 0;
+	ssize_t			 n;
+	int			 ret;
+
+	if (event & EV_TIMEOUT) {
+		relay_close(con, "PROXY header timeout", 1);
+		return;
+	}
+	n = recv(fd, pp->buf + pp->len, sizeof(pp->buf) - pp->len, MSG_PEEK);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+		relay_pp_wait(con);
+		return;
+	}
+	if (n <= 0) {
+		relay_close(con, n == 0 ? "PROXY header incomplete" :
+		    "PROXY header: read failed", 1);
+		return;
+	}
+	ret = pp_parse(pp->buf, pp->len + n, &hlen, &src, &dst);
+	if (ret == -1) {
+		relay_close(con, "PROXY header invalid", 1);
+		return;
+	}
+	/* take what is header: all of it, or up to its end */
+	if (ret == 1)
+		n = hlen - pp->len;
+	if (recv(fd, pp->buf + pp->len, n, 0) != n) {
+		relay_close(con, "PROXY header: read failed", 1);
+		return;
+	}
+	pp->len += n;
+	if (ret == 0) {
+		relay_pp_wait(con);
+		return;
+	}
+	if (src.ss_family != AF_UNSPEC) {
+		con->se_in.ss = src;
+		con->se_sockname = dst;
+	}
+	free(con->se_pp);
+	con->se_pp = NULL;
+	relay_session_begin(con);
 }
 
 /* The client is there (and its TLS handshake done): on to the backend. */
@@ -883,15 +999,14 @@ relay_original_dst(struct rsession *con)
 {
 	struct relay		*rlay = con->se_relay;
 	struct sockaddr_storage	 ss;
-	socklen_t		 len = sizeof(ss);
 	size_t			 alen, blen;
 	const void		*a, *b;
 
 	memset(&ss, 0, sizeof(ss));
 	if (rlay->rl_conf.flags & F_DIVERT) {
-		if (getsockname(con->se_in.s, (struct sockaddr *)&ss,
-		    &len) == -1)
+		if (con->se_sockname.ss_family == AF_UNSPEC)
 			return (1);
+		ss = con->se_sockname;
 	} else if (compat_natlook(con->se_in.s, &ss) == -1) {
 		if (!TAILQ_EMPTY(&rlay->rl_tables) || rlay->rl_conf.dstport)
 			return (1);
@@ -1028,6 +1143,9 @@ relay_connected(int fd, short event, void *arg)
 	}
 	con->se_connected = 1;
 	con->se_nconnects++;
+	if ((con->se_relay->rl_conf.flags & (F_PROXYV1 | F_PROXYV2)) &&
+	    relay_pp_send(con) == -1)
+		return;
 	if (con->se_relay->rl_conf.flags & F_TLSCLIENT) {
 		if ((con->se_out.tls = tls_client()) == NULL ||
 		    tls_configure(con->se_out.tls,
@@ -1042,6 +1160,27 @@ relay_connected(int fd, short event, void *arg)
 		return;
 	}
 	relay_session_start(con);
+}
+
+/*
+ * forward ... proxy-protocol v1|v2: the header goes first on the new
+ * connection (before a TLS handshake too, where the PROXY protocol puts
+ * it).  A socket just connected has room for it; the bytes count as
+ * none of the client's.
+ */
+static int
+relay_pp_send(struct rsession *con)
+{
+	uint8_t		 buf[PP_MAXHDR];
+	ssize_t		 len;
+
+	len = pp_header((con->se_relay->rl_conf.flags & F_PROXYV1) ? 1 : 2,
+	    &con->se_in.ss, &con->se_sockname, buf, sizeof(buf));
+	if (len == -1 || send(con->se_out.s, buf, len, MSG_NOSIGNAL) != len) {
+		relay_close(con, "PROXY header: write failed", 1);
+		return (-1);
+	}
+	return (0);
 }
 
 /*
@@ -1785,6 +1924,7 @@ relay_close(struct rsession *con, const char *msg, int err)
 	relay_side_close(&con->se_out);
 	tls_free(con->se_tls_ctx);
 	tls_config_free(con->se_tls_cfg);
+	free(con->se_pp);
 	if (con->se_bnds != -1)
 		close(con->se_bnds);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);

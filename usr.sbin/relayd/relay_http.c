@@ -431,9 +431,8 @@ struct http_session {
 	int			 hs_upgrade;	/* a websocket waits */
 	int			 hs_paused;	/* the queue was full */
 	int			 hs_connecting;
-	/* the heads before the connect, where the client connected to */
+	/* the heads before the connect */
 	struct evbuffer		*hs_pending;
-	struct sockaddr_storage	 hs_local;
 };
 
 static int	 http_init(struct rsession *);
@@ -1117,39 +1116,6 @@ http_replace(char *buf, size_t len, const char *from, const char *to)
 	return (0);
 }
 
-static int
-http_addr_match(struct rule_addr *ra, struct sockaddr_storage *ss)
-{
-	const uint8_t	*a, *b;
-	size_t		 len;
-	int		 bits, i;
-
-	if (ra->addr.ss_family == 0)
-		return (1);
-	if (ra->addr.ss_family != ss->ss_family)
-		return (0);
-	if (ss->ss_family == AF_INET) {
-		a = (const uint8_t *)
-		    &((struct sockaddr_in *)&ra->addr)->sin_addr;
-		b = (const uint8_t *)&((struct sockaddr_in *)ss)->sin_addr;
-		len = 4;
-	} else {
-		a = (const uint8_t *)
-		    &((struct sockaddr_in6 *)&ra->addr)->sin6_addr;
-		b = (const uint8_t *)&((struct sockaddr_in6 *)ss)->sin6_addr;
-		len = 16;
-	}
-	for (i = 0, bits = ra->prefixlen; bits > 0 && (size_t)i < len;
-	    i++, bits -= 8) {
-		if (bits >= 8) {
-			if (a[i] != b[i])
-				return (0);
-		} else if ((a[i] ^ b[i]) & (0xff << (8 - bits)))
-			return (0);
-	}
-	return (1);
-}
-
 /* The first header field whose name and value match the globs. */
 static struct http_header *
 http_header_find(struct http_msg *m, const char *key, const char *value)
@@ -1325,8 +1291,8 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	if (r->rule_af != AF_UNSPEC &&
 	    con->se_in.ss.ss_family != r->rule_af)
 		return (0);
-	if (!http_addr_match(&r->rule_src, &con->se_in.ss) ||
-	    !http_addr_match(&r->rule_dst, local))
+	if (!addr_match(&r->rule_src, &con->se_in.ss) ||
+	    !addr_match(&r->rule_dst, local))
 		return (0);
 	if (r->rule_method != 0 && (cre->dir != RELAY_DIR_REQUEST ||
 	    r->rule_method != m->hm_method))
@@ -1691,9 +1657,7 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct relay_rule	*r, *decided = NULL;
 	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
-	struct http_session	*hs = con->se_priv;
-	struct sockaddr_storage	*local = &hs->hs_local;
-	socklen_t		 slen = sizeof(*local);
+	struct sockaddr_storage	*local = &con->se_sockname;
 	struct relay_table	*rlt;
 	const char		*fwd = NULL;
 	size_t			 len;
@@ -1702,10 +1666,6 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
-	/* once a session: the address the client connected to */
-	if (local->ss_family == AF_UNSPEC &&
-	    getsockname(con->se_in.s, (struct sockaddr *)local, &slen) == -1)
-		memset(local, 0, sizeof(*local));
 	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
 		if (!http_rule_match(cre, m, r, local))
 			continue;

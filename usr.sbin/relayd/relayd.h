@@ -60,6 +60,7 @@
 #define RELAY_MAXBACKLOG	512
 #define RELAY_NUMPROC		3
 #define RELAY_MAXHOSTS		32
+#define RELAY_PPFROM_MAX	16	/* proxy-protocol from addresses */
 #define RELAY_STATINTERVAL	60
 #define RELAY_MAXPROTOTTL	255
 #define PROC_MAX_INSTANCES	32
@@ -278,6 +279,8 @@ struct relayd_config {
 #define F_RETURN		0x00400000
 #define F_AGENTX		0x00800000
 #define F_TLSINSPECT		0x01000000
+#define F_PROXYV1		0x02000000	/* forward ... proxy-protocol */
+#define F_PROXYV2		0x04000000
 
 /* Host check types (issue: health checks) */
 enum table_check {
@@ -629,6 +632,9 @@ struct relay_config {
 		uint8_t		 key8[16];
 		uint64_t	 key64[2];
 	} hashkey;
+	/* listen on ... proxy-protocol from: who may send a header */
+	int			 pp_nfrom;
+	struct rule_addr	 pp_from[RELAY_PPFROM_MAX];
 };
 
 struct relay_table {
@@ -831,6 +837,8 @@ struct rsession {
 	int			 se_connected;
 	int			 se_bnds;	/* transparent socket */
 	int			 se_bindany;	/* parent asked for it */
+	struct sockaddr_storage	 se_sockname;	/* what the client reached */
+	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
 TAILQ_HEAD(sessionlist, rsession);
@@ -1051,6 +1059,13 @@ void		 control_notify(uint32_t, const void *, size_t);
 struct ctl_conn	*control_connbyid(uint32_t);
 void		 control_close_all(void);
 
+/* proxy_protocol.c */
+#define PP_MAXHDR		2048	/* a v2 header with its TLVs */
+ssize_t		 pp_header(int, struct sockaddr_storage *,
+		    struct sockaddr_storage *, uint8_t *, size_t);
+int		 pp_parse(const uint8_t *, size_t, size_t *,
+		    struct sockaddr_storage *, struct sockaddr_storage *);
+
 /* util.c */
 struct table	*table_find(struct relayd *, objid_t);
 struct table	*table_findbyname(struct relayd *, const char *);
@@ -1076,6 +1091,7 @@ const char	*printb_flags(const uint32_t, const char *);
 int		 ss_port(struct sockaddr_storage *);
 void		 ss_setport(struct sockaddr_storage *, in_port_t);
 socklen_t	 ss_len(const struct sockaddr_storage *);
+int		 addr_match(struct rule_addr *, struct sockaddr_storage *);
 void		 socket_set_blockmode(int, int);
 int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,
 		    volatile int *);

@@ -319,6 +319,40 @@ ss_len(const struct sockaddr_storage *ss)
 	return (sizeof(*ss));
 }
 
+/* Is the address in the prefix?  An empty prefix holds everything. */
+int
+addr_match(struct rule_addr *ra, struct sockaddr_storage *ss)
+{
+	const uint8_t	*a, *b;
+	size_t		 len;
+	int		 bits, i;
+
+	if (ra->addr.ss_family == 0)
+		return (1);
+	if (ra->addr.ss_family != ss->ss_family)
+		return (0);
+	if (ss->ss_family == AF_INET) {
+		a = (const uint8_t *)
+		    &((struct sockaddr_in *)&ra->addr)->sin_addr;
+		b = (const uint8_t *)&((struct sockaddr_in *)ss)->sin_addr;
+		len = 4;
+	} else {
+		a = (const uint8_t *)
+		    &((struct sockaddr_in6 *)&ra->addr)->sin6_addr;
+		b = (const uint8_t *)&((struct sockaddr_in6 *)ss)->sin6_addr;
+		len = 16;
+	}
+	for (i = 0, bits = ra->prefixlen; bits > 0 && (size_t)i < len;
+	    i++, bits -= 8) {
+		if (bits >= 8) {
+			if (a[i] != b[i])
+				return (0);
+		} else if ((a[i] ^ b[i]) & (0xff << (8 - bits)))
+			return (0);
+	}
+	return (1);
+}
+
 void
 socket_set_blockmode(int fd, int block)
 {
