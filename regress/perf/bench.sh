@@ -79,6 +79,8 @@ SINK=$(cat "$work/sink.port")
 ECHO=$(cat "$work/echo.port")
 LT=18301
 LE=18302
+ENV_T=""	# RB_UNIX=PATH: the clients connect to a unix socket
+ENV_E=""
 LH=18303	# HTTP contenders listen here
 
 # Every process of the proxy: the one in proxy.pid and its children.
@@ -257,18 +259,18 @@ measure()
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		c0=$(cpu_ticks)
-		$ONCLIENT "$RB" tput "$PT" 1 "$BYTES1" >>"$work/t1"
-		$ONCLIENT "$RB" tput "$PT" 4 "$BYTES4" >>"$work/t4"
+		$ONCLIENT env $ENV_T "$RB" tput "$PT" 1 "$BYTES1" >>"$work/t1"
+		$ONCLIENT env $ENV_T "$RB" tput "$PT" 4 "$BYTES4" >>"$work/t4"
 		c1=$(cpu_ticks)
 		awk -v t=$((c1 - c0)) -v b=$((BYTES1 + 4 * BYTES4)) -v hz="$(getconf CLK_TCK)" \
 		    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }' >>"$work/cpu"
-		$ONCLIENT "$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
+		$ONCLIENT env $ENV_E "$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
 		awk '{ print $1 }' "$work/rtt.one" >>"$work/rttm"
 		awk '{ print $2 }' "$work/rtt.one" >>"$work/rttp"
-		$ONCLIENT "$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
+		$ONCLIENT env $ENV_E "$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
 		awk '{ print $1 }' "$work/conn.one" >>"$work/cps"
 		awk '{ print $2 }' "$work/conn.one" >>"$work/err"
-		if [ "$name" != direct ]; then
+		if [ "$name" != direct ] && [ -z "${NOIDLE:-}" ]; then
 			m0=$(rss_kib)
 			$ONCLIENT "$RB" idle "$PE" "$IDLE" 120 >"$work/idle.out" 2>&1 &
 			ip=$!
@@ -295,7 +297,7 @@ measure()
 	    "$(median <"$work/t1")" "$(median <"$work/t4")" \
 	    "$(median <"$work/cpu")" "$(median <"$work/rttm")" \
 	    "$(median <"$work/rttp")" "$(median <"$work/cps")" \
-	    "$(median <"$work/err")" "$(sort -n "$work/mem" | tail -1)" >>"$work/results.csv"
+	    "$(median <"$work/err")" "$(sort -n "$work/mem" | tail -1)" >>"$work/${RESULTS:-results}.csv"
 	echo "  $name done in $(($(date +%s) - t0)) s" >&2
 }
 
@@ -320,7 +322,7 @@ contender()
 	stop_proxy
 }
 
-ncont=9
+ncont=13
 [ -n "${ONLY:-}" ] && ncont=$(echo "$ONLY" | wc -w)
 est=$(( REPEAT * ((BYTES1 + 4 * BYTES4) / 1000000000 + CONNSECS + RTTS / 10000 + 4) * ncont ))
 echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes" >&2
@@ -381,6 +383,143 @@ BEGIN {
 echo
 echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"
 echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
+
+# Unix-domain sockets (ours): relayd and HAProxy from a unix socket to a
+# unix-socket backend, and from TCP to one; the figures of the TCP table
+# (no idle sessions), against relayd-pipe's TCP loopback figures.
+start_relayd_unix()
+{
+	if [ "$1" = unix ]; then
+		lt="\"$work/ut.sock\""; le="\"$work/ue.sock\""
+	else
+		lt="127.0.0.1 port $LT"; le="127.0.0.1 port $LE"
+	fi
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+splice engine pipe
+protocol p {
+	tcp { nodelay, backlog 512 }
+}
+relay t {
+	listen on $lt
+	protocol p
+	forward to "$work/usink.sock"
+}
+relay e {
+	listen on $le
+	protocol p
+	forward to "$work/uecho.sock"
+}
+CONF
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
+}
+
+start_haproxy_unix()
+{
+	if [ "$1" = unix ]; then
+		lt="$work/ut.sock"; le="$work/ue.sock"
+	else
+		lt="127.0.0.1:$LT"; le="127.0.0.1:$LE"
+	fi
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn $((IDLE + 500))
+defaults
+	mode tcp
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+listen t
+	bind $lt
+	server s $work/usink.sock
+listen e
+	bind $le
+	server s $work/uecho.sock
+CONF
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
+}
+
+unix_contender()
+{
+	name=$1
+	how=$3
+	selected "$name" || return
+	"$2" "$how"
+	if [ "$how" = unix ]; then
+		ENV_T="RB_UNIX=$work/ut.sock"; ENV_E="RB_UNIX=$work/ue.sock"
+	else
+		ENV_T=""; ENV_E=""
+	fi
+	i=0
+	until env $ENV_T "$RB" probe "$LT" 2>/dev/null &&
+	    env $ENV_E "$RB" probe "$LE" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 100 ]; then
+			echo "  $name did not start, skipped" >&2
+			tail -3 "$work/${name%%-*}.log" >&2
+			stop_proxy
+			ENV_T=""; ENV_E=""
+			return
+		fi
+		sleep 0.1
+	done
+	RESULTS=unix NOIDLE=1
+	measure "$name"
+	RESULTS=results NOIDLE=
+	stop_proxy
+	ENV_T=""; ENV_E=""
+}
+
+: >"$work/unix.csv"
+if selected relayd-unix || selected relayd-tcp-unix ||
+    selected haproxy-unix || selected haproxy-tcp-unix; then
+	RB_UNIX=$work/usink.sock $ONCLIENT "$RB" sink "$work/usink.port" 100000 &
+	pids="$pids $!"
+	RB_UNIX=$work/uecho.sock $ONCLIENT "$RB" echo "$work/uecho.port" 100000 &
+	pids="$pids $!"
+	i=0
+	while [ ! -S "$work/usink.sock" ] || [ ! -S "$work/uecho.sock" ]; do
+		i=$((i + 1)); [ $i -gt 50 ] && { echo "no unix backends" >&2; exit 1; }
+		sleep 0.1
+	done
+	unix_contender relayd-unix start_relayd_unix unix
+	unix_contender relayd-tcp-unix start_relayd_unix tcp
+	if command -v haproxy >/dev/null; then
+		unix_contender haproxy-unix start_haproxy_unix unix
+		unix_contender haproxy-tcp-unix start_haproxy_unix tcp
+	fi
+fi
+if [ -s "$work/unix.csv" ]; then
+	{
+		echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session"
+		cat "$work/unix.csv"
+	} >"$PERF/results/unix-$stamp.csv"
+	echo
+	awk -F, -v tcp="$(grep '^relayd-pipe,' "$work/results.csv")" '
+function num(s) { split(s, a, " "); return a[1] + 0 }
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+BEGIN {
+	split(tcp, t, ",")
+	print "| unix contender | 1-stream Gbit/s | 4-stream Gbit/s | vs relayd TCP (1/4) | vs HAProxy, same sockets (1/4) | proxy CPU s/GiB | vs relayd TCP | RTT median/p99 us | conn/s (errors) |"
+	print "|---|---|---|---|---|---|---|---|---|"
+}
+{ row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[substr($1, 9)] = $0 }
+END {
+	for (i = 1; i <= NR; i++) {
+		split(row[i], f, ","); split(f[1], n, "-")
+		split(h[substr(f[1], length(n[1]) + 2)], g, ",")
+		printf "| %s | %s | %s | %s/%s | %s/%s | %s | %s | %s / %s | %s (%s) |\n",
+		    f[1], f[2], f[3],
+		    ratio(num(f[2]), num(t[2])), ratio(num(f[3]), num(t[3])),
+		    ratio(num(f[2]), num(g[2])), ratio(num(f[3]), num(g[3])),
+		    f[4], ratio(num(f[4]), num(t[4])), f[5], f[6], f[7], f[8]
+	}
+}' "$work/unix.csv"
+	echo
+	echo "Unix sockets: relayd-unix listens on and forwards to unix sockets, relayd-tcp-unix listens on TCP; \"vs relayd TCP\" divides by relayd-pipe's TCP loopback figures (- when that row did not run); CSV in regress/perf/results/unix-$stamp.csv"
+fi
 
 # HTTP: relayd's http relay beside HAProxy in http mode and nginx
 # proxy_pass, one worker each, the same backend (relaybench http),

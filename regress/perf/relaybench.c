@@ -34,12 +34,16 @@
  *                                           request body is discarded
  *   relaybench get PORT BYTES               download BYTES, print Gbit/s
  *   relaybench put PORT BYTES               upload BYTES, print Gbit/s
+ *
+ * With RB_UNIX=PATH in the environment, servers listen on and clients
+ * connect to the unix socket PATH instead (the port is then ignored).
  */
 
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <netinet/in.h>
@@ -68,12 +72,41 @@ now(void)
 	return (tv.tv_sec + tv.tv_usec / 1e6);
 }
 
+/*
+ * RB_UNIX=PATH in the environment: the unix socket PATH instead of a
+ * port of 127.0.0.1, for servers and clients alike.
+ */
+static int
+unix_sock(struct sockaddr_un *sun)
+{
+	const char	*path = getenv("RB_UNIX");
+
+	if (path == NULL)
+		return (0);
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		errx(1, "%s: too long", path);
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return (1);
+}
+
 static int
 connect_port(int port)
 {
 	struct sockaddr_in	 sin;
+	struct sockaddr_un	 sun;
 	int			 s;
 
+	if (unix_sock(&sun)) {
+		if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+			return (-1);
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+			close(s);
+			return (-1);
+		}
+		return (s);
+	}
 	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
 		return (-1);
 	memset(&sin, 0, sizeof(sin));
@@ -113,21 +146,32 @@ static int
 listen_portfile(const char *portfile, int secs)
 {
 	struct sockaddr_in	 sin;
+	struct sockaddr_un	 sun;
 	socklen_t		 len = sizeof(sin);
 	FILE			*f;
 	int			 l, on = 1;
 
 	signal(SIGCHLD, SIG_IGN);
-	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		err(1, "socket");
-	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(l, 4096) == -1 ||
-	    getsockname(l, (struct sockaddr *)&sin, &len) == -1)
-		err(1, "listen");
+	if (unix_sock(&sun)) {
+		(void)unlink(sun.sun_path);
+		if ((l = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+		    bind(l, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+		    listen(l, 4096) == -1)
+			err(1, "listen %s", sun.sun_path);
+		memset(&sin, 0, sizeof(sin));
+	} else {
+		if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+			err(1, "socket");
+		(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on,
+		    sizeof(on));
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(l, 4096) == -1 ||
+		    getsockname(l, (struct sockaddr *)&sin, &len) == -1)
+			err(1, "listen");
+	}
 	if ((f = fopen(portfile, "w")) == NULL)
 		err(1, "%s", portfile);
 	fprintf(f, "%d\n", ntohs(sin.sin_port));

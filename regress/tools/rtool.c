@@ -60,6 +60,9 @@
  *                                       socket, print "closed" once the
  *                                       peer hangs up
  *
+ * With RTOOL_UNIX=PATH in the environment, servers listen on the unix
+ * socket PATH (their port is 0) and clients connect to it.
+ *
  * Servers count the connections they accept, a byte each, in PORTFILE.conns.
  * Every mode ends by itself: servers after SECONDS (default 60), clients
  * when done or after SECONDS.
@@ -108,6 +111,33 @@ fill(unsigned char *buf, uint64_t off, size_t len)
 		buf[i] = pattern(off + i);
 }
 
+/* RTOOL_UNIX=PATH: servers listen on, clients connect to, that socket. */
+static int
+unix_socket(const char *path, int listening)
+{
+	struct sockaddr_un	 sun;
+	int			 s;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		errx(1, "%s: too long", path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	if (!listening) {
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+			err(1, "connect %s", path);
+		return (s);
+	}
+	(void)unlink(path);
+	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		err(1, "bind %s", path);
+	if (listen(s, 512) == -1)
+		err(1, "listen");
+	return (s);
+}
+
 static int
 listen_any(const char *portfile)
 {
@@ -116,18 +146,24 @@ listen_any(const char *portfile)
 	FILE			*f;
 	int			 s, on = 1;
 
-	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+	if (getenv("RTOOL_UNIX") != NULL) {
+		s = unix_socket(getenv("RTOOL_UNIX"), 1);
+		memset(&sin, 0, sizeof(sin));
+	} else if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
 		err(1, "socket");
-	(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == -1)
-		err(1, "bind");
-	if (listen(s, 512) == -1)
-		err(1, "listen");
-	if (getsockname(s, (struct sockaddr *)&sin, &len) == -1)
-		err(1, "getsockname");
+	else {
+		(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on,
+		    sizeof(on));
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == -1)
+			err(1, "bind");
+		if (listen(s, 512) == -1)
+			err(1, "listen");
+		if (getsockname(s, (struct sockaddr *)&sin, &len) == -1)
+			err(1, "getsockname");
+	}
 	if (portfile != NULL) {
 		char tmp[1024];
 
@@ -149,6 +185,8 @@ connect_port(int port)
 	struct sockaddr_in	 sin;
 	int			 s;
 
+	if (getenv("RTOOL_UNIX") != NULL)
+		return (unix_socket(getenv("RTOOL_UNIX"), 0));
 	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
 		err(1, "socket");
 	memset(&sin, 0, sizeof(sin));
@@ -561,17 +599,22 @@ ident(const char *addr, int port, const char *name, int secs)
 	int			 l, s, on = 1;
 
 	alarm(secs);
-	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
-		err(1, "socket");
-	(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
-		errx(1, "bad address %s", addr);
-	if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(l, 4096) == -1)
-		err(1, "listen %s:%d", addr, port);
+	if (getenv("RTOOL_UNIX") != NULL)
+		l = unix_socket(getenv("RTOOL_UNIX"), 1);
+	else {
+		if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+			err(1, "socket");
+		(void)setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on,
+		    sizeof(on));
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(port);
+		if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+			errx(1, "bad address %s", addr);
+		if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(l, 4096) == -1)
+			err(1, "listen %s:%d", addr, port);
+	}
 	for (;;) {
 		if ((s = accept(l, NULL, NULL)) == -1)
 			continue;

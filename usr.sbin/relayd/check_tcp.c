@@ -63,6 +63,7 @@ struct check_event {
 	size_t		 len;
 	EVP_MD_CTX	*md;		/* http digest: the body */
 	int		 inbody;
+	uint32_t	 seq;		/* a unix socket: the parent's try */
 };
 
 static void	 cte_event(int, short, void *);
@@ -76,11 +77,14 @@ static void	 cte_read(struct check_event *);
 static int	 cte_validate(struct check_event *, int);
 
 static struct tls_config	*cte_tlscfg;
+static struct privsep		*cte_ps;
+static uint32_t			 cte_seq;
 
 /* Before the chroot: libtls reads its defaults from /etc. */
 void
-check_tcp_init(void)
+check_tcp_init(struct privsep *ps)
 {
+	cte_ps = ps;
 	if ((cte_tlscfg = tls_config_new()) == NULL) {
 		log_warnx("check tls: cannot make a TLS configuration");
 		return;
@@ -106,6 +110,21 @@ check_tcp(struct host *h, struct table *tb)
 	cte->s = -1;
 	h->cte = cte;
 	gettimeofday(&h->check_start, NULL);
+
+	/* a unix socket is out of reach of the chroot: the parent connects */
+	if (h->conf.ss.ss_family == AF_UNIX) {
+		struct ctl_unixconnect	 uc;
+
+		memset(&uc, 0, sizeof(uc));
+		uc.id = h->conf.id;
+		uc.seq = cte->seq = ++cte_seq;
+		uc.ss = h->conf.ss;
+		cte->state = CTE_CONNECT;
+		proc_compose(cte_ps, PROC_PARENT, IMSG_UNIXCONNECT, &uc,
+		    sizeof(uc));
+		cte_wait(cte, 0);	/* the connect timeout */
+		return;
+	}
 
 	if ((cte->s = socket(h->conf.ss.ss_family, SOCK_STREAM |
 	    SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
@@ -158,6 +177,40 @@ cte_wait(struct check_event *cte, short what)
 	event_set(&cte->ev, cte->s, what, cte_event, cte);
 	event_add(&cte->ev, &tv);
 	cte->evset = 1;
+}
+
+/* The parent's answer for a unix-socket host: a connected socket. */
+void
+check_tcp_unix(struct imsg *imsg)
+{
+	struct ctl_unixconnect	 uc;
+	struct check_event	*cte;
+	struct host		*h;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(uc)) {
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	memcpy(&uc, imsg->data, sizeof(uc));
+	if ((h = host_find(cte_ps->ps_env, uc.id)) == NULL ||
+	    (cte = h->cte) == NULL || cte->seq != uc.seq || cte->s != -1 ||
+	    cte->state != CTE_CONNECT) {
+		/* the check is over (a timeout, a reload) */
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	if (imsg->fd == -1) {
+		cte_done(cte, HCE_TCP_CONNECT_FAIL);
+		return;
+	}
+	cte->s = imsg->fd;
+	if (cte->evset) {
+		event_del(&cte->ev);
+		cte->evset = 0;
+	}
+	cte_connected(cte);
 }
 
 static void

@@ -56,7 +56,7 @@ hce(struct privsep *ps, struct privsep_proc *p)
 	env = ps->ps_env;
 	/* raw sockets for check icmp, and TLS, before the chroot */
 	check_icmp_init();
-	check_tcp_init();
+	check_tcp_init(ps);
 	proc_run(ps, p, procs, nitems(procs), hce_init, NULL);
 }
 
@@ -255,6 +255,9 @@ hce_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		IMSG_EXACT_SIZE_CHECK(imsg, &scr);
 		memcpy(&scr, imsg->data, sizeof(scr));
 		script_done(env, &scr);
+		break;
+	case IMSG_UNIXCONNECT:
+		check_tcp_unix(imsg);
 		break;
 	default:
 		return (config_dispatch(env, imsg));

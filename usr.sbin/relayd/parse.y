@@ -31,6 +31,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <netdb.h>
@@ -135,6 +137,9 @@ static struct sockaddr_storage	 listen_ss[MAX_LISTEN];
 static in_port_t		 listen_port[MAX_LISTEN];
 static int			 listen_tls[MAX_LISTEN];
 static int			 listen_ppn[MAX_LISTEN];
+static uid_t			 listen_uid[MAX_LISTEN];
+static gid_t			 listen_gid[MAX_LISTEN];
+static mode_t			 listen_mode[MAX_LISTEN];
 static struct rule_addr		 listen_pp[MAX_LISTEN][RELAY_PPFROM_MAX];
 static int			 nlisten;
 static objid_t			 last_relay_id;
@@ -181,6 +186,8 @@ static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 static int	 relay_finish(struct relay *);
 static void	 relay_free(struct relay *);
 static void	 relay_ppfrom(struct relay *, int);
+static int	 sockperm_ok(void);
+static int	 table_unix(struct table *);
 static int	 parse_hashkey(const char *, uint8_t *);
 static void	 not_implemented(const char *);
 static void	 needs_pf(const char *);
@@ -230,14 +237,14 @@ typedef struct {
 %token	NAT PARAMS PASS PASSWORD PATH PFLOG PFTAG QUERYSTR QUICK REAL REDIRECT
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
-%token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2
+%token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
 %type	<v.number>	loglevel opttls port retry prototype checktls
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action ruledir quick ruleaf key_option optmatch
-%type	<v.number>	redirect_proto optproxyproto
+%type	<v.number>	redirect_proto optproxyproto optport
 %type	<v.string>	hostname optcrl
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
@@ -1343,7 +1350,7 @@ relayopts_l	: relayopts_l relayoptsl nl
 		| relayoptsl optnl
 		;
 
-relayoptsl	: LISTEN ON STRING port opttls	{
+relayoptsl	: LISTEN ON STRING optport opttls	{
 			struct sockaddr_storage	 ss;
 
 			if (host_resolve($3, &ss, 1) <= 0) {
@@ -1352,6 +1359,12 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 				YYERROR;
 			}
 			FREEARG($3);
+			if ((ss.ss_family == AF_UNIX) != ($4 == 0)) {
+				yyerror(ss.ss_family == AF_UNIX ?
+				    "listen on a unix socket: no port" :
+				    "listen on: a port is needed");
+				YYERROR;
+			}
 			if (nlisten >= MAX_LISTEN) {
 				yyerror("too many listen addresses "
 				    "(%d at most)", MAX_LISTEN);
@@ -1362,8 +1375,11 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 			listen_port[nlisten] = $4;
 			listen_tls[nlisten] = $5;
 			listen_ppn[nlisten] = 0;
+			listen_uid[nlisten] = (uid_t)-1;
+			listen_gid[nlisten] = (gid_t)-1;
+			listen_mode[nlisten] = 0;
 			nlisten++;
-		} optppfrom
+		} optppfrom sockperms
 		| forwardmode opttlsclient TO	{
 			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
@@ -1419,6 +1435,94 @@ relayoptsl	: LISTEN ON STRING port opttls	{
 		}
 		| DISABLE		{ rlay->rl_conf.flags |= F_DISABLE; }
 		| include
+		;
+
+optport		: /* empty */			{ $$ = 0; }
+		| port				{ $$ = $1; }
+		;
+
+/* ours: the owner, group and mode of a unix-socket listener */
+sockperms	: /* empty */
+		| sockperms sockperm
+		;
+
+sockperm	: OWNER STRING			{
+			struct passwd	*pw;
+			const char	*errstr;
+			uid_t		 uid;
+
+			uid = strtonum($2, 0, INT_MAX, &errstr);
+			if (errstr != NULL) {
+				if ((pw = getpwnam($2)) == NULL) {
+					yyerror("owner: no user %s", $2);
+					FREEARG($2);
+					YYERROR;
+				}
+				uid = pw->pw_uid;
+			}
+			FREEARG($2);
+			if (!sockperm_ok())
+				YYERROR;
+			listen_uid[nlisten - 1] = uid;
+		}
+		| GROUP STRING			{
+			struct group	*gr;
+			const char	*errstr;
+			gid_t		 gid;
+
+			gid = strtonum($2, 0, INT_MAX, &errstr);
+			if (errstr != NULL) {
+				if ((gr = getgrnam($2)) == NULL) {
+					yyerror("group: no group %s", $2);
+					FREEARG($2);
+					YYERROR;
+				}
+				gid = gr->gr_gid;
+			}
+			FREEARG($2);
+			if (!sockperm_ok())
+				YYERROR;
+			listen_gid[nlisten - 1] = gid;
+		}
+		| OWNER NUMBER			{
+			if ($2 < 0 || $2 > INT_MAX) {
+				yyerror("owner: invalid uid %lld",
+				    (long long)$2);
+				YYERROR;
+			}
+			if (!sockperm_ok())
+				YYERROR;
+			listen_uid[nlisten - 1] = $2;
+		}
+		| GROUP NUMBER			{
+			if ($2 < 0 || $2 > INT_MAX) {
+				yyerror("group: invalid gid %lld",
+				    (long long)$2);
+				YYERROR;
+			}
+			if (!sockperm_ok())
+				YYERROR;
+			listen_gid[nlisten - 1] = $2;
+		}
+		| MODE NUMBER			{
+			char	 digits[32];
+			char	*ep;
+			long	 m;
+
+			/* written in octal, read by the lexer as decimal */
+			(void)snprintf(digits, sizeof(digits), "%lld",
+			    (long long)$2);
+			errno = 0;
+			m = strtol(digits, &ep, 8);
+			if (*ep != '\0' || errno != 0 || m <= 0 || m > 0777) {
+				yyerror("mode: an octal mode, 0 to 0777, "
+				    "not %s", digits);
+				YYERROR;
+			}
+			if (!sockperm_ok())
+				YYERROR;
+			listen_mode[nlisten - 1] = m;
+		}
 		;
 
 optproxyproto	: /* empty */			{ $$ = 0; }
@@ -1486,7 +1590,15 @@ forwardspec	: tablename tableopts_l		{
 			}
 			if (topts.port == 0 && nlisten > 0)
 				topts.port = listen_port[0];
-			if (topts.port == 0) {
+			if (topts.check == CHECK_ICMP &&
+			    table_unix(def) != 0) {
+				yyerror("table %s: no check icmp for unix "
+				    "sockets", def->conf.name);
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
+				YYERROR;
+			}
+			if (topts.port == 0 && table_unix(def) != 1) {
 				yyerror("table %s has no port (give one, or "
 				    "listen on before forward to)",
 				    def->conf.name);
@@ -1514,8 +1626,8 @@ forwardspec	: tablename tableopts_l		{
 			}
 			TAILQ_INSERT_TAIL(&rlay->rl_tables, rlt, rlt_entry);
 		}
-		| STRING port retry		{
-			if (rlay->rl_conf.dstport != 0) {
+		| STRING optport retry		{
+			if (rlay->rl_conf.dstss.ss_family != AF_UNSPEC) {
 				yyerror("relay %s: only one forward to an "
 				    "address", rlay->rl_conf.name);
 				FREEARG($1);
@@ -1527,6 +1639,20 @@ forwardspec	: tablename tableopts_l		{
 				YYERROR;
 			}
 			FREEARG($1);
+			if (rlay->rl_conf.dstss.ss_family == AF_UNIX) {
+				if ($2 != 0) {
+					yyerror("forward to a unix socket: "
+					    "no port");
+					YYERROR;
+				}
+			} else if ($2 == 0) {
+				/* as OpenBSD's: the listener's port */
+				if (nlisten == 0 || listen_port[0] == 0) {
+					yyerror("forward to: a port is needed");
+					YYERROR;
+				}
+				$2 = listen_port[0];
+			}
 			rlay->rl_conf.dstport = $2;
 			ss_setport(&rlay->rl_conf.dstss, $2);
 			rlay->rl_conf.dstretry = $3;
@@ -2150,7 +2276,8 @@ addr_prefix(char *s, int64_t len, struct rule_addr *ra)
 	int	 max;
 
 	memset(ra, 0, sizeof(*ra));
-	if (host_resolve(s, &ra->addr, 1) <= 0) {
+	if (host_resolve(s, &ra->addr, 1) <= 0 ||
+	    ra->addr.ss_family == AF_UNIX) {
 		yyerror("invalid host %s", s);
 		free(s);
 		return (-1);
@@ -2362,6 +2489,7 @@ lookup(char *s)
 		{ "file",		FILENAME },
 		{ "forward",		FORWARD },
 		{ "from",		FROM },
+		{ "group",		GROUP },
 		{ "hash",		HASH },
 		{ "header",		HEADER },
 		{ "headerlen",		HEADERLEN },
@@ -2390,6 +2518,7 @@ lookup(char *s)
 		{ "nodelay",		NODELAY },
 		{ "nothing",		NOTHING },
 		{ "on",			ON },
+		{ "owner",		OWNER },
 		{ "params",		PARAMS },
 		{ "parent",		PARENT },
 		{ "pass",		PASS },
@@ -2995,6 +3124,16 @@ host_resolve(const char *s, struct sockaddr_storage *ss, int max)
 	int			 n = 0, family;
 
 	memset(ss, 0, sizeof(*ss) * max);
+	/* ours: an absolute path is a unix socket */
+	if (s[0] == '/') {
+		struct sockaddr_un	*sun = (struct sockaddr_un *)ss;
+
+		if (strlcpy(sun->sun_path, s, sizeof(sun->sun_path)) >=
+		    sizeof(sun->sun_path))
+			return (0);
+		sun->sun_family = AF_UNIX;
+		return (1);
+	}
 	sin = (struct sockaddr_in *)ss;
 	if (inet_pton(AF_INET, s, &sin->sin_addr) == 1) {
 		sin->sin_family = AF_INET;
@@ -3235,6 +3374,21 @@ table_use(struct table *def, struct table_opts *o)
 	return (tb);
 }
 
+/* 1: every host of the table is a unix socket, -1: some, 0: none. */
+static int
+table_unix(struct table *def)
+{
+	struct host	*h;
+	int		 n = 0, all = 0;
+
+	TAILQ_FOREACH(h, &def->hosts, entry) {
+		all++;
+		if (h->conf.ss.ss_family == AF_UNIX)
+			n++;
+	}
+	return (n == 0 ? 0 : n == all ? 1 : -1);
+}
+
 /* Each further listen on makes a clone of the relay, name<n>:port. */
 static int
 relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
@@ -3279,14 +3433,28 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	return (relay_tls_load(c));
 }
 
-/* The proxy-protocol from list of listen line N. */
+/* What listen line N says beyond its address: PROXY peers, socket modes. */
 static void
 relay_ppfrom(struct relay *r, int n)
 {
+	r->rl_conf.sun_uid = listen_uid[n];
+	r->rl_conf.sun_gid = listen_gid[n];
+	r->rl_conf.sun_mode = listen_mode[n] != 0 ? listen_mode[n] :
+	    RELAY_SUN_MODE;
 	r->rl_conf.pp_nfrom = listen_ppn[n];
 	memset(r->rl_conf.pp_from, 0, sizeof(r->rl_conf.pp_from));
 	memcpy(r->rl_conf.pp_from, listen_pp[n],
 	    listen_ppn[n] * sizeof(listen_pp[n][0]));
+}
+
+/* owner, group and mode: for the unix socket just listened on */
+static int
+sockperm_ok(void)
+{
+	if (listen_ss[nlisten - 1].ss_family == AF_UNIX)
+		return (1);
+	yyerror("owner, group and mode are for unix-socket listeners");
+	return (0);
 }
 
 static void
@@ -3352,7 +3520,8 @@ relay_finish(struct relay *r)
 		return (-1);
 	}
 	if ((r->rl_conf.flags & (F_NATLOOK | F_DIVERT)) == 0 &&
-	    r->rl_conf.dstport == 0 && TAILQ_EMPTY(&r->rl_tables)) {
+	    r->rl_conf.dstss.ss_family == AF_UNSPEC &&
+	    TAILQ_EMPTY(&r->rl_tables)) {
 		yyerror("relay %s has no target, rdr, or table",
 		    r->rl_conf.name);
 		relay_free(r);

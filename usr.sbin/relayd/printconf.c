@@ -367,8 +367,18 @@ print_relay(struct relayd *env, struct relay *rlay)
 	pps = rc->flags & F_PROXYV1 ? " proxy-protocol v1" :
 	    rc->flags & F_PROXYV2 ? " proxy-protocol v2" : "";
 	printf("\tlisten on ");
-	print_addr(&rc->ss);
-	printf(" port %u%s", rc->port, rc->flags & F_TLS ? " tls" : "");
+	if (rc->ss.ss_family == AF_UNIX) {
+		print_str(((struct sockaddr_un *)&rc->ss)->sun_path);
+		if (rc->sun_uid != (uid_t)-1)
+			printf(" owner %u", (unsigned int)rc->sun_uid);
+		if (rc->sun_gid != (gid_t)-1)
+			printf(" group %u", (unsigned int)rc->sun_gid);
+		printf(" mode %04o", (unsigned int)rc->sun_mode);
+	} else {
+		print_addr(&rc->ss);
+		printf(" port %u", rc->port);
+	}
+	printf("%s", rc->flags & F_TLS ? " tls" : "");
 	if (rc->pp_nfrom > 0) {
 		printf(" proxy-protocol from {");
 		for (i = 0; i < rc->pp_nfrom; i++) {
@@ -388,8 +398,12 @@ print_relay(struct relayd *env, struct relay *rlay)
 		printf("\t%sforward%s to ",
 		    rc->flags & F_TRANSPARENT ? "transparent " : "",
 		    rc->flags & F_TLSCLIENT ? " with tls" : "");
-		print_addr(&rc->dstss);
-		printf(" port %u", rc->dstport);
+		if (rc->dstss.ss_family == AF_UNIX)
+			print_str(((struct sockaddr_un *)&rc->dstss)->sun_path);
+		else {
+			print_addr(&rc->dstss);
+			printf(" port %u", rc->dstport);
+		}
 		if (rc->dstretry)
 			printf(" retry %d", rc->dstretry);
 		printf("%s\n", pps);

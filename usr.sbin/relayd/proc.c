@@ -89,6 +89,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CA_CERT] = "ca cert",
 	[IMSG_TLSTICKET_REKEY] = "tls ticket rekey",
 	[IMSG_BINDANY] = "bindany",
+	[IMSG_UNIXCONNECT] = "unixconnect",
 };
 
 static const char *const proc_names[PROC_MAX] = {

@@ -24,6 +24,7 @@
 #include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <netinet/in.h>
@@ -76,6 +77,9 @@ static void	 relay_session(struct relay *, int,
 		    struct sockaddr_storage *);
 static void	 relay_session_accepted(struct rsession *);
 static void	 relay_session_begin(struct rsession *);
+static int	 relay_unix_listen(struct relay *, int);
+static int	 relay_unix_perms(struct relay *);
+static void	 relay_unixconnect_done(struct imsg *);
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
@@ -92,6 +96,7 @@ static int	 relay_retry(struct rsession *, const char *);
 static void	 relay_side_close(struct ctl_relay_event *);
 static void	 relay_session_start(struct rsession *);
 static int	 relay_splice(struct ctl_relay_event *);
+static int	 relay_splice_flags(struct rsession *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
 static int	 relay_idle_alive(struct ctl_relay_event *);
 static void	 relay_read(struct bufferevent *, void *);
@@ -221,8 +226,13 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 		/* a second listen(2) sets the new backlog */
 		(void)listen(s, backlog);
 		rlay->rl_s = s;
+		if (rlay->rl_conf.ss.ss_family == AF_UNIX &&
+		    relay_unix_perms(rlay) == -1)
+			return (-1);
 		return (0);
 	}
+	if (rlay->rl_conf.ss.ss_family == AF_UNIX)
+		return (relay_unix_listen(rlay, backlog));
 
 	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
 	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
@@ -260,6 +270,115 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 }
 
 /*
+ * Parent: a unix-socket listener (ours).  A socket file left by a
+ * relayd that is gone is replaced; one somebody listens on is busy, as
+ * a TCP port would be.  The mode comes from the umask at bind(2) and
+ * the owner from lchown(2), so that nothing follows a link put in the
+ * socket's place.
+ */
+static int
+relay_unix_listen(struct relay *rlay, int backlog)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
+	struct stat		 st;
+	mode_t			 omask;
+	int			 s, t, ret;
+
+	if (lstat(sun->sun_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_warnx("relay %s: cannot listen on %s: not a "
+			    "socket", rlay->rl_conf.name, sun->sun_path);
+			return (-1);
+		}
+		if ((t = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0)) == -1) {
+			log_warn("relay %s: socket", rlay->rl_conf.name);
+			return (-1);
+		}
+		ret = connect(t, (struct sockaddr *)sun, sizeof(*sun));
+		close(t);
+		if (ret == 0 || errno == EAGAIN) {
+			errno = EADDRINUSE;
+			log_warn("relay %s: cannot listen on %s",
+			    rlay->rl_conf.name, sun->sun_path);
+			return (-1);
+		}
+		/* nobody there: a stale socket file */
+		(void)unlink(sun->sun_path);
+	}
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("relay %s: socket", rlay->rl_conf.name);
+		return (-1);
+	}
+	omask = umask(~rlay->rl_conf.sun_mode & 0777);
+	ret = bind(s, (struct sockaddr *)sun, sizeof(*sun));
+	(void)umask(omask);
+	if (ret == -1) {
+		log_warn("relay %s: cannot listen on %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		close(s);
+		return (-1);
+	}
+	rlay->rl_s = s;
+	rlay->rl_unlink = 1;
+	if (relay_unix_perms(rlay) == -1 || listen(s, backlog) == -1) {
+		log_warn("relay %s: listen on %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The owner, group and mode of a unix listener, again at a reload. */
+static int
+relay_unix_perms(struct relay *rlay)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
+	struct stat		 st;
+
+	rlay->rl_unlink = 1;
+	if ((rlay->rl_conf.sun_uid != (uid_t)-1 ||
+	    rlay->rl_conf.sun_gid != (gid_t)-1) &&
+	    lchown(sun->sun_path, rlay->rl_conf.sun_uid,
+	    rlay->rl_conf.sun_gid) == -1) {
+		log_warn("relay %s: chown %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	if (lstat(sun->sun_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		log_warnx("relay %s: %s is no longer its socket",
+		    rlay->rl_conf.name, sun->sun_path);
+		return (-1);
+	}
+	if ((st.st_mode & 0777) != rlay->rl_conf.sun_mode &&
+	    chmod(sun->sun_path, rlay->rl_conf.sun_mode) == -1) {
+		log_warn("relay %s: chmod %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Parent: the socket files of conf's unix listeners that keep does not
+ * listen on (all of them without keep) go: at shutdown, after a reload,
+ * and after a reload that failed.
+ */
+void
+relay_unix_unlink(struct relayd *conf, struct relayd *keep)
+{
+	struct relay	*rlay;
+
+	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
+		if (rlay->rl_unlink && rlay->rl_conf.ss.ss_family == AF_UNIX &&
+		    (keep == NULL ||
+		    relay_findbyaddr(keep, &rlay->rl_conf) == NULL))
+			(void)unlink(((struct sockaddr_un *)
+			    &rlay->rl_conf.ss)->sun_path);
+}
+
+/*
  * Parent: transparent forward asks for a socket bound to the client's
  * address, which only a privileged process may make; the relay
  * connects it.  A failure sends no descriptor.
@@ -285,6 +404,59 @@ relay_bindany(struct privsep *ps, struct imsg *imsg)
 	}
 	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
 	    &bnd, sizeof(bnd));
+}
+
+/*
+ * Parent: a socket connected to a unix-socket backend, for a relay's
+ * session or an hce check (their chroot hides the path).  Only a path
+ * the configuration names as a backend is connected; the answer carries
+ * the socket, or none and the errno.
+ */
+void
+relay_unixconnect(struct privsep *ps, struct imsg *imsg,
+    enum privsep_procid id)
+{
+	struct relayd		*conf = ps->ps_env;
+	struct ctl_unixconnect	 uc;
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&uc.ss;
+	struct relay		*rlay;
+	struct host		*h;
+	int			 s = -1, known = 0;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &uc);
+	memcpy(&uc, imsg->data, sizeof(uc));
+	if (id == PROC_RELAY && uc.instance >= proc_ninstances(ps, PROC_RELAY))
+		return;
+	sun->sun_path[sizeof(sun->sun_path) - 1] = '\0';
+	if (uc.ss.ss_family == AF_UNIX) {
+		TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
+			if (rlay->rl_conf.dstss.ss_family == AF_UNIX &&
+			    strcmp(((struct sockaddr_un *)
+			    &rlay->rl_conf.dstss)->sun_path,
+			    sun->sun_path) == 0)
+				known = 1;
+		TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
+			if (h->conf.ss.ss_family == AF_UNIX &&
+			    strcmp(((struct sockaddr_un *)&h->conf.ss)->sun_path,
+			    sun->sun_path) == 0)
+				known = 1;
+	}
+	uc.error = 0;
+	if (!known) {
+		log_warnx("%s: %s is no backend of the configuration",
+		    __func__, uc.ss.ss_family == AF_UNIX ? sun->sun_path :
+		    "(not a unix socket)");
+		uc.error = EPERM;
+	} else if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(s, (struct sockaddr *)sun, sizeof(*sun)) == -1) {
+		uc.error = errno;
+		if (s != -1)
+			close(s);
+		s = -1;
+	}
+	proc_compose_imsg(ps, id, id == PROC_RELAY ? (int)uc.instance : -1,
+	    IMSG_UNIXCONNECT, 0, s, &uc, sizeof(uc));
 }
 
 /*
@@ -324,8 +496,9 @@ relay_socket_opts(int s, struct protocol *p, int listening)
 	 * wait between them costs a delayed ACK per request; nodelay
 	 * unless the protocol says otherwise.
 	 */
-	if ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
-	    p->type == RELAY_PROTO_HTTP) {
+	if (ss.ss_family != AF_UNIX &&
+	    ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
+	    p->type == RELAY_PROTO_HTTP)) {
 		val = (p->tcpflags & TCPFLAG_NODELAY) ||
 		    (p->tcpflags & TCPFLAG_NNODELAY) == 0 ? 1 : 0;
 		if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &val,
@@ -340,6 +513,8 @@ relay_socket_opts(int s, struct protocol *p, int listening)
 		    sizeof(val)) == -1)
 			log_warn("%s: socket buffer", __func__);
 	}
+	if (ss.ss_family == AF_UNIX)
+		return;		/* none of IP's options */
 	if (p->tcpflags & TCPFLAG_IPTTL) {
 		val = p->tcpipttl;
 		if (ss.ss_family == AF_INET6) {
@@ -385,6 +560,9 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_BINDANY:
 		relay_bindany_done(imsg);
+		break;
+	case IMSG_UNIXCONNECT:
+		relay_unixconnect_done(imsg);
 		break;
 	default:
 		return (config_dispatch(env, imsg));
@@ -584,6 +762,10 @@ relay_accept(int fd, short event, void *arg)
 			slen = sizeof(ss);
 			s = accept4(rlay->rl_s, (struct sockaddr *)&ss, &slen,
 			    SOCK_NONBLOCK | SOCK_CLOEXEC);
+			/* an unnamed unix client sets its family only */
+			if (s != -1 && slen < sizeof(ss))
+				memset((char *)&ss + slen, 0,
+				    sizeof(ss) - slen);
 		}
 		if (s == -1) {
 			if (errno == ENFILE || errno == EMFILE ||
@@ -941,6 +1123,31 @@ relay_connect(struct rsession *con)
 		return (0);
 	}
 
+	/* a unix-socket backend: the parent connects (ours) */
+	if (con->se_out.ss.ss_family == AF_UNIX) {
+		struct ctl_unixconnect	 uc;
+
+		if (con->se_bnds == -1) {
+			memset(&uc, 0, sizeof(uc));
+			uc.id = con->se_id;
+			uc.seq = con->se_retrycount;
+			uc.instance = rps->ps_instance;
+			uc.ss = con->se_out.ss;
+			con->se_bindany = 1;
+			proc_compose(rps, PROC_PARENT, IMSG_UNIXCONNECT, &uc,
+			    sizeof(uc));
+			return (0);
+		}
+		s = con->se_out.s = con->se_bnds;
+		con->se_bnds = -1;
+		con->se_bindany = 0;
+		relay_socket_opts(s, rlay->rl_proto, 0);
+		/* connected already: relay_connected at once */
+		event_set(&con->se_ev, s, EV_WRITE, relay_connected, con);
+		event_add(&con->se_ev, NULL);
+		return (0);
+	}
+
 	if (con->se_bnds != -1) {
 		s = con->se_bnds;
 		con->se_bnds = -1;
@@ -976,7 +1183,7 @@ relay_pick(struct rsession *con)
 		con->se_retry = con->se_host->conf.retry;
 		return (0);
 	}
-	if (rlay->rl_conf.dstport == 0) {
+	if (rlay->rl_conf.dstss.ss_family == AF_UNSPEC) {
 		/* forward to destination or nat lookup alone */
 		relay_close(con, "session aborted", 1);
 		return (-1);
@@ -1008,7 +1215,8 @@ relay_original_dst(struct rsession *con)
 			return (1);
 		ss = con->se_sockname;
 	} else if (compat_natlook(con->se_in.s, &ss) == -1) {
-		if (!TAILQ_EMPTY(&rlay->rl_tables) || rlay->rl_conf.dstport)
+		if (!TAILQ_EMPTY(&rlay->rl_tables) ||
+		    rlay->rl_conf.dstss.ss_family != AF_UNSPEC)
 			return (1);
 		relay_close(con, "session NAT lookup failed", 1);
 		return (-1);
@@ -1021,6 +1229,39 @@ relay_original_dst(struct rsession *con)
 		return (1);
 	con->se_out.ss = ss;
 	return (0);
+}
+
+/* The parent's answer for a unix-socket backend: a connected socket. */
+static void
+relay_unixconnect_done(struct imsg *imsg)
+{
+	struct ctl_unixconnect	 uc;
+	struct rsession		*con;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(uc)) {
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	memcpy(&uc, imsg->data, sizeof(uc));
+	TAILQ_FOREACH(con, &relay_sessions, se_entry)
+		if (con->se_id == uc.id && con->se_bindany &&
+		    (uint32_t)con->se_retrycount == uc.seq)
+			break;
+	if (con == NULL) {
+		/* the session ended meanwhile */
+		if (imsg->fd != -1)
+			close(imsg->fd);
+		return;
+	}
+	if (imsg->fd == -1) {
+		con->se_bindany = 0;
+		(void)relay_retry(con, "connect failed");
+		return;
+	}
+	/* se_bindany stays until relay_connect takes the socket */
+	con->se_bnds = imsg->fd;
+	(void)relay_connect(con);
 }
 
 /* The parent's answer to a transparent forward's IMSG_BINDANY. */
@@ -1645,7 +1886,15 @@ relay_splice(struct ctl_relay_event *cre)
 	cre->mark = relay_total(cre);
 	return (splice_start(&cre->sp, cre->s, cre->dst->s,
 	    cre->toread == TOREAD_UNLIMITED ? 0 : cre->toread,
-	    &rlay->rl_conf.timeout, relay_splice_done, cre, con->se_nosplice));
+	    &rlay->rl_conf.timeout, relay_splice_done, cre,
+	    relay_splice_flags(con)));
+}
+
+/* Unix sockets splice as TCP does (ours); "no splice" copies. */
+static int
+relay_splice_flags(struct rsession *con)
+{
+	return (SPLICE_F_UNIX | (con->se_nosplice ? SPLICE_F_COPY : 0));
 }
 
 static void
@@ -1823,7 +2072,8 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 			    cre->toread == TOREAD_UNLIMITED ? 0 :
 			    cre->toread - splice_count(&cre->sp),
 			    &con->se_relay->rl_conf.timeout,
-			    relay_splice_done, cre, con->se_nosplice) == -1)
+			    relay_splice_done, cre,
+			    relay_splice_flags(con)) == -1)
 				relay_close(con, strerror(errno), 1);
 			return;
 		}

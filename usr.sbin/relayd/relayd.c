@@ -268,6 +268,8 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		if (relay_privinit(old, rlay) == -1) {
+			/* the unix sockets it made go again */
+			relay_unix_unlink(env, old);
 			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 				if (rlay->rl_s != -1) {
 					close(rlay->rl_s);
@@ -400,6 +402,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	}
 
 	log_info("reloading configuration from %s", filename);
+	relay_unix_unlink(env, new);
 	config_replace(env, new);
 
 	config_setreset(env);
@@ -417,6 +420,7 @@ parent_shutdown(struct relayd *env)
 
 	lost = proc_kill(ps);
 	control_cleanup(env->sc_conf.socket);
+	relay_unix_unlink(env, NULL);
 	log_info("parent terminating, pid %d", (int)getpid());
 	exit(lost ? 1 : 0);
 }
@@ -494,6 +498,11 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 		if (p->p_id != PROC_RELAY)
 			return (-1);
 		relay_bindany(p->p_ps, imsg);
+		break;
+	case IMSG_UNIXCONNECT:
+		if (p->p_id != PROC_RELAY && p->p_id != PROC_HCE)
+			return (-1);
+		relay_unixconnect(p->p_ps, imsg, p->p_id);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)

@@ -21,6 +21,7 @@
 #include <sys/queue.h>
 #include <sys/tree.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/time.h>
 
 #include <netinet/in.h>
@@ -61,6 +62,7 @@
 #define RELAY_NUMPROC		3
 #define RELAY_MAXHOSTS		32
 #define RELAY_PPFROM_MAX	16	/* proxy-protocol from addresses */
+#define RELAY_SUN_MODE		0666	/* a unix listener, as a TCP one */
 #define RELAY_STATINTERVAL	60
 #define RELAY_MAXPROTOTTL	255
 #define PROC_MAX_INSTANCES	32
@@ -129,6 +131,8 @@ enum imsg_type {
 	IMSG_TLSTICKET_REKEY,		/* parent -> relay: ticket key */
 	IMSG_BINDANY,			/* relay <-> parent: a transparent
 					   socket */
+	IMSG_UNIXCONNECT,		/* relay, hce <-> parent: a socket
+					   connected to a unix-socket backend */
 	IMSG_MAX
 };
 
@@ -632,6 +636,10 @@ struct relay_config {
 		uint8_t		 key8[16];
 		uint64_t	 key64[2];
 	} hashkey;
+	/* a unix-socket listener: its owner, group and mode */
+	uid_t			 sun_uid;	/* -1: the parent's */
+	gid_t			 sun_gid;
+	mode_t			 sun_mode;
 	/* listen on ... proxy-protocol from: who may send a header */
 	int			 pp_nfrom;
 	struct rule_addr	 pp_from[RELAY_PPFROM_MAX];
@@ -719,6 +727,20 @@ struct ctl_bindany {
 	struct sockaddr_storage	 ss;		/* port 0 */
 };
 
+/*
+ * A unix-socket backend: the relay and hce processes cannot reach its
+ * path from their chroot, so the parent connects and passes the socket
+ * (or none, with the errno).  It connects only to paths its
+ * configuration names.
+ */
+struct ctl_unixconnect {
+	objid_t			 id;		/* the session, or host */
+	uint32_t		 seq;		/* which try */
+	unsigned int		 instance;	/* of the relay process */
+	int			 error;
+	struct sockaddr_storage	 ss;
+};
+
 /* A session ticket key, parent -> relays */
 struct ctl_ticketkey {
 	uint32_t		 keyrev;
@@ -740,6 +762,7 @@ struct relay {
 	int			 rl_up;
 	struct protocol		*rl_proto;
 	int			 rl_s;
+	int			 rl_unlink;	/* parent: its socket file */
 	struct event		 rl_ev;
 	struct event		 rl_evt;
 	struct relaytables	 rl_tables;
@@ -981,8 +1004,9 @@ void		 hce_notify_state(struct host *, enum host_error, int);
 struct table	*hce_table(struct host *);
 
 /* check_tcp.c */
-void		 check_tcp_init(void);
+void		 check_tcp_init(struct privsep *);
 void		 check_tcp(struct host *, struct table *);
+void		 check_tcp_unix(struct imsg *);
 void		 check_tcp_abort(struct host *);
 
 /* check_icmp.c */
@@ -999,6 +1023,9 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 void		 relay(struct privsep *, struct privsep_proc *);
 int		 relay_privinit(struct relayd *, struct relay *);
 void		 relay_bindany(struct privsep *, struct imsg *);
+void		 relay_unix_unlink(struct relayd *, struct relayd *);
+void		 relay_unixconnect(struct privsep *, struct imsg *,
+		    enum privsep_procid);
 void		 relay_transparent_check(struct relay *);
 int		 relay_connect(struct rsession *);
 int		 relay_reconnect(struct rsession *);

@@ -120,7 +120,7 @@ busy_grow(int fd)
 }
 
 static int
-sock_inet_stream(int fd, int *type)
+sock_stream(int fd, int *type, int *family)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 len = sizeof(ss), tlen = sizeof(*type);
@@ -129,37 +129,54 @@ sock_inet_stream(int fd, int *type)
 		return (-1);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, type, &tlen) == -1)
 		return (-1);
-	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) {
-		errno = EPROTONOSUPPORT;
-		return (-1);
-	}
+	*family = ss.ss_family;
 	return (0);
+}
+
+/* TCP over IPv4 and IPv6, as SO_SPLICE; unix sockets where asked. */
+static int
+sock_family_ok(int family, int flags)
+{
+	return (family == AF_INET || family == AF_INET6 ||
+	    (family == AF_UNIX && (flags & SPLICE_F_UNIX)));
+}
+
+static int
+sock_connected(int fd, int family)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+
+	if (family == AF_UNIX)
+		return (getpeername(fd, (struct sockaddr *)&ss, &len) == 0);
+	return (compat_tcp_connected(fd));
 }
 
 /*
  * The checks of SO_SPLICE, in its order, for a source and a drain that
- * are not spliced yet.  Returns 0 or an errno.
+ * are not spliced yet.  Returns 0 or an errno.  With SPLICE_F_UNIX,
+ * relayd's extension, unix stream sockets pass too, with each other
+ * and with TCP.
  */
-int
-splice_check(int src, int drain)
+static int
+splice_check_flags(int src, int drain, int flags)
 {
-	int		 stype, dtype, acc;
+	int		 stype, dtype, sfam, dfam, acc;
 	socklen_t	 len;
 
 	if (fcntl(src, F_GETFD) == -1)
 		return (EBADF);
-	if (sock_inet_stream(src, &stype) == -1)
-		return (errno == EPROTONOSUPPORT ? EPROTONOSUPPORT :
-		    errno == ENOTSOCK ? ENOTSOCK : errno);
-	if (stype != SOCK_STREAM)
+	if (sock_stream(src, &stype, &sfam) == -1)
+		return (errno);
+	if (!sock_family_ok(sfam, flags) || stype != SOCK_STREAM)
 		return (EPROTONOSUPPORT);
 	if (drain < 0)
 		return (EINVAL);
 	if (fcntl(drain, F_GETFD) == -1)
 		return (EBADF);
-	if (sock_inet_stream(drain, &dtype) == -1)
+	if (sock_stream(drain, &dtype, &dfam) == -1)
 		return (errno == ENOTSOCK ? ENOTSOCK : EPROTONOSUPPORT);
-	if (dtype != stype)
+	if (!sock_family_ok(dfam, flags) || dtype != stype)
 		return (EPROTONOSUPPORT);
 
 	len = sizeof(acc);
@@ -170,21 +187,40 @@ splice_check(int src, int drain)
 	if (getsockopt(drain, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == 0 &&
 	    acc)
 		return (EOPNOTSUPP);
-	if (!compat_tcp_connected(src) || !compat_tcp_connected(drain))
+	if (!sock_connected(src, sfam) || !sock_connected(drain, dfam))
 		return (ENOTCONN);
 	return (0);
 }
 
+int
+splice_check(int src, int drain)
+{
+	return (splice_check_flags(src, drain, 0));
+}
+
+/* Is either socket a unix one? */
+static int
+splice_unix(int src, int drain)
+{
+	int	 type, fam;
+
+	return ((sock_stream(src, &type, &fam) == 0 && fam == AF_UNIX) ||
+	    (sock_stream(drain, &type, &fam) == 0 && fam == AF_UNIX));
+}
+
 /*
- * Splice src into drain.  With force_copy the copy back end is used
- * whatever the engine is.  Returns 0, or -1 with errno as SO_SPLICE
- * would set it.
+ * Splice src into drain.  With SPLICE_F_COPY the copy back end is used
+ * whatever the engine is; with SPLICE_F_UNIX unix sockets may be
+ * spliced, by the copy back end where the engine is SO_SPLICE (which
+ * refuses them).  Returns 0, or -1 with errno as SO_SPLICE would set
+ * it.
  */
 int
 splice_start(struct rsplice *sp, int src, int drain, off_t max,
     const struct timeval *idle, void (*done)(struct rsplice *, int, void *),
-    void *arg, int force_copy)
+    void *arg, int flags)
 {
+	int	 force_copy = (flags & SPLICE_F_COPY) != 0;
 	int	 error;
 
 	if (max < 0 || (idle != NULL && (idle->tv_sec < 0 ||
@@ -192,10 +228,14 @@ splice_start(struct rsplice *sp, int src, int drain, off_t max,
 		errno = EINVAL;
 		return (-1);
 	}
-	if ((error = splice_check(src, drain)) != 0) {
+	if ((error = splice_check_flags(src, drain, flags)) != 0) {
 		errno = error;
 		return (-1);
 	}
+	if ((flags & SPLICE_F_UNIX) &&
+	    engine->sb_engine == SPLICE_ENGINE_SO_SPLICE &&
+	    splice_unix(src, drain))
+		force_copy = 1;
 	if (busy_grow(src > drain ? src : drain) == -1)
 		return (-1);
 	if ((busy_src[src] != NULL && busy_src[src] != sp) ||

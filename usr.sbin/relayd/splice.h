@@ -39,6 +39,10 @@
 #define SPLICE_ENGINE_SO_SPLICE	3
 
 /* What moved a byte: the kernel (spliced) or a copy through user space */
+/* splice_start() flags */
+#define SPLICE_F_COPY		0x01	/* the copy back end, whatever */
+#define SPLICE_F_UNIX		0x02	/* unix sockets too (relayd's) */
+
 #define SPLICE_SPLICED		0
 #define SPLICE_COPIED		1
 

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -260,7 +261,13 @@ print_host(struct sockaddr_storage *ss, char *buf, size_t len)
 		addr = &((struct sockaddr_in *)ss)->sin_addr;
 	else if (ss->ss_family == AF_INET6)
 		addr = &((struct sockaddr_in6 *)ss)->sin6_addr;
-	else {
+	else if (ss->ss_family == AF_UNIX) {
+		/* a socket's path; an unnamed peer as nginx names it */
+		addr = ((struct sockaddr_un *)ss)->sun_path;
+		(void)strlcpy(buf, *(const char *)addr != '\0' ? addr :
+		    "unix:", len);
+		return (buf);
+	} else {
 		(void)strlcpy(buf, "<unknown>", len);
 		return (buf);
 	}
@@ -316,6 +323,8 @@ ss_len(const struct sockaddr_storage *ss)
 		return (sizeof(struct sockaddr_in));
 	if (ss->ss_family == AF_INET6)
 		return (sizeof(struct sockaddr_in6));
+	if (ss->ss_family == AF_UNIX)
+		return (sizeof(struct sockaddr_un));
 	return (sizeof(*ss));
 }
 
