@@ -2,7 +2,8 @@
 # Transparent relays in network namespaces this test makes: a client, the
 # relay and a server, joined by two veth pairs; the relay's namespace gets
 # the nft rules and policy routing relayd.conf(5) gives.  Everything is
-# torn down by the cleanup, pass or fail.
+# torn down by the cleanup, pass or fail.  A PROXY protocol case uses the
+# same namespaces without firewall rules.
 #
 #   client 10.77.1.2 fd77:1::2 --- 10.77.1.1 fd77:1::1 relay
 #   relay  10.77.2.1 fd77:2::1 --- 10.77.2.2 fd77:2::2 server
@@ -289,10 +290,55 @@ missing_policy_route_cleanup()
 	cleanup_ns
 }
 
+atf_test_case proxy_protocol_netns cleanup
+proxy_protocol_netns_head()
+{
+	atf_set descr "forward ... proxy-protocol v1 and v2 across namespaces: the server reads the client's and the relay's addresses, IPv4 and IPv6"
+	atf_set require.user root
+	atf_set timeout 60
+}
+proxy_protocol_netns_body()
+{
+	require_netns
+	setup_ns
+	for a in 10.77.2.2 fd77:2::2; do
+		ip netns exec $S python3 "$TOP/regress/tools/pptool.py" server \
+		    "$PWD/pp-$a.port" 60 $a >/dev/null 2>&1 &
+		echo $! >"pp-$a.pid"
+		wait_for 10 test -s "pp-$a.port" || atf_fail "no header server on $a"
+	done
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay p4 {
+	listen on 10.77.1.1 port 8082
+	forward to 10.77.2.2 port $(cat pp-10.77.2.2.port) proxy-protocol v1
+}
+relay p6 {
+	listen on fd77:1::1 port 8082
+	forward to fd77:2::2 port $(cat pp-fd77:2::2.port) proxy-protocol v2
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	answer_is 10.77.1.1 8082 ""
+	answer_is fd77:1::1 8082 ""
+	wait_for 10 test -s pp-fd77:2::2.port.headers || atf_fail "no v2 header"
+	atf_check -o match:"^v1 TCP4 10\.77\.1\.2 10\.77\.1\.1 [0-9]+ 8082\$" \
+	    cat pp-10.77.2.2.port.headers
+	atf_check -o match:"^v2 TCP6 fd77:1::2 fd77:1::1 [0-9]+ 8082\$" \
+	    cat pp-fd77:2::2.port.headers
+}
+proxy_protocol_netns_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case transparent_forward
 	atf_add_test_case forward_to_destination
 	atf_add_test_case forward_to_nat_lookup
 	atf_add_test_case missing_policy_route
+	atf_add_test_case proxy_protocol_netns
 }
