@@ -168,6 +168,7 @@ nginx_head()
 
 start_relayd()
 {
+	# start_relayd ENGINE TCPOPTS [LISTEN-T LISTEN-E FORWARD-T FORWARD-E]
 	cat >"$work/relayd.conf" <<CONF
 prefork $WORKERS
 socket "$work/relayd.sock"
@@ -176,14 +177,14 @@ protocol p {
 	tcp { nodelay, backlog 512 $2 }
 }
 relay t {
-	listen on 127.0.0.1 port $LT
+	listen on ${3:-127.0.0.1 port $LT}
 	protocol p
-	forward to 127.0.0.1 port $SINK
+	forward to ${5:-127.0.0.1 port $SINK}
 }
 relay e {
-	listen on 127.0.0.1 port $LE
+	listen on ${4:-127.0.0.1 port $LE}
 	protocol p
-	forward to 127.0.0.1 port $ECHO
+	forward to ${6:-127.0.0.1 port $ECHO}
 }
 CONF
 	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
@@ -196,6 +197,7 @@ start_bare()
 
 start_haproxy()
 {
+	# start_haproxy OPTION [BIND-T BIND-E SERVER-T SERVER-E]
 	cat >"$work/haproxy.cfg" <<CONF
 global
 	nbthread $WORKERS
@@ -208,11 +210,11 @@ defaults
 	timeout server 600s
 	option tcp-smart-accept
 listen t
-	bind 127.0.0.1:$LT
-	server s 127.0.0.1:$SINK
+	bind ${2:-127.0.0.1:$LT}
+	server s ${4:-127.0.0.1:$SINK}
 listen e
-	bind 127.0.0.1:$LE
-	server s 127.0.0.1:$ECHO
+	bind ${3:-127.0.0.1:$LE}
+	server s ${5:-127.0.0.1:$ECHO}
 CONF
 	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
@@ -390,55 +392,22 @@ echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
 start_relayd_unix()
 {
 	if [ "$1" = unix ]; then
-		lt="\"$work/ut.sock\""; le="\"$work/ue.sock\""
+		start_relayd pipe "" "\"$work/ut.sock\"" "\"$work/ue.sock\"" \
+		    "\"$work/usink.sock\"" "\"$work/uecho.sock\""
 	else
-		lt="127.0.0.1 port $LT"; le="127.0.0.1 port $LE"
+		start_relayd pipe "" "" "" "\"$work/usink.sock\"" \
+		    "\"$work/uecho.sock\""
 	fi
-	cat >"$work/relayd.conf" <<CONF
-prefork $WORKERS
-socket "$work/relayd.sock"
-splice engine pipe
-protocol p {
-	tcp { nodelay, backlog 512 }
-}
-relay t {
-	listen on $lt
-	protocol p
-	forward to "$work/usink.sock"
-}
-relay e {
-	listen on $le
-	protocol p
-	forward to "$work/uecho.sock"
-}
-CONF
-	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
 }
 
 start_haproxy_unix()
 {
 	if [ "$1" = unix ]; then
-		lt="$work/ut.sock"; le="$work/ue.sock"
+		start_haproxy "" "$work/ut.sock" "$work/ue.sock" \
+		    "$work/usink.sock" "$work/uecho.sock"
 	else
-		lt="127.0.0.1:$LT"; le="127.0.0.1:$LE"
+		start_haproxy "" "" "" "$work/usink.sock" "$work/uecho.sock"
 	fi
-	cat >"$work/haproxy.cfg" <<CONF
-global
-	nbthread $WORKERS
-	maxconn $((IDLE + 500))
-defaults
-	mode tcp
-	timeout connect 5s
-	timeout client 600s
-	timeout server 600s
-listen t
-	bind $lt
-	server s $work/usink.sock
-listen e
-	bind $le
-	server s $work/uecho.sock
-CONF
-	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
 
 unix_contender()

@@ -80,6 +80,8 @@ static void	 relay_session_begin(struct rsession *);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
 static void	 relay_unixconnect_done(struct imsg *);
+static struct rsession *
+		 relay_answered(struct imsg *, void *, size_t);
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
@@ -1231,6 +1233,29 @@ relay_original_dst(struct rsession *con)
 	return (0);
 }
 
+/*
+ * The parent's answer for a session that waits on it (both answers
+ * begin with the session's id), or NULL when the session ended
+ * meanwhile or the answer is not one: the socket it brought is closed.
+ */
+static struct rsession *
+relay_answered(struct imsg *imsg, void *data, size_t len)
+{
+	struct rsession	*con;
+	objid_t		 id;
+
+	if (IMSG_DATA_SIZE(imsg) == len) {
+		memcpy(data, imsg->data, len);
+		memcpy(&id, data, sizeof(id));
+		TAILQ_FOREACH(con, &relay_sessions, se_entry)
+			if (con->se_id == id && con->se_bindany)
+				return (con);
+	}
+	if (imsg->fd != -1)
+		close(imsg->fd);
+	return (NULL);
+}
+
 /* The parent's answer for a unix-socket backend: a connected socket. */
 static void
 relay_unixconnect_done(struct imsg *imsg)
@@ -1238,18 +1263,10 @@ relay_unixconnect_done(struct imsg *imsg)
 	struct ctl_unixconnect	 uc;
 	struct rsession		*con;
 
-	if (IMSG_DATA_SIZE(imsg) != sizeof(uc)) {
-		if (imsg->fd != -1)
-			close(imsg->fd);
+	if ((con = relay_answered(imsg, &uc, sizeof(uc))) == NULL)
 		return;
-	}
-	memcpy(&uc, imsg->data, sizeof(uc));
-	TAILQ_FOREACH(con, &relay_sessions, se_entry)
-		if (con->se_id == uc.id && con->se_bindany &&
-		    (uint32_t)con->se_retrycount == uc.seq)
-			break;
-	if (con == NULL) {
-		/* the session ended meanwhile */
+	if ((uint32_t)con->se_retrycount != uc.seq) {
+		/* an answer to an earlier try */
 		if (imsg->fd != -1)
 			close(imsg->fd);
 		return;
@@ -1271,21 +1288,8 @@ relay_bindany_done(struct imsg *imsg)
 	struct ctl_bindany	 bnd;
 	struct rsession		*con;
 
-	if (IMSG_DATA_SIZE(imsg) != sizeof(bnd)) {
-		if (imsg->fd != -1)
-			close(imsg->fd);
+	if ((con = relay_answered(imsg, &bnd, sizeof(bnd))) == NULL)
 		return;
-	}
-	memcpy(&bnd, imsg->data, sizeof(bnd));
-	TAILQ_FOREACH(con, &relay_sessions, se_entry)
-		if (con->se_id == bnd.id && con->se_bindany)
-			break;
-	if (con == NULL) {
-		/* the session ended meanwhile */
-		if (imsg->fd != -1)
-			close(imsg->fd);
-		return;
-	}
 	if (imsg->fd == -1) {
 		relay_close(con, "bindany failed, invalid socket", 1);
 		return;
