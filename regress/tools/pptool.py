@@ -9,7 +9,7 @@
 #	"v1 UNKNOWN", "v2 LOCAL", "bad ..."), then echoes the rest of the
 #	stream to its end.  A connection without a valid header is closed.
 #   pptool.py client ADDRESS PORT HEADER [DATA]
-#	Connect, send HEADER (v1:SRC:SPORT:DST:DPORT, v2:..., the same with
+#	Connect (to the unix socket ADDRESS if it is a path), send HEADER (v1:SRC:SPORT:DST:DPORT, v2:..., the same with
 #	IPv6 addresses in brackets, "v1unknown", "v2local", "none" or
 #	"raw:TEXT"), then DATA (default "hello\n"), half-close and print
 #	what comes back.  In TEXT and DATA, the four characters \r\n are
@@ -154,7 +154,12 @@ def make_header(spec):
 
 
 def client(addr, port, spec, data):
-    s = socket.create_connection((addr, port), timeout=10)
+    if addr.startswith("/"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(addr)
+    else:
+        s = socket.create_connection((addr, port), timeout=10)
     try:
         s.sendall(make_header(spec) +
                   data.encode().replace(b"\\r\\n", b"\r\n"))

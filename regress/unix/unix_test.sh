@@ -195,7 +195,7 @@ unix_listener_file_cleanup()
 atf_test_case unix_proxy_protocol cleanup
 unix_proxy_protocol_head()
 {
-	atf_set descr "a unix-socket client behind proxy-protocol v1 and v2: UNKNOWN and UNSPEC, as the protocol says"
+	atf_set descr "a unix-socket client behind proxy-protocol v1 and v2: UNKNOWN and UNSPEC, as the protocol says; a unix listener with proxy-protocol reads its peers' headers"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -218,14 +218,22 @@ relay two {
 	listen on "$PWD/two.sock"
 	forward to 127.0.0.1 port $bport proxy-protocol v2
 }
+relay lb {
+	listen on "$PWD/lb.sock" proxy-protocol
+	forward to 127.0.0.1 port $bport proxy-protocol v2
+}
 CONF
-	RELAYS=2 start_relayd
+	RELAYS=3 start_relayd
 	for n in one two; do
 		atf_check -o inline:"hi\n" sh -c "echo hi | socat - UNIX-CONNECT:$PWD/$n.sock"
 	done
-	wait_for 10 sh -c "test \$(wc -l <pp.port.headers) -ge 2" ||
+	# a balancer on the same host, through the socket: its header counts
+	atf_check -o inline:"hello\n" python3 "$TOP/regress/tools/pptool.py" \
+	    client "$PWD/lb.sock" 0 v1:192.0.2.9:1111:198.51.100.1:80
+	wait_for 10 sh -c "test \$(wc -l <pp.port.headers) -ge 3" ||
 	    atf_fail "the backend saw no headers"
-	atf_check -o inline:"v1 UNKNOWN\nv2 UNSPEC\n" sh -c "sort pp.port.headers"
+	atf_check -o inline:"v1 UNKNOWN\nv2 TCP4 192.0.2.9 198.51.100.1 1111 80\nv2 UNSPEC\n" \
+	    sh -c "sort pp.port.headers"
 }
 unix_proxy_protocol_cleanup()
 {

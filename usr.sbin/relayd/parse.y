@@ -1532,6 +1532,14 @@ optproxyproto	: /* empty */			{ $$ = 0; }
 
 /* ours: which peers of a listener put a PROXY header first */
 optppfrom	: /* empty */
+		| PROXYPROTO			{
+			/* a unix socket: its file mode says who connects */
+			if (listen_ss[nlisten - 1].ss_family != AF_UNIX) {
+				yyerror("proxy-protocol: from which addresses?");
+				YYERROR;
+			}
+			listen_ppn[nlisten - 1] = RELAY_PPFROM_ALL;
+		}
 		| PROXYPROTO FROM ppfrom
 		| PROXYPROTO FROM '{' optnl ppfrom_l '}'
 		;
@@ -3443,8 +3451,9 @@ relay_ppfrom(struct relay *r, int n)
 	    RELAY_SUN_MODE;
 	r->rl_conf.pp_nfrom = listen_ppn[n];
 	memset(r->rl_conf.pp_from, 0, sizeof(r->rl_conf.pp_from));
-	memcpy(r->rl_conf.pp_from, listen_pp[n],
-	    listen_ppn[n] * sizeof(listen_pp[n][0]));
+	if (listen_ppn[n] > 0)
+		memcpy(r->rl_conf.pp_from, listen_pp[n],
+		    listen_ppn[n] * sizeof(listen_pp[n][0]));
 }
 
 /* owner, group and mode: for the unix socket just listened on */

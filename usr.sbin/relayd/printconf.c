@@ -367,19 +367,16 @@ print_relay(struct relayd *env, struct relay *rlay)
 	pps = rc->flags & F_PROXYV1 ? " proxy-protocol v1" :
 	    rc->flags & F_PROXYV2 ? " proxy-protocol v2" : "";
 	printf("\tlisten on ");
-	if (rc->ss.ss_family == AF_UNIX) {
+	if (rc->ss.ss_family == AF_UNIX)
 		print_str(((struct sockaddr_un *)&rc->ss)->sun_path);
-		if (rc->sun_uid != (uid_t)-1)
-			printf(" owner %u", (unsigned int)rc->sun_uid);
-		if (rc->sun_gid != (gid_t)-1)
-			printf(" group %u", (unsigned int)rc->sun_gid);
-		printf(" mode %04o", (unsigned int)rc->sun_mode);
-	} else {
+	else {
 		print_addr(&rc->ss);
 		printf(" port %u", rc->port);
 	}
 	printf("%s", rc->flags & F_TLS ? " tls" : "");
-	if (rc->pp_nfrom > 0) {
+	if (rc->pp_nfrom == RELAY_PPFROM_ALL)
+		printf(" proxy-protocol");
+	else if (rc->pp_nfrom > 0) {
 		printf(" proxy-protocol from {");
 		for (i = 0; i < rc->pp_nfrom; i++) {
 			printf("%s", i ? ", " : " ");
@@ -387,6 +384,13 @@ print_relay(struct relayd *env, struct relay *rlay)
 			printf("/%d", rc->pp_from[i].prefixlen);
 		}
 		printf(" }");
+	}
+	if (rc->ss.ss_family == AF_UNIX) {
+		if (rc->sun_uid != (uid_t)-1)
+			printf(" owner %u", (unsigned int)rc->sun_uid);
+		if (rc->sun_gid != (gid_t)-1)
+			printf(" group %u", (unsigned int)rc->sun_gid);
+		printf(" mode %04o", (unsigned int)rc->sun_mode);
 	}
 	putchar('\n');
 	if ((p = proto_find(env, rc->proto)) != NULL) {

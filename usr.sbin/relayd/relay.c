@@ -806,7 +806,7 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 {
 	struct rsession	*con;
 	socklen_t	 slen;
-	int		 i;
+	int		 i, trusted;
 
 	if ((con = calloc(1, sizeof(*con))) == NULL) {
 		log_warn("%s", __func__);
@@ -849,11 +849,13 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	rlay->rl_stats[rps->ps_instance].sessions++;
 
 	/* a trusted balancer: its PROXY header before anything else */
-	for (i = 0; i < rlay->rl_conf.pp_nfrom; i++)
-		if (addr_match(&rlay->rl_conf.pp_from[i], ss)) {
-			relay_pp_wait(con);
-			return;
-		}
+	trusted = rlay->rl_conf.pp_nfrom == RELAY_PPFROM_ALL;
+	for (i = 0; !trusted && i < rlay->rl_conf.pp_nfrom; i++)
+		trusted = addr_match(&rlay->rl_conf.pp_from[i], ss);
+	if (trusted) {
+		relay_pp_wait(con);
+		return;
+	}
 	relay_session_begin(con);
 }
 

@@ -62,6 +62,7 @@
 #define RELAY_NUMPROC		3
 #define RELAY_MAXHOSTS		32
 #define RELAY_PPFROM_MAX	16	/* proxy-protocol from addresses */
+#define RELAY_PPFROM_ALL	-1	/* every peer of a unix listener */
 #define RELAY_SUN_MODE		0666	/* a unix listener, as a TCP one */
 #define RELAY_STATINTERVAL	60
 #define RELAY_MAXPROTOTTL	255
@@ -641,7 +642,7 @@ struct relay_config {
 	gid_t			 sun_gid;
 	mode_t			 sun_mode;
 	/* listen on ... proxy-protocol from: who may send a header */
-	int			 pp_nfrom;
+	int			 pp_nfrom;	/* RELAY_PPFROM_ALL: all */
 	struct rule_addr	 pp_from[RELAY_PPFROM_MAX];
 };
 
