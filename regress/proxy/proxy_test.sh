@@ -35,6 +35,14 @@ want_headers()
 	    atf_fail "the backend saw fewer than $1 headers"
 }
 
+# relayd.conf: one relay process, the control socket here, logging, and
+# $1, the rest
+write_conf()
+{
+	printf 'prefork 1\nsocket "%s/relayd.sock"\nlog connection\n%s\n' \
+	    "$PWD" "$1" >relayd.conf
+}
+
 # ppclient ADDRESS PORT HEADER [DATA]: what comes back, in client.out
 ppclient()
 {
@@ -54,11 +62,7 @@ pp_send_v1_v2_body()
 	start_ppserver
 	l1=$(freeport)
 	l2=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-relay one {
+	write_conf "relay one {
 	listen on 127.0.0.1 port $l1
 	listen on ::1 port $l1
 	forward to 127.0.0.1 port $bport proxy-protocol v1
@@ -67,8 +71,7 @@ relay two {
 	listen on 127.0.0.1 port $l2
 	listen on ::1 port $l2
 	forward to 127.0.0.1 port $bport proxy-protocol v2
-}
-CONF
+}"
 	RELAYS=4 start_relayd
 	for a in 127.0.0.1 ::1; do
 		for p in $l1 $l2; do
@@ -103,17 +106,12 @@ pp_receive_body()
 	require_pp
 	start_ppserver
 	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-relay lb {
+	write_conf "relay lb {
 	listen on 127.0.0.1 port $lport proxy-protocol from { 10.1.0.0/16,
 	    127.0.0.1 }
 	listen on ::1 port $lport proxy-protocol from ::1
 	forward to 127.0.0.1 port $bport proxy-protocol v2
-}
-CONF
+}"
 	RELAYS=2 start_relayd
 	ppclient 127.0.0.1 "$lport" v1:192.0.2.7:4242:198.51.100.1:443
 	atf_check -o inline:"hello\n" cat client.out
@@ -157,15 +155,10 @@ pp_untrusted_body()
 	require_pp
 	start_ppserver
 	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-relay lb {
+	write_conf "relay lb {
 	listen on 127.0.0.1 port $lport proxy-protocol from 10.1.0.0/16
 	forward to 127.0.0.1 port $bport proxy-protocol v1
-}
-CONF
+}"
 	start_relayd
 	ppclient 127.0.0.1 "$lport" v1:192.0.2.7:4242:198.51.100.1:443
 	printf 'PROXY TCP4 192.0.2.7 198.51.100.1 4242 443\r\nhello\n' >want
@@ -191,16 +184,11 @@ pp_bad_headers_body()
 	require_pp
 	bport=$(start_backend echo echo)
 	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-relay lb {
+	write_conf "relay lb {
 	listen on 127.0.0.1 port $lport proxy-protocol from 127.0.0.1
 	forward to 127.0.0.1 port $bport
 	session timeout 1
-}
-CONF
+}"
 	start_relayd
 	for h in 'raw:GET / HTTP/1.0\r\n\r\n' 'raw:PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n' \
 	    'raw:PROXY TCP4 1.2.3.999 5.6.7.8 1 2\r\n' \
@@ -241,20 +229,15 @@ pp_http_remote_addr_body()
 	require_pp
 	start_httpd
 	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-http protocol p {
-	match request header set "X-Client" value "\$REMOTE_ADDR:\$REMOTE_PORT"
+	write_conf "http protocol p {
+	match request header set \"X-Client\" value \"\$REMOTE_ADDR:\$REMOTE_PORT\"
 	block request from 192.0.2.66
 }
 relay lb {
 	listen on 127.0.0.1 port $lport proxy-protocol from 127.0.0.1
 	protocol p
 	forward to 127.0.0.1 port $bport
-}
-CONF
+}"
 	start_relayd
 	ppclient 127.0.0.1 "$lport" v1:192.0.2.7:4242:198.51.100.1:80 \
 	    'GET /headers HTTP/1.0\r\nHost: x\r\n\r\n'
