@@ -161,6 +161,12 @@ unix_listener_file_body()
 	atf_check -o inline:"nobody 65534 640 socket\n" \
 	    stat -c "%U %g %a %F" relay.sock
 	atf_check -o inline:"hi\n" sh -c "echo hi | socat - UNIX-CONNECT:$PWD/relay.sock"
+	# relayctl shows a unix session's ends without ports
+	(sleep 5 | socat - UNIX-CONNECT:"$PWD/relay.sock" >/dev/null 2>&1 &)
+	wait_for 5 sh -c "'$RELAYCTL' -s relayd.sock show sessions | grep -q RUNNING" ||
+	    atf_fail "no running session"
+	atf_check -o match:"^session [0-9]+:[0-9]+ unix: -> 127\.0\.0\.1:$bport	RUNNING\$" \
+	    "$RELAYCTL" -s relayd.sock show sessions
 	# a second daemon finds it busy
 	sed "s|relayd.sock\"|relayd2.sock\"|" relayd.conf >relayd2.conf
 	atf_check -s exit:1 -e match:"cannot listen on $PWD/relay\.sock: Address already in use" \

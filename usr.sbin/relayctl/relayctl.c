@@ -42,6 +42,8 @@ static int	 show_command_output(struct imsg *);
 static int	 monitor(struct imsg *);
 static void	 print_stats(struct relay_stats *);
 static void	 sum_stats(struct relay *, struct relay_stats *);
+static const char *
+		 print_hostport(struct sockaddr_storage *, char *, size_t);
 
 struct imsgname {
 	int		 type;
@@ -458,6 +460,21 @@ show_summary_msg(struct imsg *imsg, int type)
 	return (0);
 }
 
+
+/* ADDRESS:PORT as OpenBSD's relayctl shows it; a unix socket's path alone. */
+static const char *
+print_hostport(struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char	 host[120];
+
+	if (print_host(ss, host, sizeof(host)) == NULL)
+		(void)strlcpy(host, "<unknown>", sizeof(host));
+	if (ss->ss_family == AF_UNIX)
+		(void)strlcpy(buf, host, len);
+	else
+		(void)snprintf(buf, len, "%s:%d", host, ss_port(ss));
+	return (buf);
+}
 static int
 show_session_msg(struct imsg *imsg)
 {
@@ -472,13 +489,11 @@ show_session_msg(struct imsg *imsg)
 			errx(1, "bad session message");
 		cs = imsg->data;
 		cs->cs_relay[sizeof(cs->cs_relay) - 1] = '\0';
-		if (print_host(&cs->cs_src, a, sizeof(a)) == NULL)
-			(void)strlcpy(a, "<unknown>", sizeof(a));
-		if (print_host(&cs->cs_dst, b, sizeof(b)) == NULL)
-			(void)strlcpy(b, "<unknown>", sizeof(b));
-		printf("session %u:%u %s:%d -> %s:%d\t%s\n",
-		    cs->cs_instance, cs->cs_id, a, ss_port(&cs->cs_src), b,
-		    ss_port(&cs->cs_dst), cs->cs_running ? "RUNNING" : "DONE");
+		printf("session %u:%u %s -> %s\t%s\n",
+		    cs->cs_instance, cs->cs_id,
+		    print_hostport(&cs->cs_src, a, sizeof(a)),
+		    print_hostport(&cs->cs_dst, b, sizeof(b)),
+		    cs->cs_running ? "RUNNING" : "DONE");
 		printf("\tage %s, idle %s, relay %u, pid %u\n",
 		    print_time(&cs->cs_now, &cs->cs_start, age, sizeof(age)),
 		    print_time(&cs->cs_now, &cs->cs_last, idle, sizeof(idle)),
