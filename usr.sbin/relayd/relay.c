@@ -70,7 +70,7 @@ static int	 relay_pick(struct rsession *);
 static void	 relay_reset(struct imsg *);
 static void	 relay_accept(int, short, void *);
 static int	 relay_fds_left(void);
-static void	 relay_socket_opts(int, struct protocol *, int);
+static void	 relay_socket_opts(int, int, struct protocol *, int);
 static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
 static void	 relay_session(struct relay *, int,
@@ -87,6 +87,8 @@ static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
 static void	 relay_tls_handshake(int, short, void *);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
+static int	 relay_wait_start(struct rsession *, struct event *, int,
+		    short, void (*)(int, short, void *), void *);
 static void	 relay_tls_writecb(int, short, void *);
 static int	 relay_tls_flush(struct ctl_relay_event *);
 static ssize_t	 relay_tls_read(struct ctl_relay_event *, struct iovec *,
@@ -224,7 +226,7 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 			log_warn("relay %s: dup", rlay->rl_conf.name);
 			return (-1);
 		}
-		relay_socket_opts(s, p, 1);
+		relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
 		/* a second listen(2) sets the new backlog */
 		(void)listen(s, backlog);
 		rlay->rl_s = s;
@@ -253,7 +255,7 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 		close(s);
 		return (-1);
 	}
-	relay_socket_opts(s, p, 1);
+	relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
 	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
 	    ss_len(&rlay->rl_conf.ss)) == -1) {
 		log_warn("relay %s: cannot listen on %s port %d",
@@ -482,23 +484,20 @@ relay_transparent_check(struct relay *rlay)
 	    af == AF_INET6 ? "::/0" : "0.0.0.0/0");
 }
 
+/* The protocol's socket options for socket s of address family af. */
 static void
-relay_socket_opts(int s, struct protocol *p, int listening)
+relay_socket_opts(int s, int af, struct protocol *p, int listening)
 {
-	struct sockaddr_storage	 ss;
-	socklen_t		 len = sizeof(ss);
-	int			 val;
+	int	 val;
 
 	if (p == NULL)
 		return;
-	if (getsockname(s, (struct sockaddr *)&ss, &len) == -1)
-		ss.ss_family = AF_INET;
 	/*
 	 * HTTP: a head and its spliced body are two writes, and Nagle's
 	 * wait between them costs a delayed ACK per request; nodelay
 	 * unless the protocol says otherwise.
 	 */
-	if (ss.ss_family != AF_UNIX &&
+	if (af != AF_UNIX &&
 	    ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
 	    p->type == RELAY_PROTO_HTTP)) {
 		val = (p->tcpflags & TCPFLAG_NODELAY) ||
@@ -515,11 +514,11 @@ relay_socket_opts(int s, struct protocol *p, int listening)
 		    sizeof(val)) == -1)
 			log_warn("%s: socket buffer", __func__);
 	}
-	if (ss.ss_family == AF_UNIX)
+	if (af == AF_UNIX)
 		return;		/* none of IP's options */
 	if (p->tcpflags & TCPFLAG_IPTTL) {
 		val = p->tcpipttl;
-		if (ss.ss_family == AF_INET6) {
+		if (af == AF_INET6) {
 			if (setsockopt(s, IPPROTO_IPV6, IPV6_UNICAST_HOPS,
 			    &val, sizeof(val)) == -1)
 				log_warn("%s: IPV6_UNICAST_HOPS", __func__);
@@ -529,7 +528,7 @@ relay_socket_opts(int s, struct protocol *p, int listening)
 	}
 	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening) {
 		val = p->tcpipminttl;
-		if (ss.ss_family == AF_INET6) {
+		if (af == AF_INET6) {
 #ifdef IPV6_MINHOPCOUNT
 			if (setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT,
 			    &val, sizeof(val)) == -1)
@@ -836,11 +835,11 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
 	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
 	gettimeofday(&con->se_tv_start, NULL);
-	relay_socket_opts(s, rlay->rl_proto, 0);
 	slen = sizeof(con->se_sockname);
 	if (getsockname(s, (struct sockaddr *)&con->se_sockname,
 	    &slen) == -1)
 		memset(&con->se_sockname, 0, sizeof(con->se_sockname));
+	relay_socket_opts(s, ss->ss_family, rlay->rl_proto, 0);
 
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
@@ -897,30 +896,14 @@ struct pp_read {
 static void
 relay_pp_wait(struct rsession *con)
 {
-	struct timeval	*timeout = &con->se_relay->rl_conf.timeout;
-	struct timeval	 now, end, left;
-
 	if (con->se_pp == NULL &&
 	    (con->se_pp = calloc(1, sizeof(*con->se_pp))) == NULL) {
 		relay_close(con, "PROXY header: out of memory", 1);
 		return;
 	}
-	if (!timerisset(timeout)) {
-		event_set(&con->se_ev, con->se_in.s, EV_READ, relay_pp_read,
-		    con);
-		event_add(&con->se_ev, NULL);
-		return;
-	}
-	gettimeofday(&now, NULL);
-	timeradd(&con->se_tv_start, timeout, &end);
-	if (!timercmp(&now, &end, <)) {
+	if (relay_wait_start(con, &con->se_ev, con->se_in.s, EV_READ,
+	    relay_pp_read, con) == -1)
 		relay_close(con, "PROXY header timeout", 1);
-		return;
-	}
-	timersub(&end, &now, &left);
-	event_set(&con->se_ev, con->se_in.s, EV_READ | EV_TIMEOUT,
-	    relay_pp_read, con);
-	event_add(&con->se_ev, &left);
 }
 
 static void
@@ -1145,7 +1128,7 @@ relay_connect(struct rsession *con)
 		s = con->se_out.s = con->se_bnds;
 		con->se_bnds = -1;
 		con->se_bindany = 0;
-		relay_socket_opts(s, rlay->rl_proto, 0);
+		relay_socket_opts(s, AF_UNIX, rlay->rl_proto, 0);
 		/* connected already: relay_connected at once */
 		event_set(&con->se_ev, s, EV_WRITE, relay_connected, con);
 		event_add(&con->se_ev, NULL);
@@ -1162,7 +1145,8 @@ relay_connect(struct rsession *con)
 		return (-1);
 	}
 	con->se_out.s = s;
-	relay_socket_opts(s, rlay->rl_proto, 0);
+	relay_socket_opts(s, con->se_out.ss.ss_family, rlay->rl_proto,
+	    0);
 	if (connect(s, (struct sockaddr *)&con->se_out.ss,
 	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS)
 		return (relay_retry(con, "connect failed"));
@@ -1496,22 +1480,32 @@ relay_tls_handshake(int fd, short event, void *arg)
 static int
 relay_tls_wait(struct ctl_relay_event *cre, int what)
 {
-	struct rsession	*con = cre->con;
+	return (relay_wait_start(cre->con, &cre->tev, cre->s, what,
+	    relay_tls_handshake, cre));
+}
+
+/*
+ * Wait for fd within what is left of the session timeout from the
+ * session's start (TLS handshakes, PROXY headers); -1 when it is over.
+ */
+static int
+relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
+    void (*cb)(int, short, void *), void *arg)
+{
 	struct timeval	*timeout = &con->se_relay->rl_conf.timeout;
 	struct timeval	 now, end, left;
 
 	if (!timerisset(timeout)) {
-		event_set(&cre->tev, cre->s, what, relay_tls_handshake, cre);
-		return (event_add(&cre->tev, NULL));
+		event_set(ev, fd, what, cb, arg);
+		return (event_add(ev, NULL));
 	}
 	gettimeofday(&now, NULL);
 	timeradd(&con->se_tv_start, timeout, &end);
 	if (!timercmp(&now, &end, <))
 		return (-1);
 	timersub(&end, &now, &left);
-	event_set(&cre->tev, cre->s, what | EV_TIMEOUT, relay_tls_handshake,
-	    cre);
-	return (event_add(&cre->tev, &left));
+	event_set(ev, fd, what | EV_TIMEOUT, cb, arg);
+	return (event_add(ev, &left));
 }
 
 /*
