@@ -93,13 +93,15 @@ RC =		usr.sbin/relayctl
 
 COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
-		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c
+		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
+		$(RD)/compat/sockopt.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
-		$(RD)/relay_http.c $(RD)/proxy_protocol.c \
-		$(RD)/ca.c $(RD)/tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
+		$(RD)/relay_priv.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
+		$(RD)/proxy_protocol.c \
+		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
@@ -109,7 +111,7 @@ LIB_OBJS =	$(LIB_SRCS:.c=.o)
 LIB =		$(RD)/librelayd.a
 RELAYD =	$(RD)/relayd
 RELAYCTL =	$(RC)/relayctl
-HDRS =		$(RD)/relayd.h $(RD)/splice.h $(RD)/compat/imsg.h \
+HDRS =		$(RD)/relayd.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \

@@ -63,6 +63,29 @@ relay r {
 CONF
 }
 
+# One relay with a TLS listener for 127.0.0.1 (a KEYTYPE key) to the
+# HTTP backend, started: tls_relay KEYTYPE PROTOTYPE "PROTOCOL LINES"
+# [RELAY LINES].
+tls_relay()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 "$1" IP:127.0.0.1
+	start_httpd
+	tls_conf "$2" "$3" "$4"
+	PREFORK=1 start_relayd
+}
+
+# The pids of relayd's children whose title begins with $1.
+children_titled()
+{
+	for _c in $(pgrep -P "$(cat relayd.pid)"); do
+		case $(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1) in
+		"relayd: $1"*)	echo "$_c" ;;
+		esac
+	done
+}
+
 # The session end line that ended with $1 (a pattern), waited for.
 end_line()
 {
@@ -262,12 +285,7 @@ tls_https_256m_head()
 }
 tls_https_256m_body()
 {
-	require_tls
-	mkca
-	mkcert 127.0.0.1 ec IP:127.0.0.1
-	start_httpd
-	tls_conf http ""
-	PREFORK=1 start_relayd
+	tls_relay ec http ""
 	u=https://127.0.0.1:$lport
 	n=268435456
 	# two requests on one connection, the first one 256 MiB
@@ -303,12 +321,7 @@ tls_handshake_timeout_head()
 }
 tls_handshake_timeout_body()
 {
-	require_tls
-	mkca
-	mkcert 127.0.0.1 rsa IP:127.0.0.1
-	start_httpd
-	tls_conf tcp "" "session timeout 2"
-	PREFORK=1 start_relayd
+	tls_relay rsa tcp "" "session timeout 2"
 	# the first 5 bytes of a ClientHello, then nothing
 	(printf '\026\003\001\002\000'; sleep 8) | timeout 10 socat - \
 	    "TCP:127.0.0.1:$lport" >/dev/null &
@@ -331,12 +344,7 @@ tls_garbage_head()
 }
 tls_garbage_body()
 {
-	require_tls
-	mkca
-	mkcert 127.0.0.1 rsa IP:127.0.0.1
-	start_httpd
-	tls_conf http ""
-	PREFORK=1 start_relayd
+	tls_relay rsa http ""
 	for i in 1 2 3; do
 		printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - \
 		    "TCP:127.0.0.1:$lport" >/dev/null
@@ -393,14 +401,8 @@ CONF
 		    atf_fail "handshake $i failed"
 		i=$((i + 1))
 	done
-	relays=""
-	cas=""
-	for c in $(pgrep -P "$(cat relayd.pid)"); do
-		case $(tr '\0' '\n' <"/proc/$c/cmdline" | head -1) in
-		"relayd: relay"*)	relays="$relays $c" ;;
-		"relayd: ca"*)		cas="$cas $c" ;;
-		esac
-	done
+	relays=$(children_titled relay)
+	cas=$(children_titled ca)
 	[ -n "$relays" ] && [ -n "$cas" ] || atf_fail "no relay or ca process"
 	for k in 127.0.0.1 ec.test; do
 		# shellcheck disable=SC2086
@@ -606,12 +608,7 @@ tls_show_sessions_head()
 }
 tls_show_sessions_body()
 {
-	require_tls
-	mkca
-	mkcert 127.0.0.1 rsa IP:127.0.0.1
-	start_httpd
-	tls_conf http ""
-	PREFORK=1 start_relayd
+	tls_relay rsa http ""
 	curl -s --cacert ca.crt -o /dev/null \
 	    "https://127.0.0.1:$lport/slow/2000000" &
 	echo $! >client.pid
@@ -676,6 +673,41 @@ tls_proxy_protocol_cleanup()
 	stop_all
 }
 
+atf_test_case tls_late_ca_answer cleanup
+tls_late_ca_answer_head()
+{
+	atf_set descr "a ca answer that comes after its key operation gave up is dropped: the relay goes on serving TLS"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_late_ca_answer_body()
+{
+	tls_relay rsa http ""
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	ca=$(children_titled ca)
+	[ -n "$ca" ] || atf_fail "no ca process"
+	# the handshake's key operation waits for ca in vain, and fails
+	kill -STOP "$ca"
+	curl -s --cacert ca.crt -o /dev/null \
+	    "https://127.0.0.1:$lport/bytes/10" &&
+	    atf_fail "a handshake succeeded without ca"
+	# its answer comes now, with no further traffic to swallow it
+	kill -CONT "$ca"
+	if ! wait_log 10 "late answer from ca dropped"; then
+		cat relayd.log >&2
+		atf_fail "the late answer was not dropped"
+	fi
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	atf_check -s exit:1 grep "lost child" relayd.log
+}
+tls_late_ca_answer_cleanup()
+{
+	# a ca left stopped would not hear the end
+	pkill -CONT -P "$(cat relayd.pid 2>/dev/null)" 2>/dev/null
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -686,6 +718,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_handshake_timeout
 	atf_add_test_case tls_garbage
 	atf_add_test_case tls_keys_in_ca_only
+	atf_add_test_case tls_late_ca_answer
 	atf_add_test_case tls_inspection
 	atf_add_test_case tls_session_tickets
 	atf_add_test_case tls_ocsp_staple

@@ -602,6 +602,79 @@ config_getrelayfd(struct relayd *env, struct imsg *imsg)
 	return (0);
 }
 
+/*
+ * Files to the children, in pieces that fit a message: private keys to
+ * ca only, the rest to the relays only.
+ */
+int
+config_setrelaycerts(struct relayd *env, struct relay *rlay)
+{
+	struct relay_cert	*rc;
+	struct ctl_relaycert	 crc;
+	enum privsep_procid	 to;
+	size_t			 chunk, max;
+	uint8_t			*buf;
+
+	max = MAX_IMSGSIZE - IMSG_HEADER_SIZE - sizeof(crc);
+	if ((buf = malloc(MAX_IMSGSIZE)) == NULL)
+		return (-1);
+	TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry) {
+		to = rc->rc_type == RELAY_CERT_KEY ||
+		    rc->rc_type == RELAY_CERT_CAKEY ? PROC_CA : PROC_RELAY;
+		memset(&crc, 0, sizeof(crc));
+		crc.relayid = rlay->rl_conf.id;
+		crc.type = rc->rc_type;
+		crc.index = rc->rc_index;
+		crc.total = rc->rc_len;
+		do {
+			chunk = rc->rc_len - crc.offset;
+			if (chunk > max)
+				chunk = max;
+			memcpy(buf, &crc, sizeof(crc));
+			memcpy(buf + sizeof(crc), rc->rc_data + crc.offset,
+			    chunk);
+			if (proc_compose(env->sc_ps, to, IMSG_CFG_RELAY_CERT,
+			    buf, sizeof(crc) + chunk) == -1) {
+				free(buf);
+				return (-1);
+			}
+			crc.offset += chunk;
+		} while (crc.offset < rc->rc_len);
+	}
+	explicit_bzero(buf, MAX_IMSGSIZE);
+	free(buf);
+	return (0);
+}
+
+int
+config_getrelaycert(struct relayd *env, struct imsg *imsg)
+{
+	struct ctl_relaycert	 crc;
+	struct relay_cert	*rc;
+	struct relay		*rlay;
+	size_t			 len;
+
+	IMSG_SIZE_CHECK(imsg, &crc);
+	memcpy(&crc, imsg->data, sizeof(crc));
+	len = IMSG_DATA_SIZE(imsg) - sizeof(crc);
+	if ((rlay = relay_find(env, crc.relayid)) == NULL ||
+	    crc.type >= RELAY_CERT_MAX || crc.total > (1 << 24) ||
+	    crc.offset > crc.total || len > crc.total - crc.offset)
+		return (-1);
+	if ((rc = relay_cert_find(rlay, crc.type, crc.index)) == NULL) {
+		if (crc.offset != 0 ||
+		    (rc = relay_cert_new(rlay, crc.type, crc.index)) == NULL ||
+		    (rc->rc_data = calloc(1, crc.total + 1)) == NULL)
+			return (-1);
+		rc->rc_len = crc.total;
+	}
+	if (rc->rc_len != crc.total)
+		return (-1);
+	memcpy(rc->rc_data + crc.offset, (uint8_t *)imsg->data + sizeof(crc),
+	    len);
+	return (0);
+}
+
 int
 config_setdone(struct relayd *env)
 {

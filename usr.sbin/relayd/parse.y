@@ -68,6 +68,8 @@ static int		 yyerror(const char *, ...)
 			    __attribute__((__format__ (printf, 1, 2)));
 static int		 kw_cmp(const void *, const void *);
 static int		 lookup(char *);
+static int		 yylex_macro(char *, size_t, int *);
+static int		 yylex_quoted(int, char *, size_t);
 static int		 lgetc(int);
 static int		 lungetc(int);
 static int		 findeol(void);
@@ -383,21 +385,17 @@ main		: INTERVAL NUMBER		{
 			FREEARG($3);
 		}
 		| SPLICE ENGINE STRING		{
-			if (strcmp($3, "auto") == 0)
-				conf->sc_conf.splice_engine =
-				    SPLICE_ENGINE_AUTO;
-			else if (strcmp($3, "copy") == 0)
-				conf->sc_conf.splice_engine =
-				    SPLICE_ENGINE_COPY;
-			else if (strcmp($3, "pipe") == 0)
-				conf->sc_conf.splice_engine =
-				    SPLICE_ENGINE_PIPE;
-			else {
-				yyerror("unknown splice engine: %s "
-				    "(auto, copy or pipe)", $3);
+			char	 names[64];
+			int	 id;
+
+			if ((id = splice_engine_byname($3, names,
+			    sizeof(names))) == -1) {
+				yyerror("unknown splice engine: %s (%s)", $3,
+				    names);
 				FREEARG($3);
 				YYERROR;
 			}
+			conf->sc_conf.splice_engine = id;
 			FREEARG($3);
 		}
 		| AGENTX			{
@@ -795,7 +793,13 @@ eflags		: STYLE STRING			{
 		;
 
 tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
-		| NO SACK		{ proto->tcpflags |= TCPFLAG_NSACK; }
+		| NO SACK		{
+			/* Linux switches SACK for the whole system only */
+			log_warnx("%s:%d: tcp no sack: no per-socket switch on "
+			    "%s, ignored", file->name, yylval.lineno,
+			    RELAYD_PLATFORM);
+			proto->tcpflags |= TCPFLAG_NSACK;
+		}
 		| NODELAY		{ proto->tcpflags |= TCPFLAG_NODELAY; }
 		| NO NODELAY		{ proto->tcpflags |= TCPFLAG_NNODELAY; }
 		| SPLICE		{ proto->tcpflags &= ~TCPFLAG_NSPLICE; }
@@ -1666,9 +1670,8 @@ forwardspec	: tablename tableopts_l		{
 			rlay->rl_conf.dstretry = $3;
 		}
 		| NAT LOOKUP retry		{
-#ifndef RELAYD_HAVE_NATLOOK
-			needs_pf("forward to nat lookup");
-#endif
+			if (!compat_natlook_available())
+				needs_pf("forward to nat lookup");
 			rlay->rl_conf.flags |= F_NATLOOK;
 			rlay->rl_conf.dstretry = $3;
 		}
@@ -2457,132 +2460,133 @@ kw_cmp(const void *k, const void *e)
 	return (strcmp(k, ((const struct keywords *)e)->k_name));
 }
 
+/* The keywords, sorted for bsearch(3) */
+static const struct keywords keywords[] = {
+	{ "agentx",		AGENTX },
+	{ "append",		APPEND },
+	{ "backlog",		BACKLOG },
+	{ "backup",		BACKUP },
+	{ "binary",		BINARY },
+	{ "block",		BLOCK },
+	{ "buffer",		BUFFER },
+	{ "ca",			CA },
+	{ "cache",		CACHE },
+	{ "cert",		CERTIFICATE },
+	{ "changes",		CHANGES },
+	{ "check",		CHECK },
+	{ "checks",		CHECKS },
+	{ "ciphers",		CIPHERS },
+	{ "client",		CLIENT },
+	{ "code",		CODE },
+	{ "connection",		CONNECTION },
+	{ "context",		CONTEXT },
+	{ "cookie",		COOKIE },
+	{ "crl",		CRL },
+	{ "demote",		DEMOTE },
+	{ "destination",	DESTINATION },
+	{ "digest",		DIGEST },
+	{ "directory",		DIRECTORY },
+	{ "disable",		DISABLE },
+	{ "ecdhe",		ECDHE },
+	{ "edh",		EDH },
+	{ "engine",		ENGINE },
+	{ "error",		ERROR },
+	{ "errors",		ERRORS },
+	{ "expect",		EXPECT },
+	{ "external",		EXTERNAL },
+	{ "file",		FILENAME },
+	{ "forward",		FORWARD },
+	{ "from",		FROM },
+	{ "group",		GROUP },
+	{ "hash",		HASH },
+	{ "header",		HEADER },
+	{ "headerlen",		HEADERLEN },
+	{ "host",		HOST },
+	{ "http",		HTTP },
+	{ "icmp",		ICMP },
+	{ "include",		INCLUDE },
+	{ "inet",		INET },
+	{ "inet6",		INET6 },
+	{ "interface",		INTERFACE },
+	{ "interval",		INTERVAL },
+	{ "ip",			IP },
+	{ "key",		KEY },
+	{ "keypair",		KEYPAIR },
+	{ "label",		LABEL },
+	{ "least-states",	LEASTSTATES },
+	{ "listen",		LISTEN },
+	{ "loadbalance",	LOADBALANCE },
+	{ "log",		LOG },
+	{ "lookup",		LOOKUP },
+	{ "match",		MATCH },
+	{ "method",		METHOD },
+	{ "mode",		MODE },
+	{ "nat",		NAT },
+	{ "no",			NO },
+	{ "nodelay",		NODELAY },
+	{ "nothing",		NOTHING },
+	{ "on",			ON },
+	{ "owner",		OWNER },
+	{ "params",		PARAMS },
+	{ "parent",		PARENT },
+	{ "pass",		PASS },
+	{ "password",		PASSWORD },
+	{ "path",		PATH },
+	{ "pflog",		PFLOG },
+	{ "pftag",		PFTAG },
+	{ "port",		PORT },
+	{ "prefork",		PREFORK },
+	{ "priority",		PRIORITY },
+	{ "protocol",		PROTO },
+	{ "proxy-protocol",	PROXYPROTO },
+	{ "query",		QUERYSTR },
+	{ "quick",		QUICK },
+	{ "random",		RANDOM },
+	{ "real",		REAL },
+	{ "redirect",		REDIRECT },
+	{ "relay",		RELAY },
+	{ "remove",		REMOVE },
+	{ "request",		REQUEST },
+	{ "response",		RESPONSE },
+	{ "retry",		RETRY },
+	{ "return",		RETURN },
+	{ "roundrobin",		ROUNDROBIN },
+	{ "route",		ROUTE },
+	{ "router",		ROUTER },
+	{ "rtable",		RTABLE },
+	{ "rtlabel",		RTLABEL },
+	{ "sack",		SACK },
+	{ "script",		SCRIPT },
+	{ "send",		SEND },
+	{ "session",		SESSION },
+	{ "set",		SET },
+	{ "socket",		SOCKET },
+	{ "source-hash",	SRCHASH },
+	{ "splice",		SPLICE },
+	{ "state",		STATE },
+	{ "sticky-address",	STICKYADDR },
+	{ "strip",		STRIP },
+	{ "style",		STYLE },
+	{ "table",		TABLE },
+	{ "tag",		TAG },
+	{ "tagged",		TAGGED },
+	{ "tcp",		TCP },
+	{ "tickets",		TICKETS },
+	{ "timeout",		TIMEOUT },
+	{ "tls",		TLS },
+	{ "to",			TO },
+	{ "transparent",	TRANSPARENT },
+	{ "url",		URL },
+	{ "v1",			V1 },
+	{ "v2",			V2 },
+	{ "value",		VALUE },
+	{ "websockets",		WEBSOCKETS },
+	{ "with",		WITH }
+};
+
 static int
 lookup(char *s)
 {
-	/* sorted, for bsearch */
-	static const struct keywords keywords[] = {
-		{ "agentx",		AGENTX },
-		{ "append",		APPEND },
-		{ "backlog",		BACKLOG },
-		{ "backup",		BACKUP },
-		{ "binary",		BINARY },
-		{ "block",		BLOCK },
-		{ "buffer",		BUFFER },
-		{ "ca",			CA },
-		{ "cache",		CACHE },
-		{ "cert",		CERTIFICATE },
-		{ "changes",		CHANGES },
-		{ "check",		CHECK },
-		{ "checks",		CHECKS },
-		{ "ciphers",		CIPHERS },
-		{ "client",		CLIENT },
-		{ "code",		CODE },
-		{ "connection",		CONNECTION },
-		{ "context",		CONTEXT },
-		{ "cookie",		COOKIE },
-		{ "crl",		CRL },
-		{ "demote",		DEMOTE },
-		{ "destination",	DESTINATION },
-		{ "digest",		DIGEST },
-		{ "directory",		DIRECTORY },
-		{ "disable",		DISABLE },
-		{ "ecdhe",		ECDHE },
-		{ "edh",		EDH },
-		{ "engine",		ENGINE },
-		{ "error",		ERROR },
-		{ "errors",		ERRORS },
-		{ "expect",		EXPECT },
-		{ "external",		EXTERNAL },
-		{ "file",		FILENAME },
-		{ "forward",		FORWARD },
-		{ "from",		FROM },
-		{ "group",		GROUP },
-		{ "hash",		HASH },
-		{ "header",		HEADER },
-		{ "headerlen",		HEADERLEN },
-		{ "host",		HOST },
-		{ "http",		HTTP },
-		{ "icmp",		ICMP },
-		{ "include",		INCLUDE },
-		{ "inet",		INET },
-		{ "inet6",		INET6 },
-		{ "interface",		INTERFACE },
-		{ "interval",		INTERVAL },
-		{ "ip",			IP },
-		{ "key",		KEY },
-		{ "keypair",		KEYPAIR },
-		{ "label",		LABEL },
-		{ "least-states",	LEASTSTATES },
-		{ "listen",		LISTEN },
-		{ "loadbalance",	LOADBALANCE },
-		{ "log",		LOG },
-		{ "lookup",		LOOKUP },
-		{ "match",		MATCH },
-		{ "method",		METHOD },
-		{ "mode",		MODE },
-		{ "nat",		NAT },
-		{ "no",			NO },
-		{ "nodelay",		NODELAY },
-		{ "nothing",		NOTHING },
-		{ "on",			ON },
-		{ "owner",		OWNER },
-		{ "params",		PARAMS },
-		{ "parent",		PARENT },
-		{ "pass",		PASS },
-		{ "password",		PASSWORD },
-		{ "path",		PATH },
-		{ "pflog",		PFLOG },
-		{ "pftag",		PFTAG },
-		{ "port",		PORT },
-		{ "prefork",		PREFORK },
-		{ "priority",		PRIORITY },
-		{ "protocol",		PROTO },
-		{ "proxy-protocol",	PROXYPROTO },
-		{ "query",		QUERYSTR },
-		{ "quick",		QUICK },
-		{ "random",		RANDOM },
-		{ "real",		REAL },
-		{ "redirect",		REDIRECT },
-		{ "relay",		RELAY },
-		{ "remove",		REMOVE },
-		{ "request",		REQUEST },
-		{ "response",		RESPONSE },
-		{ "retry",		RETRY },
-		{ "return",		RETURN },
-		{ "roundrobin",		ROUNDROBIN },
-		{ "route",		ROUTE },
-		{ "router",		ROUTER },
-		{ "rtable",		RTABLE },
-		{ "rtlabel",		RTLABEL },
-		{ "sack",		SACK },
-		{ "script",		SCRIPT },
-		{ "send",		SEND },
-		{ "session",		SESSION },
-		{ "set",		SET },
-		{ "socket",		SOCKET },
-		{ "source-hash",	SRCHASH },
-		{ "splice",		SPLICE },
-		{ "state",		STATE },
-		{ "sticky-address",	STICKYADDR },
-		{ "strip",		STRIP },
-		{ "style",		STYLE },
-		{ "table",		TABLE },
-		{ "tag",		TAG },
-		{ "tagged",		TAGGED },
-		{ "tcp",		TCP },
-		{ "tickets",		TICKETS },
-		{ "timeout",		TIMEOUT },
-		{ "tls",		TLS },
-		{ "to",			TO },
-		{ "transparent",	TRANSPARENT },
-		{ "url",		URL },
-		{ "v1",			V1 },
-		{ "v2",			V2 },
-		{ "value",		VALUE },
-		{ "websockets",		WEBSOCKETS },
-		{ "with",		WITH }
-	};
 	const struct keywords	*p;
 
 	p = bsearch(s, keywords, nitems(keywords), sizeof(keywords[0]),
@@ -2724,9 +2728,9 @@ static int
 yylex(void)
 {
 	char		 buf[MAXTOKEN];
-	char		*p, *val;
+	char		*p;
 	const char	*errstr;
-	int		 quotec, next, c, token;
+	int		 c, token;
 
 top:
 	p = buf;
@@ -2738,75 +2742,12 @@ top:
 		while ((c = lgetc(0)) != '\n' && c != EOF)
 			; /* nothing */
 	if (c == '$' && !expanding) {
-		for (;;) {
-			if ((c = lgetc(0)) == EOF)
-				return (0);
-			if (p + 1 >= buf + sizeof(buf) - 1) {
-				yyerror("string too long");
-				return (findeol());
-			}
-			if (isalnum(c) || c == '_') {
-				*p++ = c;
-				continue;
-			}
-			*p = '\0';
-			lungetc(c);
-			break;
-		}
-		val = symget(buf);
-		if (val == NULL) {
-			yyerror("macro '%s' not defined", buf);
-			return (findeol());
-		}
-		p = val + strlen(val) - 1;
-		lungetc(DONE_EXPAND);
-		while (p >= val) {
-			lungetc((unsigned char)*p);
-			p--;
-		}
-		lungetc(START_EXPAND);
+		if (yylex_macro(buf, sizeof(buf), &token) == -1)
+			return (token);
 		goto top;
 	}
-
-	switch (c) {
-	case '\'':
-	case '"':
-		quotec = c;
-		for (;;) {
-			if ((c = lgetc(quotec)) == EOF)
-				return (0);
-			if (c == '\n') {
-				file->lineno++;
-				continue;
-			} else if (c == '\\') {
-				if ((next = lgetc(quotec)) == EOF)
-					return (0);
-				if (next == quotec || next == ' ' ||
-				    next == '\t')
-					c = next;
-				else if (next == '\n') {
-					file->lineno++;
-					continue;
-				} else
-					lungetc(next);
-			} else if (c == quotec) {
-				*p = '\0';
-				break;
-			} else if (c == '\0') {
-				yyerror("syntax error: NUL byte in string");
-				return (findeol());
-			}
-			if (p + 1 >= buf + sizeof(buf) - 1) {
-				yyerror("string too long");
-				return (findeol());
-			}
-			*p++ = c;
-		}
-		yylval.v.string = strdup(buf);
-		if (yylval.v.string == NULL)
-			fatal("yylex: strdup");
-		return (STRING);
-	}
+	if (c == '\'' || c == '"')
+		return (yylex_quoted(c, buf, sizeof(buf)));
 
 	if (c == '-' || isdigit(c)) {
 		do {
@@ -2861,6 +2802,90 @@ nodigits:
 	if (c == EOF)
 		return (0);
 	return (c);
+}
+
+/*
+ * $name: the macro's value goes back into the input, between the marks
+ * of an expansion.  0 when it did, -1 with the token to return.
+ */
+static int
+yylex_macro(char *buf, size_t len, int *token)
+{
+	char	*p = buf, *val;
+	int	 c;
+
+	for (;;) {
+		if ((c = lgetc(0)) == EOF) {
+			*token = 0;
+			return (-1);
+		}
+		if (p + 1 >= buf + len - 1) {
+			yyerror("string too long");
+			*token = findeol();
+			return (-1);
+		}
+		if (isalnum(c) || c == '_') {
+			*p++ = c;
+			continue;
+		}
+		*p = '\0';
+		lungetc(c);
+		break;
+	}
+	if ((val = symget(buf)) == NULL) {
+		yyerror("macro '%s' not defined", buf);
+		*token = findeol();
+		return (-1);
+	}
+	p = val + strlen(val) - 1;
+	lungetc(DONE_EXPAND);
+	while (p >= val) {
+		lungetc((unsigned char)*p);
+		p--;
+	}
+	lungetc(START_EXPAND);
+	return (0);
+}
+
+/* A string in quotec quotes: \ before the quote, a blank or a newline. */
+static int
+yylex_quoted(int quotec, char *buf, size_t len)
+{
+	char	*p = buf;
+	int	 c, next;
+
+	for (;;) {
+		if ((c = lgetc(quotec)) == EOF)
+			return (0);
+		if (c == '\n') {
+			file->lineno++;
+			continue;
+		} else if (c == '\\') {
+			if ((next = lgetc(quotec)) == EOF)
+				return (0);
+			if (next == quotec || next == ' ' || next == '\t')
+				c = next;
+			else if (next == '\n') {
+				file->lineno++;
+				continue;
+			} else
+				lungetc(next);
+		} else if (c == quotec) {
+			*p = '\0';
+			break;
+		} else if (c == '\0') {
+			yyerror("syntax error: NUL byte in string");
+			return (findeol());
+		}
+		if (p + 1 >= buf + len - 1) {
+			yyerror("string too long");
+			return (findeol());
+		}
+		*p++ = c;
+	}
+	if ((yylval.v.string = strdup(buf)) == NULL)
+		fatal("yylex: strdup");
+	return (STRING);
 }
 
 static int

@@ -322,7 +322,6 @@ show(struct ctl_conn *c)
 	struct relay	*rlay;
 
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
-		rlay->rl_stats[PROC_MAX_INSTANCES].id = EMPTY_ID;
 		imsg_compose_event(&c->iev, IMSG_CTL_RELAY, 0, 0, -1,
 		    rlay, sizeof(*rlay));
 		show_tables(c, rlay);
@@ -359,12 +358,7 @@ show_status(struct ctl_conn *c)
 	for (i = 0; i < env->sc_nprocinfo; i++)
 		imsg_compose_event(&c->iev, IMSG_CTL_PROC, 0, 0, -1,
 		    &env->sc_procinfo[i], sizeof(env->sc_procinfo[i]));
-	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
-		imsg_compose_event(&c->iev, IMSG_CTL_RELAY, 0, 0, -1,
-		    rlay, sizeof(*rlay));
-		show_tables(c, rlay);
-	}
-	imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+	show(c);
 }
 
 /* Every relay process answers with its sessions, then an end. */

@@ -34,35 +34,6 @@
 
 #include "relayd.h"
 
-static const char *http_methods[] = {
-	"ACL", "BASELINE-CONTROL", "CHECKIN", "CHECKOUT", "CONNECT", "COPY",
-	"DELETE", "GET", "HEAD", "LABEL", "LOCK", "MERGE", "MKACTIVITY",
-	"MKCOL", "MKREDIRECTREF", "MKWORKSPACE", "MOVE", "OPTIONS",
-	"ORDERPATCH", "PATCH", "POST", "PROPFIND", "PROPPATCH", "PUT",
-	"REPORT", "SEARCH", "TRACE", "UNCHECKOUT", "UNLOCK", "UPDATE",
-	"UPDATEREDIRECTREF", "VERSION-CONTROL"
-};
-
-/* 1 + index, 0 for an unknown method. */
-int
-http_method_byname(const char *name)
-{
-	size_t	 i;
-
-	for (i = 0; i < nitems(http_methods); i++)
-		if (strcmp(http_methods[i], name) == 0)
-			return (i + 1);
-	return (0);
-}
-
-const char *
-http_method_name(int id)
-{
-	if (id < 1 || (size_t)id > nitems(http_methods))
-		return ("invalid");
-	return (http_methods[id - 1]);
-}
-
 /*
  * A string as the lexer reads it back: quoted, \ before " and \, and
  * \r \n \t as check send and expect translate them.

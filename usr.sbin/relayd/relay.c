@@ -24,7 +24,6 @@
 #include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <netinet/in.h>
@@ -54,7 +53,6 @@
 #define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
-#define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
 
 static void	 relay_init(struct privsep *, struct privsep_proc *, void *);
 static int	 relay_dispatch_parent(int, struct privsep_proc *,
@@ -70,46 +68,39 @@ static int	 relay_pick(struct rsession *);
 static void	 relay_reset(struct imsg *);
 static void	 relay_accept(int, short, void *);
 static int	 relay_fds_left(void);
-static void	 relay_socket_opts(int, int, struct protocol *, int);
 static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
 static void	 relay_session(struct relay *, int,
 		    struct sockaddr_storage *);
-static void	 relay_session_accepted(struct rsession *);
 static void	 relay_session_begin(struct rsession *);
-static int	 relay_unix_listen(struct relay *, int);
-static int	 relay_unix_perms(struct relay *);
 static void	 relay_unixconnect_done(struct imsg *);
 static struct rsession *
-		 relay_answered(struct imsg *, void *, size_t);
+		 relay_answered(struct imsg *, void *, size_t,
+		    enum relay_cstate);
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
-static void	 relay_tls_handshake(int, short, void *);
-static int	 relay_tls_wait(struct ctl_relay_event *, int);
-static int	 relay_wait_start(struct rsession *, struct event *, int,
-		    short, void (*)(int, short, void *), void *);
-static void	 relay_tls_writecb(int, short, void *);
-static int	 relay_tls_flush(struct ctl_relay_event *);
-static ssize_t	 relay_tls_read(struct ctl_relay_event *, struct iovec *,
-		    int, int *);
 static struct host *
 		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
 static int	 relay_retry(struct rsession *, const char *);
+static int	 relay_connect_socket(struct rsession *);
+static int	 relay_connect_start(struct rsession *, int);
 static void	 relay_side_close(struct ctl_relay_event *);
-static void	 relay_session_start(struct rsession *);
 static int	 relay_splice(struct ctl_relay_event *);
+static int	 relay_splice_run(struct ctl_relay_event *, off_t);
 static int	 relay_splice_flags(struct rsession *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
 static int	 relay_idle_alive(struct ctl_relay_event *);
 static void	 relay_read(struct bufferevent *, void *);
 static void	 relay_readcb(int, short, void *);
-static void	 relay_write(struct bufferevent *, void *);
-static void	 relay_error(struct bufferevent *, short, void *);
 static void	 relay_written(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	 relay_shutdown(struct ctl_relay_event *);
+static void	 relay_log_end(struct rsession *, const char *, int,
+		    uint64_t [2][2]);
+static void	 relay_session_free(struct rsession *);
+static void	 relay_accept_resume(void);
 static void	 relay_statistics(int, short, void *);
 static void	 relay_sessions_send(struct privsep *, uint32_t);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
@@ -203,289 +194,8 @@ relay_hash_addr(const uint8_t *key, const void *data, size_t len,
 	return (h);
 }
 
-/*
- * Parent: the listening socket of a relay.  A listener whose address
- * the running configuration (old) already has is taken over, so that a
- * reload neither drops queued connections nor opens a second socket
- * beside it.  No SO_REUSEPORT: an address belongs to one daemon, and a
- * second one fails with "Address already in use".  The parent keeps its
- * socket; every relay process gets a duplicate.
- */
-int
-relay_privinit(struct relayd *old, struct relay *rlay)
-{
-	struct protocol	*p = rlay->rl_proto;
-	struct relay	*prev;
-	char		 buf[INET6_ADDRSTRLEN];
-	int		 s, on = 1, backlog;
-
-	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
-	if (old != NULL && (prev = relay_findbyaddr(old,
-	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
-		if ((s = fcntl(prev->rl_s, F_DUPFD_CLOEXEC, 0)) == -1) {
-			log_warn("relay %s: dup", rlay->rl_conf.name);
-			return (-1);
-		}
-		relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
-		/* a second listen(2) sets the new backlog */
-		(void)listen(s, backlog);
-		rlay->rl_s = s;
-		if (rlay->rl_conf.ss.ss_family == AF_UNIX &&
-		    relay_unix_perms(rlay) == -1)
-			return (-1);
-		return (0);
-	}
-	if (rlay->rl_conf.ss.ss_family == AF_UNIX)
-		return (relay_unix_listen(rlay, backlog));
-
-	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
-	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
-		log_warn("relay %s: socket", rlay->rl_conf.name);
-		return (-1);
-	}
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1) {
-		log_warn("relay %s: setsockopt", rlay->rl_conf.name);
-		close(s);
-		return (-1);
-	}
-	/* forward to destination: connections for any address */
-	if ((rlay->rl_conf.flags & F_DIVERT) &&
-	    compat_transparent(s, rlay->rl_conf.ss.ss_family) == -1) {
-		log_warn("relay %s: transparent listener", rlay->rl_conf.name);
-		close(s);
-		return (-1);
-	}
-	relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
-	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
-	    ss_len(&rlay->rl_conf.ss)) == -1) {
-		log_warn("relay %s: cannot listen on %s port %d",
-		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
-		    sizeof(buf)), rlay->rl_conf.port);
-		close(s);
-		return (-1);
-	}
-	if (listen(s, backlog) == -1) {
-		log_warn("relay %s: listen", rlay->rl_conf.name);
-		close(s);
-		return (-1);
-	}
-	rlay->rl_s = s;
-	return (0);
-}
-
-/*
- * Parent: a unix-socket listener (ours).  A socket file left by a
- * relayd that is gone is replaced; one somebody listens on is busy, as
- * a TCP port would be.  The mode comes from the umask at bind(2) and
- * the owner from lchown(2), so that nothing follows a link put in the
- * socket's place.
- */
-static int
-relay_unix_listen(struct relay *rlay, int backlog)
-{
-	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
-	struct stat		 st;
-	mode_t			 omask;
-	int			 s, t, ret;
-
-	if (lstat(sun->sun_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			log_warnx("relay %s: cannot listen on %s: not a "
-			    "socket", rlay->rl_conf.name, sun->sun_path);
-			return (-1);
-		}
-		if ((t = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0)) == -1) {
-			log_warn("relay %s: socket", rlay->rl_conf.name);
-			return (-1);
-		}
-		ret = connect(t, (struct sockaddr *)sun, sizeof(*sun));
-		close(t);
-		if (ret == 0 || errno == EAGAIN) {
-			errno = EADDRINUSE;
-			log_warn("relay %s: cannot listen on %s",
-			    rlay->rl_conf.name, sun->sun_path);
-			return (-1);
-		}
-		/* nobody there: a stale socket file */
-		(void)unlink(sun->sun_path);
-	}
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1) {
-		log_warn("relay %s: socket", rlay->rl_conf.name);
-		return (-1);
-	}
-	omask = umask(~rlay->rl_conf.sun_mode & 0777);
-	ret = bind(s, (struct sockaddr *)sun, sizeof(*sun));
-	(void)umask(omask);
-	if (ret == -1) {
-		log_warn("relay %s: cannot listen on %s", rlay->rl_conf.name,
-		    sun->sun_path);
-		close(s);
-		return (-1);
-	}
-	rlay->rl_s = s;
-	rlay->rl_unlink = 1;
-	if (relay_unix_perms(rlay) == -1 || listen(s, backlog) == -1) {
-		log_warn("relay %s: listen on %s", rlay->rl_conf.name,
-		    sun->sun_path);
-		return (-1);
-	}
-	return (0);
-}
-
-/* The owner, group and mode of a unix listener, again at a reload. */
-static int
-relay_unix_perms(struct relay *rlay)
-{
-	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
-	struct stat		 st;
-
-	rlay->rl_unlink = 1;
-	if ((rlay->rl_conf.sun_uid != (uid_t)-1 ||
-	    rlay->rl_conf.sun_gid != (gid_t)-1) &&
-	    lchown(sun->sun_path, rlay->rl_conf.sun_uid,
-	    rlay->rl_conf.sun_gid) == -1) {
-		log_warn("relay %s: chown %s", rlay->rl_conf.name,
-		    sun->sun_path);
-		return (-1);
-	}
-	if (lstat(sun->sun_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
-		log_warnx("relay %s: %s is no longer its socket",
-		    rlay->rl_conf.name, sun->sun_path);
-		return (-1);
-	}
-	if ((st.st_mode & 0777) != rlay->rl_conf.sun_mode &&
-	    chmod(sun->sun_path, rlay->rl_conf.sun_mode) == -1) {
-		log_warn("relay %s: chmod %s", rlay->rl_conf.name,
-		    sun->sun_path);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Parent: the socket files of conf's unix listeners that keep does not
- * listen on (all of them without keep) go: at shutdown, after a reload,
- * and after a reload that failed.
- */
-void
-relay_unix_unlink(struct relayd *conf, struct relayd *keep)
-{
-	struct relay	*rlay;
-
-	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
-		if (rlay->rl_unlink && rlay->rl_conf.ss.ss_family == AF_UNIX &&
-		    (keep == NULL ||
-		    relay_findbyaddr(keep, &rlay->rl_conf) == NULL))
-			(void)unlink(((struct sockaddr_un *)
-			    &rlay->rl_conf.ss)->sun_path);
-}
-
-/*
- * Parent: transparent forward asks for a socket bound to the client's
- * address, which only a privileged process may make; the relay
- * connects it.  A failure sends no descriptor.
- */
-void
-relay_bindany(struct privsep *ps, struct imsg *imsg)
-{
-	struct ctl_bindany	 bnd;
-	int			 s;
-
-	IMSG_EXACT_SIZE_CHECK(imsg, &bnd);
-	memcpy(&bnd, imsg->data, sizeof(bnd));
-	if (bnd.instance >= proc_ninstances(ps, PROC_RELAY))
-		return;
-	if ((s = socket(bnd.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, IPPROTO_TCP)) == -1 ||
-	    compat_transparent(s, bnd.ss.ss_family) == -1 ||
-	    bind(s, (struct sockaddr *)&bnd.ss, ss_len(&bnd.ss)) == -1) {
-		log_warn("%s: session %u", __func__, bnd.id);
-		if (s != -1)
-			close(s);
-		s = -1;
-	}
-	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
-	    &bnd, sizeof(bnd));
-}
-
-/*
- * Parent: a socket connected to a unix-socket backend, for a relay's
- * session or an hce check (their chroot hides the path).  Only a path
- * the configuration names as a backend is connected; the answer carries
- * the socket, or none and the errno.
- */
-void
-relay_unixconnect(struct privsep *ps, struct imsg *imsg,
-    enum privsep_procid id)
-{
-	struct relayd		*conf = ps->ps_env;
-	struct ctl_unixconnect	 uc;
-	struct sockaddr_un	*sun = (struct sockaddr_un *)&uc.ss;
-	struct relay		*rlay;
-	struct host		*h;
-	int			 s = -1, known = 0;
-
-	IMSG_EXACT_SIZE_CHECK(imsg, &uc);
-	memcpy(&uc, imsg->data, sizeof(uc));
-	if (id == PROC_RELAY && uc.instance >= proc_ninstances(ps, PROC_RELAY))
-		return;
-	sun->sun_path[sizeof(sun->sun_path) - 1] = '\0';
-	if (uc.ss.ss_family == AF_UNIX) {
-		TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
-			if (rlay->rl_conf.dstss.ss_family == AF_UNIX &&
-			    strcmp(((struct sockaddr_un *)
-			    &rlay->rl_conf.dstss)->sun_path,
-			    sun->sun_path) == 0)
-				known = 1;
-		TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
-			if (h->conf.ss.ss_family == AF_UNIX &&
-			    strcmp(((struct sockaddr_un *)&h->conf.ss)->sun_path,
-			    sun->sun_path) == 0)
-				known = 1;
-	}
-	uc.error = 0;
-	if (!known) {
-		log_warnx("%s: %s is no backend of the configuration",
-		    __func__, uc.ss.ss_family == AF_UNIX ? sun->sun_path :
-		    "(not a unix socket)");
-		uc.error = EPERM;
-	} else if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1 ||
-	    connect(s, (struct sockaddr *)sun, sizeof(*sun)) == -1) {
-		uc.error = errno;
-		if (s != -1)
-			close(s);
-		s = -1;
-	}
-	proc_compose_imsg(ps, id, id == PROC_RELAY ? (int)uc.instance : -1,
-	    IMSG_UNIXCONNECT, 0, s, &uc, sizeof(uc));
-}
-
-/*
- * Parent: relayd writes no firewall rule and no route, but says so when
- * a transparent relay's answers cannot reach it: they need a policy
- * route for the packets the firewall marks (relayd.conf(5) has both).
- */
-void
-relay_transparent_check(struct relay *rlay)
-{
-	int	 af = rlay->rl_conf.ss.ss_family;
-
-	if ((rlay->rl_conf.flags & (F_TRANSPARENT | F_DIVERT)) == 0 ||
-	    compat_transparent_route(af) != 0)
-		return;
-	log_warnx("relay %s: no policy route for marked packets, its "
-	    "connections will hang: ip%s rule add fwmark 1 lookup 100; "
-	    "ip%s route add local %s dev lo table 100 (see relayd.conf(5), "
-	    "TRANSPARENT RELAYS)", rlay->rl_conf.name,
-	    af == AF_INET6 ? " -6" : "", af == AF_INET6 ? " -6" : "",
-	    af == AF_INET6 ? "::/0" : "0.0.0.0/0");
-}
-
 /* The protocol's socket options for socket s of address family af. */
-static void
+void
 relay_socket_opts(int s, int af, struct protocol *p, int listening)
 {
 	int	 val;
@@ -526,22 +236,9 @@ relay_socket_opts(int s, int af, struct protocol *p, int listening)
 		    sizeof(val)) == -1)
 			log_warn("%s: IP_TTL", __func__);
 	}
-	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening) {
-		val = p->tcpipminttl;
-		if (af == AF_INET6) {
-#ifdef IPV6_MINHOPCOUNT
-			if (setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT,
-			    &val, sizeof(val)) == -1)
-				log_warn("%s: IPV6_MINHOPCOUNT", __func__);
-#endif
-		} else {
-#ifdef IP_MINTTL
-			if (setsockopt(s, IPPROTO_IP, IP_MINTTL, &val,
-			    sizeof(val)) == -1)
-				log_warn("%s: IP_MINTTL", __func__);
-#endif
-		}
-	}
+	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening &&
+	    compat_minttl(s, af, p->tcpipminttl) == -1)
+		log_warn("%s: minimum TTL", __func__);
 }
 
 static int
@@ -608,13 +305,25 @@ relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	return (0);
 }
 
+/*
+ * Key operations wait for their answer in tls_keyops.c; one that comes
+ * here arrived after its operation gave up (TLS_PRIV_TIMEOUT): dropped.
+ */
 static int
 relay_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	(void)fd;
 	(void)p;
-	(void)imsg;
-	return (-1);
+	switch (imsg->hdr.type) {
+	case IMSG_CA_PRIVENC:
+	case IMSG_CA_PRIVDEC:
+	case IMSG_CA_ECDSA:
+		log_warnx("%s: late answer from ca dropped", __func__);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
 }
 
 static void
@@ -772,8 +481,8 @@ relay_accept(int fd, short event, void *arg)
 			if (errno == ENFILE || errno == EMFILE ||
 			    errno == ENOBUFS || errno == ENOMEM) {
 				/* no room: stop accepting for a second */
-				log_debug("relay_accept: deferring "
-				    "connections");
+				log_debug("%s: deferring connections",
+				    __func__);
 				event_del(&rlay->rl_ev);
 				evtimer_add(&rlay->rl_evt, &tv);
 			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -819,7 +528,6 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	con->se_in.dir = RELAY_DIR_REQUEST;
 	con->se_in.toread = TOREAD_UNLIMITED;
 	con->se_out.s = -1;
-	con->se_bnds = -1;
 	con->se_out.con = con;
 	con->se_out.dst = &con->se_in;
 	con->se_out.dir = RELAY_DIR_RESPONSE;
@@ -957,7 +665,7 @@ relay_pp_read(int fd, short event, void *arg)
 }
 
 /* The client is there (and its TLS handshake done): on to the backend. */
-static void
+void
 relay_session_accepted(struct rsession *con)
 {
 	/* a protocol may read the request before it picks a backend */
@@ -1067,33 +775,48 @@ relay_from_table(struct rsession *con)
 	return (NULL);
 }
 
-/* Connect to the backend; -1 when the session had to close. */
+/*
+ * Connecting a session to its backend goes in three steps, each once a
+ * try: choose the destination (relay_connect), obtain a socket (made
+ * here, or asked of the parent: relay_connect_socket), and connect it
+ * (relay_connect_start).  se_cstate says where the session is; a failed
+ * try that has retries left goes back to the second step.  Each returns
+ * -1 when the session had to close.
+ */
 int
 relay_connect(struct rsession *con)
 {
 	struct relay	*rlay = con->se_relay;
-	struct timeval	 tv;
-	int		 s;
 
-	if (con->se_retrycount == 0 && !con->se_bindany) {
-		switch ((rlay->rl_conf.flags & (F_DIVERT | F_NATLOOK)) ?
-		    relay_original_dst(con) : 1) {
-		case -1:
+	switch ((rlay->rl_conf.flags & (F_DIVERT | F_NATLOOK)) ?
+	    relay_original_dst(con) : 1) {
+	case -1:
+		return (-1);
+	case 0:
+		con->se_retry = rlay->rl_conf.dstretry;
+		break;
+	default:
+		if (relay_pick(con) == -1)
 			return (-1);
-		case 0:
-			con->se_retry = rlay->rl_conf.dstretry;
-			break;
-		default:
-			if (relay_pick(con) == -1)
-				return (-1);
-			break;
-		}
+		break;
 	}
+	return (relay_connect_socket(con));
+}
 
-	/* transparent forward: from the client's address, via the parent */
-	if ((rlay->rl_conf.flags & F_TRANSPARENT) && con->se_bnds == -1) {
-		struct ctl_bindany	 bnd;
+/*
+ * A socket for the destination.  Transparent forward binds to the
+ * client's address and a unix-socket backend is outside the chroot:
+ * both need the parent, whose answer goes on at relay_connect_start().
+ */
+static int
+relay_connect_socket(struct rsession *con)
+{
+	struct relay		*rlay = con->se_relay;
+	struct ctl_bindany	 bnd;
+	struct ctl_unixconnect	 uc;
+	int			 s;
 
+	if (rlay->rl_conf.flags & F_TRANSPARENT) {
 		if (con->se_in.ss.ss_family != con->se_out.ss.ss_family) {
 			relay_close(con, "transparent forward across address "
 			    "families", 1);
@@ -1101,56 +824,56 @@ relay_connect(struct rsession *con)
 		}
 		memset(&bnd, 0, sizeof(bnd));
 		bnd.id = con->se_id;
+		bnd.seq = ++con->se_cseq;
 		bnd.instance = rps->ps_instance;
 		bnd.ss = con->se_in.ss;
 		ss_setport(&bnd.ss, 0);
-		con->se_bindany = 1;
+		con->se_cstate = RELAY_CONN_BINDANY;
 		proc_compose(rps, PROC_PARENT, IMSG_BINDANY, &bnd,
 		    sizeof(bnd));
 		return (0);
 	}
-
-	/* a unix-socket backend: the parent connects (ours) */
 	if (con->se_out.ss.ss_family == AF_UNIX) {
-		struct ctl_unixconnect	 uc;
-
-		if (con->se_bnds == -1) {
-			memset(&uc, 0, sizeof(uc));
-			uc.id = con->se_id;
-			uc.seq = con->se_retrycount;
-			uc.instance = rps->ps_instance;
-			uc.ss = con->se_out.ss;
-			con->se_bindany = 1;
-			proc_compose(rps, PROC_PARENT, IMSG_UNIXCONNECT, &uc,
-			    sizeof(uc));
-			return (0);
-		}
-		s = con->se_out.s = con->se_bnds;
-		con->se_bnds = -1;
-		con->se_bindany = 0;
-		relay_socket_opts(s, AF_UNIX, rlay->rl_proto, 0);
-		/* connected already: relay_connected at once */
-		event_set(&con->se_ev, s, EV_WRITE, relay_connected, con);
-		event_add(&con->se_ev, NULL);
+		memset(&uc, 0, sizeof(uc));
+		uc.id = con->se_id;
+		uc.seq = ++con->se_cseq;
+		uc.instance = rps->ps_instance;
+		uc.ss = con->se_out.ss;
+		con->se_cstate = RELAY_CONN_UNIX;
+		proc_compose(rps, PROC_PARENT, IMSG_UNIXCONNECT, &uc,
+		    sizeof(uc));
 		return (0);
 	}
-
-	if (con->se_bnds != -1) {
-		s = con->se_bnds;
-		con->se_bnds = -1;
-		con->se_bindany = 0;
-	} else if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
+	if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
 	    SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP)) == -1) {
 		relay_close(con, "connect failed", 1);
 		return (-1);
 	}
+	return (relay_connect_start(con, s));
+}
+
+/*
+ * Connect s to the destination; a unix socket comes from the parent
+ * connected already, and goes on to relay_connected() at once.
+ */
+static int
+relay_connect_start(struct rsession *con, int s)
+{
+	struct relay	*rlay = con->se_relay;
+	struct timeval	 tv = rlay->rl_conf.timeout;
+	int		 af = con->se_out.ss.ss_family;
+
 	con->se_out.s = s;
-	relay_socket_opts(s, con->se_out.ss.ss_family, rlay->rl_proto,
-	    0);
+	con->se_cstate = RELAY_CONN_CONNECTING;
+	relay_socket_opts(s, af, rlay->rl_proto, 0);
+	if (af == AF_UNIX) {
+		event_set(&con->se_ev, s, EV_WRITE, relay_connected, con);
+		event_add(&con->se_ev, NULL);
+		return (0);
+	}
 	if (connect(s, (struct sockaddr *)&con->se_out.ss,
 	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS)
 		return (relay_retry(con, "connect failed"));
-	tv = rlay->rl_conf.timeout;
 	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
 	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
 	return (0);
@@ -1220,21 +943,26 @@ relay_original_dst(struct rsession *con)
 }
 
 /*
- * The parent's answer for a session that waits on it (both answers
- * begin with the session's id), or NULL when the session ended
- * meanwhile or the answer is not one: the socket it brought is closed.
+ * The parent's answer for a session that waits on it in state (both
+ * answers begin with the session's id and the try's sequence number),
+ * or NULL when the session ended or went on meanwhile, or the answer is
+ * not one: the socket it brought is closed.
  */
 static struct rsession *
-relay_answered(struct imsg *imsg, void *data, size_t len)
+relay_answered(struct imsg *imsg, void *data, size_t len,
+    enum relay_cstate state)
 {
 	struct rsession	*con;
 	objid_t		 id;
+	uint32_t	 seq;
 
 	if (IMSG_DATA_SIZE(imsg) == len) {
 		memcpy(data, imsg->data, len);
 		memcpy(&id, data, sizeof(id));
+		memcpy(&seq, (char *)data + sizeof(id), sizeof(seq));
 		TAILQ_FOREACH(con, &relay_sessions, se_entry)
-			if (con->se_id == id && con->se_bindany)
+			if (con->se_id == id && con->se_cstate == state &&
+			    con->se_cseq == seq)
 				return (con);
 	}
 	if (imsg->fd != -1)
@@ -1249,22 +977,14 @@ relay_unixconnect_done(struct imsg *imsg)
 	struct ctl_unixconnect	 uc;
 	struct rsession		*con;
 
-	if ((con = relay_answered(imsg, &uc, sizeof(uc))) == NULL)
+	if ((con = relay_answered(imsg, &uc, sizeof(uc),
+	    RELAY_CONN_UNIX)) == NULL)
 		return;
-	if ((uint32_t)con->se_retrycount != uc.seq) {
-		/* an answer to an earlier try */
-		if (imsg->fd != -1)
-			close(imsg->fd);
-		return;
-	}
 	if (imsg->fd == -1) {
-		con->se_bindany = 0;
 		(void)relay_retry(con, "connect failed");
 		return;
 	}
-	/* se_bindany stays until relay_connect takes the socket */
-	con->se_bnds = imsg->fd;
-	(void)relay_connect(con);
+	(void)relay_connect_start(con, imsg->fd);
 }
 
 /* The parent's answer to a transparent forward's IMSG_BINDANY. */
@@ -1274,14 +994,14 @@ relay_bindany_done(struct imsg *imsg)
 	struct ctl_bindany	 bnd;
 	struct rsession		*con;
 
-	if ((con = relay_answered(imsg, &bnd, sizeof(bnd))) == NULL)
+	if ((con = relay_answered(imsg, &bnd, sizeof(bnd),
+	    RELAY_CONN_BINDANY)) == NULL)
 		return;
 	if (imsg->fd == -1) {
 		relay_close(con, "bindany failed, invalid socket", 1);
 		return;
 	}
-	con->se_bnds = imsg->fd;
-	(void)relay_connect(con);
+	(void)relay_connect_start(con, imsg->fd);
 }
 
 /*
@@ -1336,11 +1056,12 @@ relay_reconnect(struct rsession *con)
 	relay_side_close(out);
 	out->done = 0;
 	out->toread = TOREAD_UNLIMITED;
-	con->se_connected = 0;
+	con->se_cstate = RELAY_CONN_NONE;
 	con->se_retrycount = 0;
 	return (relay_connect(con));
 }
 
+/* A try failed: the next one, to the same destination, or the end. */
 static int
 relay_retry(struct rsession *con, const char *msg)
 {
@@ -1348,9 +1069,10 @@ relay_retry(struct rsession *con, const char *msg)
 		close(con->se_out.s);
 		con->se_out.s = -1;
 	}
+	con->se_cstate = RELAY_CONN_NONE;
 	if (con->se_retrycount < con->se_retry) {
 		con->se_retrycount++;
-		return (relay_connect(con));
+		return (relay_connect_socket(con));
 	}
 	relay_close(con, msg, 1);
 	return (-1);
@@ -1372,7 +1094,7 @@ relay_connected(int fd, short event, void *arg)
 		(void)relay_retry(con, "connect failed");
 		return;
 	}
-	con->se_connected = 1;
+	con->se_cstate = RELAY_CONN_CONNECTED;
 	con->se_nconnects++;
 	if ((con->se_relay->rl_conf.flags & (F_PROXYV1 | F_PROXYV2)) &&
 	    relay_pp_send(con) == -1)
@@ -1415,40 +1137,16 @@ relay_pp_send(struct rsession *con)
 }
 
 /*
- * A TLS handshake goes on: with the client after accept (se_in), with
- * the backend after connect (se_out).  Both share the session timeout
- * from the session's start, as OpenBSD's.
+ * A TLS handshake is through: with the client (se_in) the session goes
+ * on to its backend, or with TLS inspection to its protocol; with the
+ * backend (se_out) inspection's client handshake starts, or the session.
  */
-static void
-relay_tls_handshake(int fd, short event, void *arg)
+void
+relay_tls_established(struct ctl_relay_event *cre)
 {
-	struct ctl_relay_event	*cre = arg;
-	struct rsession		*con = cre->con;
-	struct relay		*rlay = con->se_relay;
-	char			*msg;
-	int			 ret;
+	struct rsession	*con = cre->con;
+	struct relay	*rlay = con->se_relay;
 
-	(void)fd;
-	if (event & EV_TIMEOUT) {
-		relay_close(con, "TLS handshake timeout", 1);
-		return;
-	}
-	ret = tls_handshake(cre->tls);
-	if (ret == TLS_WANT_POLLIN || ret == TLS_WANT_POLLOUT) {
-		if (relay_tls_wait(cre, ret == TLS_WANT_POLLIN ? EV_READ :
-		    EV_WRITE) == -1)
-			relay_close(con, "TLS handshake timeout", 1);
-		return;
-	}
-	if (ret != 0) {
-		if (asprintf(&msg, "TLS handshake error: %s",
-		    tls_error(cre->tls)) == -1)
-			msg = NULL;
-		relay_close(con, msg != NULL ? msg : "TLS handshake error",
-		    1);
-		free(msg);
-		return;
-	}
 	if (cre->dir == RELAY_DIR_REQUEST) {
 		log_debug("relay %s, tls session %d established (%d active)",
 		    rlay->rl_conf.name, con->se_id, relay_nsessions);
@@ -1476,19 +1174,11 @@ relay_tls_handshake(int fd, short event, void *arg)
 	relay_session_start(con);
 }
 
-/* Wait for the socket, within what is left of the session timeout. */
-static int
-relay_tls_wait(struct ctl_relay_event *cre, int what)
-{
-	return (relay_wait_start(cre->con, &cre->tev, cre->s, what,
-	    relay_tls_handshake, cre));
-}
-
 /*
  * Wait for fd within what is left of the session timeout from the
  * session's start (TLS handshakes, PROXY headers); -1 when it is over.
  */
-static int
+int
 relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
     void (*cb)(int, short, void *), void *arg)
 {
@@ -1515,7 +1205,7 @@ relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
  * libevent's buffers); otherwise both sides go through userland, and
  * each direction may splice what the protocol lets it pass.
  */
-static void
+void
 relay_session_start(struct rsession *con)
 {
 	if (con->se_ops->ro_read == NULL && con->se_in.tls == NULL &&
@@ -1659,53 +1349,6 @@ relay_readcb(int fd, short event, void *arg)
 }
 
 /*
- * Records until the space is full or the socket has no more; *again when
- * libtls may hold more (the space filled up, or it saw an end or an
- * error after data, which the next call reports).
- */
-static ssize_t
-relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
-    int *again)
-{
-	ssize_t	 n = 0, r;
-	size_t	 off = 0;
-	int	 i = 0;
-
-	while (i < nv) {
-		if (off == iov[i].iov_len) {
-			i++;
-			off = 0;
-			continue;
-		}
-		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
-		    iov[i].iov_len - off);
-		if (r == TLS_WANT_POLLIN || r == TLS_WANT_POLLOUT) {
-			if (n > 0)
-				return (n);
-			errno = EAGAIN;
-			return (-1);
-		}
-		if (r == -1 || r == 0) {
-			if (n > 0) {
-				*again = 1;
-				return (n);
-			}
-			if (r == -1) {
-				log_debug("relay %s, session %d: %s",
-				    cre->con->se_relay->rl_conf.name,
-				    cre->con->se_id, tls_error(cre->tls));
-				errno = EIO;
-			}
-			return (r);
-		}
-		n += r;
-		off += r;
-	}
-	*again = 1;
-	return (n);
-}
-
-/*
  * Write what waits in cre's output at once; only what the socket does
  * not take waits for the write event.  Whoever adds to an output calls
  * this: it spares two epoll_ctl(2) calls a message.
@@ -1740,70 +1383,6 @@ relay_flush(struct ctl_relay_event *cre)
 		bufferevent_enable(cre->bev, EV_WRITE);
 }
 
-/*
- * TLS output: records from the start of the output buffer; what the
- * socket does not take waits for relay_tls_writecb().  libtls takes the
- * same bytes again after a TLS_WANT_*, moved or not.  -1 on an error.
- */
-static int
-relay_tls_flush(struct ctl_relay_event *cre)
-{
-	struct evbuffer	*out = bufferevent_get_output(cre->bev);
-	struct timeval	*tv = &cre->con->se_relay->rl_conf.timeout;
-	size_t		 len;
-	ssize_t		 n;
-	unsigned char	*p;
-
-	(void)evbuffer_unfreeze(out, 1);
-	while ((len = evbuffer_get_length(out)) > 0) {
-		if (len > RELAY_TLS_CHUNK)
-			len = RELAY_TLS_CHUNK;
-		if ((p = evbuffer_pullup(out, len)) == NULL)
-			break;
-		n = tls_write(cre->tls, p, len);
-		if (n == TLS_WANT_POLLIN || n == TLS_WANT_POLLOUT)
-			break;
-		if (n <= 0) {
-			(void)evbuffer_freeze(out, 1);
-			log_debug("relay %s, session %d: %s",
-			    cre->con->se_relay->rl_conf.name, cre->con->se_id,
-			    tls_error(cre->tls));
-			return (-1);
-		}
-		(void)evbuffer_drain(out, n);
-	}
-	(void)evbuffer_freeze(out, 1);
-	/*
-	 * A write that waits stays even when this emptied the output: its
-	 * callback is where what waited for an empty output goes on.
-	 */
-	if (evbuffer_get_length(out) > 0 && !cre->writing) {
-		cre->writing = 1;
-		event_add(&cre->wev, timerisset(tv) ? tv : NULL);
-	}
-	return (0);
-}
-
-static void
-relay_tls_writecb(int fd, short event, void *arg)
-{
-	struct ctl_relay_event	*cre = arg;
-
-	(void)fd;
-	cre->writing = 0;
-	if (event & EV_TIMEOUT) {
-		relay_error(cre->bev, BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT,
-		    cre);
-		return;
-	}
-	if (relay_tls_flush(cre) == -1) {
-		relay_close(cre->con, "write failed", 1);
-		return;
-	}
-	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
-		relay_write(cre->bev, cre);
-}
-
 /* One write now, what fits goes: an error page before the close. */
 ssize_t
 relay_write_now(struct ctl_relay_event *cre, const void *buf, size_t len)
@@ -1830,9 +1409,10 @@ relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 /*
  * Pass cre->toread bytes (TOREAD_UNLIMITED: all) on to the other side,
  * what was already read first, the rest spliced where the relay
- * splices.  Then the protocol's ro_passed hook runs.  Userland bytes
- * waiting for the drain go out before any spliced byte.  Returns -1
- * when the session was closed.
+ * splices.  Userland bytes waiting for the drain go out before any
+ * spliced byte.  Returns 1 when toread is reached (the caller's parser
+ * goes on; a splice that reaches it calls ro_passed instead), 0 while
+ * bytes are still to come, -1 when the session was closed.
  */
 int
 relay_pass(struct ctl_relay_event *cre)
@@ -1853,11 +1433,8 @@ relay_pass(struct ctl_relay_event *cre)
 	relay_flush(cre->dst);
 	if (cre->toread != TOREAD_UNLIMITED) {
 		cre->toread -= len;
-		if (cre->toread == 0) {
-			if (con->se_ops->ro_passed != NULL)
-				con->se_ops->ro_passed(cre);
-			return (0);
-		}
+		if (cre->toread == 0)
+			return (1);
 	}
 	if (!con->se_nosplice && evbuffer_get_length(in) == 0) {
 		/* the drain's userland bytes go before any spliced one */
@@ -1879,22 +1456,32 @@ relay_pass(struct ctl_relay_event *cre)
 static int
 relay_splice(struct ctl_relay_event *cre)
 {
-	struct rsession	*con = cre->con;
-	struct relay	*rlay = con->se_relay;
-
 	cre->splicing = 1;
 	cre->mark = relay_total(cre);
+	return (relay_splice_run(cre, 0));
+}
+
+/* The splice of cre, for what is left of toread but done bytes. */
+static int
+relay_splice_run(struct ctl_relay_event *cre, off_t done)
+{
+	struct rsession	*con = cre->con;
+
 	return (splice_start(&cre->sp, cre->s, cre->dst->s,
-	    cre->toread == TOREAD_UNLIMITED ? 0 : cre->toread,
-	    &rlay->rl_conf.timeout, relay_splice_done, cre,
+	    cre->toread == TOREAD_UNLIMITED ? 0 : cre->toread - done,
+	    &con->se_relay->rl_conf.timeout, relay_splice_done, cre,
 	    relay_splice_flags(con)));
 }
 
-/* Unix sockets splice as TCP does (ours); "no splice" copies. */
+/*
+ * Unix sockets splice as TCP does (ours); "no splice" copies.  The relay
+ * accepted or connected both sockets itself: no checks of them.
+ */
 static int
 relay_splice_flags(struct rsession *con)
 {
-	return (SPLICE_F_UNIX | (con->se_nosplice ? SPLICE_F_COPY : 0));
+	return (SPLICE_F_UNIX | SPLICE_F_TRUSTED |
+	    (con->se_nosplice ? SPLICE_F_COPY : 0));
 }
 
 static void
@@ -1911,11 +1498,11 @@ relay_read(struct bufferevent *bev, void *arg)
 	}
 	if (cre->dst->bev == NULL)
 		return;		/* not connected yet: it waits in input */
-	relay_pass(cre);
+	(void)relay_pass(cre);
 }
 
 /* The output of cre's side is empty: what waited for that goes on. */
-static void
+void
 relay_write(struct bufferevent *bev, void *arg)
 {
 	struct ctl_relay_event	*cre = arg, *from = cre->dst;
@@ -1981,7 +1568,7 @@ relay_idle_alive(struct ctl_relay_event *cre)
 	return (1);
 }
 
-static void
+void
 relay_error(struct bufferevent *bev, short what, void *arg)
 {
 	struct ctl_relay_event	*cre = arg;
@@ -2068,12 +1655,8 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 		return;
 	case ETIMEDOUT:
 		if (relay_idle_alive(cre)) {
-			if (splice_start(&cre->sp, cre->s, cre->dst->s,
-			    cre->toread == TOREAD_UNLIMITED ? 0 :
-			    cre->toread - splice_count(&cre->sp),
-			    &con->se_relay->rl_conf.timeout,
-			    relay_splice_done, cre,
-			    relay_splice_flags(con)) == -1)
+			if (relay_splice_run(cre, splice_count(&cre->sp)) ==
+			    -1)
 				relay_close(con, strerror(errno), 1);
 			return;
 		}
@@ -2115,57 +1698,45 @@ relay_request(struct rsession *con, const char *line)
 
 /*
  * The session end line is OpenBSD's, byte for byte; the byte counts, our
- * extension, follow on a line of their own.
+ * extension, follow on a line of their own.  b: [direction][mover].
  */
-void
-relay_close(struct rsession *con, const char *msg, int err)
+static void
+relay_log_end(struct rsession *con, const char *msg, int err,
+    uint64_t b[2][2])
 {
-	struct relay		*rlay = con->se_relay;
-	struct relay_stats	*st;
-	struct ctl_relay_event	*cre;
-	char			 ibuf[INET6_ADDRSTRLEN];
-	char			 obuf[INET6_ADDRSTRLEN];
-	uint64_t		 b[2][2];
-	int			 dir, kind, level;
+	struct relay	*rlay = con->se_relay;
+	char		 ibuf[INET6_ADDRSTRLEN];
+	char		 obuf[INET6_ADDRSTRLEN];
+	int		 level;
 
-	for (dir = 0; dir < 2; dir++) {
-		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
-		for (kind = 0; kind < 2; kind++)
-			b[dir][kind] = relay_bytes(cre, kind);
-	}
+	if ((env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON)) == 0)
+		return;
+	if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
+		(void)strlcpy(ibuf, "-", sizeof(ibuf));
+	if (con->se_out.ss.ss_family == AF_UNSPEC ||
+	    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
+		(void)strlcpy(obuf, "-", sizeof(obuf));
+	level = err ? LOG_WARNING : LOG_INFO;
+	logit(level, "relay %s, session %u (%d active), %s, %s -> "
+	    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
+	    relay_nsessions, con->se_tag[0] != '\0' ? con->se_tag : "0",
+	    ibuf, obuf, ss_port(&con->se_out.ss), msg,
+	    con->se_log != NULL ? "," : "",
+	    con->se_log != NULL ? con->se_log : "");
+	logit(level, "relay %s, session %u, bytes in %llu (spliced "
+	    "%llu, copied %llu), out %llu (spliced %llu, copied %llu)",
+	    rlay->rl_conf.name, con->se_id,
+	    (unsigned long long)(b[0][0] + b[0][1]),
+	    (unsigned long long)b[0][0], (unsigned long long)b[0][1],
+	    (unsigned long long)(b[1][0] + b[1][1]),
+	    (unsigned long long)b[1][0], (unsigned long long)b[1][1]);
+}
 
-	if ((env->sc_conf.opts & (RELAYD_OPT_LOGCON | RELAYD_OPT_LOGCONERR)) &&
-	    (err ? (env->sc_conf.opts & RELAYD_OPT_LOGCONERR) :
-	    (env->sc_conf.opts & RELAYD_OPT_LOGCON))) {
-		if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
-			(void)strlcpy(ibuf, "-", sizeof(ibuf));
-		if (con->se_out.ss.ss_family == AF_UNSPEC ||
-		    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
-			(void)strlcpy(obuf, "-", sizeof(obuf));
-		level = err ? LOG_WARNING : LOG_INFO;
-		logit(level, "relay %s, session %u (%d active), %s, %s -> "
-		    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
-		    relay_nsessions, con->se_tag[0] != '\0' ? con->se_tag : "0",
-		    ibuf, obuf,
-		    ss_port(&con->se_out.ss), msg,
-		    con->se_log != NULL ? "," : "",
-		    con->se_log != NULL ? con->se_log : "");
-		logit(level, "relay %s, session %u, bytes in %llu (spliced "
-		    "%llu, copied %llu), out %llu (spliced %llu, copied %llu)",
-		    rlay->rl_conf.name, con->se_id,
-		    (unsigned long long)(b[0][0] + b[0][1]),
-		    (unsigned long long)b[0][0], (unsigned long long)b[0][1],
-		    (unsigned long long)(b[1][0] + b[1][1]),
-		    (unsigned long long)b[1][0], (unsigned long long)b[1][1]);
-	}
-
-	st = &rlay->rl_stats[rps->ps_instance];
-	for (dir = 0; dir < 2; dir++)
-		for (kind = 0; kind < 2; kind++)
-			st->bytes[dir][kind] += b[dir][kind];
-	if (st->active > 0)
-		st->active--;
-
+/* Everything a session holds goes; a configuration may go with it. */
+static void
+relay_session_free(struct rsession *con)
+{
 	if (con->se_ops->ro_free != NULL)
 		con->se_ops->ro_free(con);
 	if (event_initialized(&con->se_ev))
@@ -2175,8 +1746,6 @@ relay_close(struct rsession *con, const char *msg, int err)
 	tls_free(con->se_tls_ctx);
 	tls_config_free(con->se_tls_cfg);
 	free(con->se_pp);
-	if (con->se_bnds != -1)
-		close(con->se_bnds);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
 	/* the last session of a configuration a reload replaced */
@@ -2184,14 +1753,43 @@ relay_close(struct rsession *con, const char *msg, int err)
 		config_free(con->se_conf);
 	free(con->se_log);
 	free(con);
+}
 
-	/* a descriptor is free: accept again if we stopped */
+/* A descriptor is free: the listeners that stopped for want of one go on. */
+static void
+relay_accept_resume(void)
+{
+	struct relay	*rlay;
+
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		if (rlay->rl_up && evtimer_pending(&rlay->rl_evt, NULL) &&
 		    relay_fds_left() >= 0) {
 			evtimer_del(&rlay->rl_evt);
 			event_add(&rlay->rl_ev, NULL);
 		}
+}
+
+void
+relay_close(struct rsession *con, const char *msg, int err)
+{
+	struct relay_stats	*st;
+	struct ctl_relay_event	*cre;
+	uint64_t		 b[2][2];
+	int			 dir, kind;
+
+	st = &con->se_relay->rl_stats[rps->ps_instance];
+	for (dir = 0; dir < 2; dir++) {
+		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
+		for (kind = 0; kind < 2; kind++) {
+			b[dir][kind] = relay_bytes(cre, kind);
+			st->bytes[dir][kind] += b[dir][kind];
+		}
+	}
+	if (st->active > 0)
+		st->active--;
+	relay_log_end(con, msg, err, b);
+	relay_session_free(con);
+	relay_accept_resume();
 }
 
 /*
@@ -2277,7 +1875,7 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		gettimeofday(&cs.cs_now, NULL);
 		cs.cs_pid = getpid();
 		cs.cs_instance = ps->ps_instance;
-		cs.cs_running = con->se_connected;
+		cs.cs_running = con->se_cstate == RELAY_CONN_CONNECTED;
 		cs.cs_tls = (con->se_relay->rl_conf.flags & F_TLS ? 1 : 0) |
 		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
 		(void)strlcpy(cs.cs_request, con->se_request,

@@ -40,7 +40,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "relayd.h"
+#include "http.h"
 
 #define HTTP_CHUNKLINE_MAX	1024	/* size and extensions */
 
@@ -59,6 +57,28 @@ static int	 http_error(struct http_msg *, int, const char *);
 static int	 http_first_line(struct http_msg *, char *);
 static int	 http_field(struct http_msg *, char *);
 static int	 http_length(const char *, off_t *);
+
+static const char *http_methods[] = HTTP_METHOD_NAMES;
+
+/* 1 + index, 0 for an unknown method. */
+int
+http_method_byname(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(http_methods); i++)
+		if (strcmp(http_methods[i], name) == 0)
+			return (i + 1);
+	return (0);
+}
+
+const char *
+http_method_name(int id)
+{
+	if (id < 1 || (size_t)id > nitems(http_methods))
+		return ("invalid");
+	return (http_methods[id - 1]);
+}
 
 void
 http_msg_init(struct http_msg *m, int dir, size_t headerlen)
@@ -404,7 +424,6 @@ http_chunk_line(const char *line, size_t len, off_t *size)
  */
 
 #define HTTP_PIPELINE_MAX	100	/* requests waiting for answers */
-#define HTTP_SERVERNAME		"OpenBSD relayd"
 
 enum http_state {
 	HTTP_S_HEAD,		/* a message head, line by line */
@@ -419,7 +438,6 @@ enum http_state {
 struct http_dir {
 	struct http_msg		 hd_msg;
 	enum http_state		 hd_state;
-	int			 hd_busy;	/* in http_parse() */
 	size_t			 hd_trailerlen;
 };
 
@@ -450,11 +468,8 @@ static int	 http_request(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
 static int	 http_response(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *);
-static int	 http_msg_end(struct ctl_relay_event *, struct http_session *,
-		    struct http_dir *);
+static void	 http_msg_end(struct http_dir *);
 static int	 http_abort(struct rsession *, int, const char *);
-static int	 http_rules(struct ctl_relay_event *, struct http_msg *,
-		    struct relay_table **);
 
 const struct relay_ops relay_http_ops = {
 	"http",
@@ -535,17 +550,10 @@ http_read(struct ctl_relay_event *cre)
 	(void)http_run(cre);
 }
 
-/*
- * A body or chunk passed.  Inside http_parse() the loop sees it; after a
- * splice it is the next head's turn.
- */
+/* A spliced body or chunk passed: the parser goes on after it. */
 static void
 http_passed(struct ctl_relay_event *cre)
 {
-	struct http_session	*hs = cre->con->se_priv;
-
-	if (hs->hs_dir[cre->dir].hd_busy)
-		return;
 	(void)http_run(cre);
 }
 
@@ -579,17 +587,11 @@ static int
 http_run(struct ctl_relay_event *cre)
 {
 	struct http_session	*hs = cre->con->se_priv;
-	struct http_dir		*hd = &hs->hs_dir[cre->dir];
 	int			 ret;
 
-	if (hd->hd_busy)
-		return (0);
-	hd->hd_busy = 1;
-	if ((ret = http_parse(cre, hs, hd)) != -1) {
-		hd->hd_busy = 0;
+	if ((ret = http_parse(cre, hs, &hs->hs_dir[cre->dir])) != -1)
 		/* what the heads and chunk lines added goes out now */
 		relay_flush(cre->dst);
-	}
 	return (ret);
 }
 
@@ -642,127 +644,164 @@ http_put_line(struct ctl_relay_event *cre, struct http_session *hs,
 	return (0);
 }
 
+/*
+ * The steps of http_parse(), one a state: 1 when the state is through
+ * and the parser goes on, 0 when it waits for more input (or for the
+ * backend), -1 when the session was closed.
+ */
+static int
+http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd, struct evbuffer *in)
+{
+	struct http_msg	*m = &hd->hd_msg;
+	char		*line;
+	size_t		 len, max;
+	int		 code, over;
+
+	if (cre->dir == RELAY_DIR_REQUEST) {
+		if (hs->hs_connecting)
+			return (0);
+		if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
+			/* the answers come first */
+			relay_read_off(cre);
+			hs->hs_paused = 1;
+			return (0);
+		}
+	}
+	max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
+	    RELAY_MAXHEADERLENGTH;
+	if ((line = http_line(in, &len, max + 2, &over)) == NULL) {
+		if (!over)
+			return (0);
+		return (http_abort(cre->con, cre->dir == RELAY_DIR_REQUEST ?
+		    413 : 502, cre->dir == RELAY_DIR_REQUEST ?
+		    "request headers too large" :
+		    "response headers too large"));
+	}
+	code = http_msg_line(m, line, len);
+	free(line);
+	if (code != 0)
+		return (http_abort(cre->con, code, m->hm_error));
+	if (m->hm_done && http_head(cre, hs, hd) == -1)
+		return (-1);
+	return (1);
+}
+
+/* Body bytes, or a chunk's: passed on, spliced where the relay splices. */
+static int
+http_parse_body(struct ctl_relay_event *cre, struct http_dir *hd)
+{
+	if (cre->toread > 0) {
+		if (cre->dst->bev == NULL)
+			return (0);
+		if (relay_pass(cre) == -1)
+			return (-1);
+		if (cre->toread > 0)
+			return (0);
+	}
+	if (hd->hd_state == HTTP_S_CHUNKDATA)
+		hd->hd_state = HTTP_S_CHUNKEND;
+	else
+		http_msg_end(hd);
+	return (1);
+}
+
+static int
+http_parse_chunk(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd, struct evbuffer *in)
+{
+	char	*line;
+	size_t	 len;
+	off_t	 size;
+	int	 over;
+
+	if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX, &over)) == NULL)
+		return (over ? http_fault(cre, 400, "invalid chunk size") : 0);
+	if (http_chunk_line(line, len, &size) == -1) {
+		free(line);
+		return (http_fault(cre, 400, "invalid chunk size"));
+	}
+	if (http_put_line(cre, hs, line, len) == -1)
+		return (-1);
+	if (size == 0) {
+		hd->hd_state = HTTP_S_TRAILER;
+		hd->hd_trailerlen = 0;
+	} else {
+		cre->toread = size;
+		hd->hd_state = HTTP_S_CHUNKDATA;
+	}
+	return (1);
+}
+
+static int
+http_parse_chunkend(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd, struct evbuffer *in)
+{
+	char	*line;
+	size_t	 len;
+	int	 over;
+
+	if ((line = http_line(in, &len, 1, &over)) == NULL)
+		return (over ? http_fault(cre, 400, "invalid chunk") : 0);
+	free(line);
+	if (len != 0)
+		return (http_fault(cre, 400, "invalid chunk"));
+	if (evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1)
+		return (http_abort(cre->con, 500, "out of memory"));
+	hd->hd_state = HTTP_S_CHUNK;
+	return (1);
+}
+
+static int
+http_parse_trailer(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd, struct evbuffer *in)
+{
+	struct http_msg	*m = &hd->hd_msg;
+	char		*line;
+	size_t		 len, max;
+	int		 over;
+
+	max = m->hm_maxlen > 0 ? m->hm_maxlen : RELAY_MAXHEADERLENGTH;
+	if ((line = http_line(in, &len, max + 2, &over)) == NULL)
+		return (over ? http_fault(cre, 413, "trailer too large") : 0);
+	hd->hd_trailerlen += len;
+	if (hd->hd_trailerlen > max || memchr(line, '\0', len) != NULL ||
+	    memchr(line, '\r', len) != NULL) {
+		free(line);
+		return (http_fault(cre, 400, "invalid trailer"));
+	}
+	if (http_put_line(cre, hs, line, len) == -1)
+		return (-1);
+	if (len == 0)
+		http_msg_end(hd);
+	return (1);
+}
+
+/* Messages of one direction, from what its input holds. */
 static int
 http_parse(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd)
 {
-	struct rsession		*con = cre->con;
-	struct http_msg		*m = &hd->hd_msg;
-	struct evbuffer		*in = bufferevent_get_input(cre->bev);
-	char			*line;
-	size_t			 len, max;
-	off_t			 size;
-	int			 code, over;
+	struct evbuffer	*in = bufferevent_get_input(cre->bev);
+	int		 ret = 1;
 
-	for (;;) {
-		if (cre->splicing)
-			return (0);
+	while (ret == 1 && !cre->splicing) {
 		switch (hd->hd_state) {
 		case HTTP_S_HEAD:
-			if (cre->dir == RELAY_DIR_REQUEST) {
-				if (hs->hs_connecting)
-					return (0);
-				if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
-					/* the answers come first */
-					relay_read_off(cre);
-					hs->hs_paused = 1;
-					return (0);
-				}
-			}
-			max = m->hm_maxlen > 0 ?
-			    m->hm_maxlen - m->hm_headerlen :
-			    RELAY_MAXHEADERLENGTH;
-			if ((line = http_line(in, &len, max + 2, &over)) ==
-			    NULL) {
-				if (over)
-					return (http_abort(con, cre->dir ==
-					    RELAY_DIR_REQUEST ? 413 : 502,
-					    cre->dir == RELAY_DIR_REQUEST ?
-					    "request headers too large" :
-					    "response headers too large"));
-				return (0);
-			}
-			code = http_msg_line(m, line, len);
-			free(line);
-			if (code != 0)
-				return (http_abort(con, code, m->hm_error));
-			if (m->hm_done && http_head(cre, hs, hd) == -1)
-				return (-1);
+			ret = http_parse_head(cre, hs, hd, in);
 			break;
 		case HTTP_S_BODY:
 		case HTTP_S_CHUNKDATA:
-			if (cre->toread > 0) {
-				if (cre->dst->bev == NULL)
-					return (0);
-				if (relay_pass(cre) == -1)
-					return (-1);
-				if (cre->toread > 0)
-					return (0);
-			}
-			if (hd->hd_state == HTTP_S_CHUNKDATA)
-				hd->hd_state = HTTP_S_CHUNKEND;
-			else if (http_msg_end(cre, hs, hd) == -1)
-				return (-1);
+			ret = http_parse_body(cre, hd);
 			break;
 		case HTTP_S_CHUNK:
-			if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX,
-			    &over)) == NULL) {
-				if (over)
-					return (http_fault(cre, 400,
-					    "invalid chunk size"));
-				return (0);
-			}
-			if (http_chunk_line(line, len, &size) == -1) {
-				free(line);
-				return (http_fault(cre, 400,
-				    "invalid chunk size"));
-			}
-			if (http_put_line(cre, hs, line, len) == -1)
-				return (-1);
-			if (size == 0) {
-				hd->hd_state = HTTP_S_TRAILER;
-				hd->hd_trailerlen = 0;
-			} else {
-				cre->toread = size;
-				hd->hd_state = HTTP_S_CHUNKDATA;
-			}
+			ret = http_parse_chunk(cre, hs, hd, in);
 			break;
 		case HTTP_S_CHUNKEND:
-			if ((line = http_line(in, &len, 1, &over)) == NULL) {
-				if (over)
-					return (http_fault(cre, 400,
-					    "invalid chunk"));
-				return (0);
-			}
-			free(line);
-			if (len != 0)
-				return (http_fault(cre, 400, "invalid chunk"));
-			if (evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1)
-				return (http_abort(con, 500, "out of memory"));
-			hd->hd_state = HTTP_S_CHUNK;
+			ret = http_parse_chunkend(cre, hs, hd, in);
 			break;
 		case HTTP_S_TRAILER:
-			max = m->hm_maxlen > 0 ? m->hm_maxlen :
-			    RELAY_MAXHEADERLENGTH;
-			if ((line = http_line(in, &len, max + 2, &over)) ==
-			    NULL) {
-				if (over)
-					return (http_fault(cre, 413,
-					    "trailer too large"));
-				return (0);
-			}
-			hd->hd_trailerlen += len;
-			if (hd->hd_trailerlen > max ||
-			    memchr(line, '\0', len) != NULL ||
-			    memchr(line, '\r', len) != NULL) {
-				free(line);
-				return (http_fault(cre, 400,
-				    "invalid trailer"));
-			}
-			if (http_put_line(cre, hs, line, len) == -1)
-				return (-1);
-			if (len == 0 && http_msg_end(cre, hs, hd) == -1)
-				return (-1);
+			ret = http_parse_trailer(cre, hs, hd, in);
 			break;
 		case HTTP_S_RAW:
 			cre->toread = TOREAD_UNLIMITED;
@@ -771,6 +810,7 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			return (relay_pass(cre));
 		}
 	}
+	return (ret == -1 ? -1 : 0);
 }
 
 /* Some field of that name lists the token. */
@@ -839,7 +879,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	/* no forward to: the relay's own tables again, as OpenBSD */
 	if (table != con->se_table) {
 		con->se_table = table;
-		if (con->se_connected || hs->hs_connecting) {
+		if (con->se_cstate == RELAY_CONN_CONNECTED || hs->hs_connecting) {
 			/* another backend: once the last answer is through */
 			if (hs->hs_nmethods > 0 ||
 			    rd->hd_state != HTTP_S_HEAD ||
@@ -885,10 +925,10 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 
 	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
 		return (http_abort(con, 500, "out of memory"));
-	if (hd->hd_state == HTTP_S_HEAD && http_msg_end(cre, hs, hd) == -1)
-		return (-1);
+	if (hd->hd_state == HTTP_S_HEAD)
+		http_msg_end(hd);
 
-	if (!con->se_connected && !hs->hs_connecting) {
+	if (con->se_cstate != RELAY_CONN_CONNECTED && !hs->hs_connecting) {
 		/* nothing more is read until the backend is there */
 		hs->hs_connecting = 1;
 		relay_read_off(cre);
@@ -913,7 +953,8 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 		/* 100 Continue and the like: the answer is still to come */
 		if (http_write_head(http_out(cre, hs), m, 0) == -1)
 			return (http_abort(con, 500, "out of memory"));
-		return (http_msg_end(cre, hs, hd));
+		http_msg_end(hd);
+		return (0);
 	}
 	if (hs->hs_nmethods == 0)
 		return (http_abort(con, 502, "response without request"));
@@ -973,20 +1014,16 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 			return (-1);
 	}
 	if (hd->hd_state == HTTP_S_HEAD)
-		return (http_msg_end(cre, hs, hd));
+		http_msg_end(hd);
 	return (0);
 }
 
 /* A message ended: the direction reads the next head. */
-static int
-http_msg_end(struct ctl_relay_event *cre, struct http_session *hs,
-    struct http_dir *hd)
+static void
+http_msg_end(struct http_dir *hd)
 {
-	(void)cre;
-	(void)hs;
 	http_msg_clear(&hd->hd_msg);
 	hd->hd_state = HTTP_S_HEAD;
-	return (0);
 }
 
 /*
@@ -1084,632 +1121,4 @@ http_abort(struct rsession *con, int code, const char *msg)
 	relay_close(con, reason != NULL ? reason : msg, 1);
 	free(reason);
 	return (-1);
-}
-
-/*
- * Filter rules, as OpenBSD's relayd evaluates them: in order, the last
- * matching pass or block decides (pass when none matches), quick stops,
- * match rules apply their options without deciding.  The options of
- * the match rules and of the deciding rule act on the message once the
- * rules are through; tag and label take effect at once.
- */
-
-#define HTTP_ACTIONS_MAX	64	/* rules whose options act */
-#define HTTP_TARGET_MAX		8192	/* longer: no path matches */
-
-/* Every "from" in buf, of size len, becomes "to"; -1 when it overflows. */
-static int
-http_replace(char *buf, size_t len, const char *from, const char *to)
-{
-	char	*p, *rest;
-	size_t	 flen = strlen(from), tlen = strlen(to);
-
-	for (p = buf; (p = strstr(p, from)) != NULL; p += tlen) {
-		if (strlen(buf) - flen + tlen >= len)
-			return (-1);
-		if ((rest = strdup(p + flen)) == NULL)
-			return (-1);
-		memcpy(p, to, tlen);
-		memcpy(p + tlen, rest, strlen(rest) + 1);
-		free(rest);
-	}
-	return (0);
-}
-
-/* The first header field whose name and value match the globs. */
-static struct http_header *
-http_header_find(struct http_msg *m, const char *key, const char *value)
-{
-	struct http_header	*h;
-
-	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if ((key == NULL ||
-		    fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0) &&
-		    (value == NULL || fnmatch(value, h->hh_value, 0) == 0))
-			return (h);
-	return (NULL);
-}
-
-static int
-http_header_add(struct http_msg *m, const char *name, const char *value)
-{
-	struct http_header	*h;
-
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->hh_name = strdup(name)) == NULL ||
-	    (h->hh_value = strdup(value)) == NULL) {
-		if (h != NULL)
-			free(h->hh_name);
-		free(h);
-		return (-1);
-	}
-	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
-	return (0);
-}
-
-static void
-http_header_remove(struct http_msg *m, struct http_header *h)
-{
-	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-	free(h->hh_name);
-	free(h->hh_value);
-	free(h);
-}
-
-/* In a "k=v; k2=v2" list (cookies) or "k=v&k2=v2" (a query): a match. */
-static int
-http_pair_find(const char *list, int sep, const char *key,
-    const char *value, char *buf, size_t len)
-{
-	const char	*p = list, *end, *eq;
-	size_t		 n;
-
-	while (p != NULL && *p != '\0') {
-		while (*p == ' ')
-			p++;
-		if ((end = strchr(p, sep)) == NULL)
-			end = p + strlen(p);
-		n = end - p;
-		if (n < len) {
-			memcpy(buf, p, n);
-			buf[n] = '\0';
-			if ((eq = strchr(buf, '=')) != NULL) {
-				buf[eq - buf] = '\0';
-				if ((key == NULL ||
-				    fnmatch(key, buf, 0) == 0) &&
-				    (value == NULL ||
-				    fnmatch(value, eq + 1, 0) == 0)) {
-					buf[eq - buf] = '=';
-					return (1);
-				}
-			}
-		}
-		p = *end != '\0' ? end + 1 : NULL;
-	}
-	return (0);
-}
-
-/* The request target's path and query, split. */
-static void
-http_target_split(struct http_msg *m, char *path, size_t plen,
-    const char **query)
-{
-	const char	*q;
-
-	if ((q = strchr(m->hm_target, '?')) == NULL) {
-		(void)strlcpy(path, m->hm_target, plen);
-		*query = NULL;
-		return;
-	}
-	(void)snprintf(path, plen, "%.*s", (int)(q - m->hm_target),
-	    m->hm_target);
-	*query = q + 1;
-}
-
-#define HTTP_URL_LEVELS		5	/* names tried, as OpenBSD */
-
-/* One lookup string against a url key, or its SHA1 or MD5 digest. */
-static int
-http_url_equal(struct rule_kv *kv, const char *str)
-{
-	unsigned char	 md[EVP_MAX_MD_SIZE];
-	char		 hex[EVP_MAX_MD_SIZE * 2 + 1];
-	unsigned int	 len, i;
-
-	if (kv->kv_digest == DIGEST_NONE)
-		return (strcasecmp(kv->kv_key, str) == 0);
-	if (EVP_Digest(str, strlen(str), md, &len,
-	    kv->kv_digest == DIGEST_SHA1 ? EVP_sha1() : EVP_md5(), NULL) != 1)
-		return (0);
-	for (i = 0; i < len; i++)
-		(void)snprintf(hex + i * 2, 3, "%02x", md[i]);
-	return (strcasecmp(kv->kv_key, hex) == 0);
-}
-
-/*
- * A url rule: the host (lower case, no port) and its parent domains,
- * up to five names, each with the path and query, the path, and the
- * first four prefixes of the path that end with "/", as OpenBSD looks
- * them up.
- */
-static int
-http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
-    const char *query)
-{
-	char		 host[RELAYD_HOSTNAME_MAX + 1];
-	char		 str[HTTP_TARGET_MAX * 2];
-	const char	*names[HTTP_URL_LEVELS], *p;
-	size_t		 i, j, n = 0;
-	int		 dots = 0;
-
-	for (i = 0; i < sizeof(host) - 1 && hosthdr[i] != '\0' &&
-	    hosthdr[i] != ':'; i++)
-		host[i] = tolower((unsigned char)hosthdr[i]);
-	host[i] = '\0';
-	while (i > 0 && host[i - 1] == '.')
-		host[--i] = '\0';
-	names[n++] = host;
-	for (p = host + strlen(host); p > host && n < HTTP_URL_LEVELS; p--)
-		if (p[-1] == '.' && ++dots > 1)
-			names[n++] = p;
-	for (i = 0; i < n; i++) {
-		if (query != NULL) {
-			(void)snprintf(str, sizeof(str), "%s%s?%s", names[i],
-			    path, query);
-			if (http_url_equal(kv, str))
-				return (1);
-		}
-		(void)snprintf(str, sizeof(str), "%s%s", names[i], path);
-		if (http_url_equal(kv, str))
-			return (1);
-		/* "/", "/1/", "/1/2/", "/1/2/3/": four, as OpenBSD's */
-		for (p = path, j = 0; j < HTTP_URL_LEVELS - 1 &&
-		    (p = strchr(p, '/')) != NULL; p++, j++) {
-			(void)snprintf(str, sizeof(str), "%s%.*s", names[i],
-			    (int)(p - path + 1), path);
-			if (http_url_equal(kv, str))
-				return (1);
-		}
-	}
-	return (0);
-}
-
-/* Does rule r match the message?  (Its tests, without its actions.) */
-static int
-http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
-    struct relay_rule *r, struct sockaddr_storage *local)
-{
-	struct rsession		*con = cre->con;
-	struct rule_kv		*kv;
-	struct http_header	*h;
-	char			 path[HTTP_TARGET_MAX];
-	char			 buf[HTTP_TARGET_MAX];
-	const char		*query, *cookie;
-
-	if ((int)r->rule_dir != cre->dir)
-		return (0);
-	if (r->rule_af != AF_UNSPEC &&
-	    con->se_in.ss.ss_family != r->rule_af)
-		return (0);
-	if (!addr_match(&r->rule_src, &con->se_in.ss) ||
-	    !addr_match(&r->rule_dst, local))
-		return (0);
-	if (r->rule_method != 0 && (cre->dir != RELAY_DIR_REQUEST ||
-	    r->rule_method != m->hm_method))
-		return (0);
-	if (r->rule_taggedname[0] != '\0' &&
-	    strcmp(r->rule_taggedname, con->se_tag) != 0)
-		return (0);
-
-	kv = &r->rule_kv[KEY_TYPE_HEADER];
-	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
-	    kv->kv_option != KEY_OPTION_SET &&
-	    http_header_find(m, kv->kv_key, kv->kv_value) == NULL)
-		return (0);
-
-	kv = &r->rule_kv[KEY_TYPE_COOKIE];
-	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
-	    kv->kv_option != KEY_OPTION_SET) {
-		h = http_header_find(m, cre->dir == RELAY_DIR_REQUEST ?
-		    "Cookie" : "Set-Cookie", NULL);
-		cookie = h != NULL ? h->hh_value : NULL;
-		if (cookie == NULL || (kv->kv_key != NULL &&
-		    !http_pair_find(cookie, ';', kv->kv_key, kv->kv_value,
-		    buf, sizeof(buf))))
-			return (0);
-	}
-
-	if (cre->dir != RELAY_DIR_REQUEST)
-		return (1);
-	if ((r->rule_kv[KEY_TYPE_PATH].kv_set ||
-	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
-	    r->rule_kv[KEY_TYPE_URL].kv_set) &&
-	    strlen(m->hm_target) >= sizeof(path))
-		return (0);
-	http_target_split(m, path, sizeof(path), &query);
-	kv = &r->rule_kv[KEY_TYPE_PATH];
-	if (kv->kv_set && kv->kv_option != KEY_OPTION_STRIP &&
-	    kv->kv_key != NULL) {
-		if (fnmatch(kv->kv_key, path, 0) != 0)
-			return (0);
-		if (kv->kv_value != NULL && kv->kv_option == KEY_OPTION_NONE &&
-		    fnmatch(kv->kv_value, query != NULL ? query : "",
-		    FNM_CASEFOLD) != 0)
-			return (0);
-	}
-	kv = &r->rule_kv[KEY_TYPE_QUERY];
-	if (kv->kv_set && kv->kv_key != NULL && (query == NULL ||
-	    !http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
-	    sizeof(buf))))
-		return (0);
-	kv = &r->rule_kv[KEY_TYPE_URL];
-	/* without a Host field the rule matches, as OpenBSD's */
-	if (kv->kv_set && kv->kv_key != NULL &&
-	    (h = http_header_find(m, "Host", NULL)) != NULL &&
-	    !http_url_match(kv, h->hh_value, path, query))
-		return (0);
-	return (1);
-}
-
-/* $HOST, $REMOTE_ADDR, ... in a value, as OpenBSD expands them. */
-static int
-http_expand(struct ctl_relay_event *cre, struct http_msg *m,
-    struct sockaddr_storage *local, const char *val, char *buf, size_t len)
-{
-	struct rsession	*con = cre->con;
-	struct relay	*rlay = con->se_relay;
-	const char	*host;
-	char		 tmp[INET6_ADDRSTRLEN + 8];
-	static const char *macros[] = { "$HOST", "$REMOTE_ADDR",
-	    "$REMOTE_PORT", "$SERVER_ADDR", "$SERVER_PORT", "$SERVER_NAME",
-	    "$TIMEOUT" };
-	size_t		 i;
-
-	if (strlcpy(buf, val, len) >= len)
-		return (-1);
-	for (i = 0; i < nitems(macros); i++) {
-		if (strstr(buf, macros[i]) == NULL)
-			continue;
-		switch (i) {
-		case 0:
-			host = http_header_get(m, "Host");
-			if (host != NULL)
-				(void)strlcpy(tmp, host, sizeof(tmp));
-			else if (print_host(local, tmp, sizeof(tmp)) == NULL)
-				return (-1);
-			break;
-		case 1:
-			if (print_host(&con->se_in.ss, tmp, sizeof(tmp)) ==
-			    NULL)
-				return (-1);
-			break;
-		case 2:
-			(void)snprintf(tmp, sizeof(tmp), "%d",
-			    ss_port(&con->se_in.ss));
-			break;
-		case 3:
-			if (print_host(local, tmp, sizeof(tmp)) == NULL)
-				return (-1);
-			break;
-		case 4:
-			(void)snprintf(tmp, sizeof(tmp), "%d", ss_port(local));
-			break;
-		case 5:
-			(void)strlcpy(tmp, HTTP_SERVERNAME, sizeof(tmp));
-			break;
-		default:
-			(void)snprintf(tmp, sizeof(tmp), "%lld",
-			    (long long)rlay->rl_conf.timeout.tv_sec);
-			break;
-		}
-		if (http_replace(buf, len, macros[i], tmp) != 0)
-			return (-1);
-	}
-	return (0);
-}
-
-/* " [label, key: value]" for a request, " {...}" for a response */
-static void
-http_rule_log(struct rsession *con, int dir, const char *key,
-    const char *value)
-{
-	char	 buf[512];
-
-	(void)snprintf(buf, sizeof(buf), " %s%s%s%s%s%s%s",
-	    dir == RELAY_DIR_REQUEST ? "[" : "{",
-	    con->se_label[0] != '\0' ? con->se_label : "",
-	    con->se_label[0] != '\0' ? ", " : "",
-	    key != NULL ? key : "(unknown)", value != NULL ? ": " : "",
-	    value != NULL ? value : "", dir == RELAY_DIR_REQUEST ? "]" : "}");
-	relay_log(con, buf);
-	con->se_haslog = 1;
-}
-
-/* A "key=value" pair, logged as key and value. */
-static void
-http_rule_log_pair(struct rsession *con, int dir, char *pair)
-{
-	char	*eq;
-
-	if ((eq = strchr(pair, '=')) != NULL)
-		*eq++ = '\0';
-	http_rule_log(con, dir, pair, eq);
-}
-
-/* A rule's hash option: the value goes into the load-balancing hash. */
-static void
-http_rule_hash(struct rsession *con, const char *value)
-{
-	if (value == NULL)
-		return;
-	con->se_hash = relay_hash_addr(con->se_relay->rl_conf.hashkey.key8,
-	    value, strlen(value), con->se_hash);
-}
-
-/* Strip n leading components of a path ("/a/b/c", 1: "/b/c"). */
-static const char *
-http_path_strip(const char *path, int n)
-{
-	const char	*p;
-
-	for (; n > 0 && *path != '\0'; n--)
-		if ((p = strchr(path + 1, '/')) != NULL)
-			path = p;
-		else
-			path = "/";
-	return (path);
-}
-
-/* The options of one rule act on the message: -1 for no memory. */
-static int
-http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
-    struct relay_rule *r, struct sockaddr_storage *local)
-{
-	struct rsession		*con = cre->con;
-	struct rule_kv		*kv;
-	struct http_header	*h, *next;
-	char			 val[HTTP_TARGET_MAX];
-	char			 path[HTTP_TARGET_MAX];
-	char			 buf[HTTP_TARGET_MAX], *target;
-	const char		*query, *cname, *p;
-
-	kv = &r->rule_kv[KEY_TYPE_HEADER];
-	if (kv->kv_set && kv->kv_key != NULL) {
-		if (kv->kv_value != NULL && http_expand(cre, m, local,
-		    kv->kv_value, val, sizeof(val)) == -1)
-			return (-1);
-		switch (kv->kv_option) {
-		case KEY_OPTION_APPEND:
-			if (http_header_add(m, kv->kv_key,
-			    kv->kv_value != NULL ? val : "") == -1)
-				return (-1);
-			break;
-		case KEY_OPTION_SET:
-			if ((h = http_header_find(m, kv->kv_key, NULL)) ==
-			    NULL) {
-				if (http_header_add(m, kv->kv_key,
-				    kv->kv_value != NULL ? val : "") == -1)
-					return (-1);
-				break;
-			}
-			free(h->hh_value);
-			if ((h->hh_value = strdup(kv->kv_value != NULL ?
-			    val : "")) == NULL)
-				return (-1);
-			break;
-		case KEY_OPTION_REMOVE:
-			for (h = TAILQ_FIRST(&m->hm_headers); h != NULL;
-			    h = next) {
-				next = TAILQ_NEXT(h, hh_entry);
-				if (fnmatch(kv->kv_key, h->hh_name,
-				    FNM_CASEFOLD) == 0)
-					http_header_remove(m, h);
-			}
-			break;
-		case KEY_OPTION_HASH:
-			if ((h = http_header_find(m, kv->kv_key,
-			    kv->kv_value)) != NULL)
-				http_rule_hash(con, h->hh_value);
-			break;
-		case KEY_OPTION_LOG:
-			TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-				if (fnmatch(kv->kv_key, h->hh_name,
-				    FNM_CASEFOLD) == 0 &&
-				    (kv->kv_value == NULL || fnmatch(
-				    kv->kv_value, h->hh_value, 0) == 0)) {
-					http_rule_log(con, cre->dir,
-					    h->hh_name, h->hh_value);
-					break;
-				}
-			break;
-		default:
-			break;
-		}
-	}
-
-	kv = &r->rule_kv[KEY_TYPE_COOKIE];
-	cname = cre->dir == RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie";
-	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE) {
-		h = http_header_find(m, cname, NULL);
-		switch (kv->kv_option) {
-		case KEY_OPTION_APPEND:
-		case KEY_OPTION_SET:
-			if (kv->kv_key == NULL)
-				break;
-			if (http_expand(cre, m, local, kv->kv_value != NULL ?
-			    kv->kv_value : "", val, sizeof(val)) == -1)
-				return (-1);
-			if (snprintf(buf, sizeof(buf), "%s=%s;", kv->kv_key,
-			    val) >= (int)sizeof(buf))
-				return (-1);
-			if (h == NULL || kv->kv_option == KEY_OPTION_APPEND) {
-				if (http_header_add(m, cname, buf) == -1)
-					return (-1);
-				break;
-			}
-			free(h->hh_value);
-			if ((h->hh_value = strdup(buf)) == NULL)
-				return (-1);
-			break;
-		case KEY_OPTION_REMOVE:
-			if (h != NULL)
-				http_header_remove(m, h);
-			break;
-		case KEY_OPTION_HASH:
-			if (h != NULL && (kv->kv_key == NULL ||
-			    http_pair_find(h->hh_value, ';', kv->kv_key,
-			    kv->kv_value, buf, sizeof(buf))))
-				http_rule_hash(con, kv->kv_key != NULL ?
-				    buf : h->hh_value);
-			break;
-		case KEY_OPTION_LOG:
-			if (h == NULL)
-				break;
-			if (kv->kv_key == NULL)
-				http_rule_log(con, cre->dir, cname,
-				    h->hh_value);
-			else if (http_pair_find(h->hh_value, ';', kv->kv_key,
-			    kv->kv_value, buf, sizeof(buf)))
-				http_rule_log_pair(con, cre->dir, buf);
-			break;
-		default:
-			break;
-		}
-	}
-
-	if (cre->dir != RELAY_DIR_REQUEST ||
-	    strlen(m->hm_target) >= sizeof(path))
-		return (0);
-	kv = &r->rule_kv[KEY_TYPE_PATH];
-	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE) {
-		http_target_split(m, path, sizeof(path), &query);
-		p = path;
-		switch (kv->kv_option) {
-		case KEY_OPTION_APPEND:
-			if (snprintf(val, sizeof(val), "%s%s", path,
-			    kv->kv_key != NULL ? kv->kv_key : "") >=
-			    (int)sizeof(val))
-				return (-1);
-			p = val;
-			break;
-		case KEY_OPTION_SET:
-			if (kv->kv_value != NULL && http_expand(cre, m, local,
-			    kv->kv_value, val, sizeof(val)) == -1)
-				return (-1);
-			p = kv->kv_value != NULL ? val : path;
-			break;
-		case KEY_OPTION_REMOVE:
-			p = "/";
-			break;
-		case KEY_OPTION_STRIP:
-			p = http_path_strip(path, strtonum(kv->kv_value, 0,
-			    INT_MAX, NULL));
-			break;
-		case KEY_OPTION_LOG:
-			http_rule_log(con, cre->dir, path, NULL);
-			break;
-		case KEY_OPTION_HASH:
-			http_rule_hash(con, path);
-			break;
-		default:
-			break;
-		}
-		if (p != path) {
-			if (asprintf(&target, "%s%s%s", p,
-			    query != NULL ? "?" : "",
-			    query != NULL ? query : "") == -1)
-				return (-1);
-			free(m->hm_target);
-			m->hm_target = target;
-		}
-	}
-	kv = &r->rule_kv[KEY_TYPE_URL];
-	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG &&
-	    (h = http_header_find(m, "Host", NULL)) != NULL) {
-		http_target_split(m, path, sizeof(path), &query);
-		(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
-		http_rule_log(con, cre->dir, buf, NULL);
-	}
-	kv = &r->rule_kv[KEY_TYPE_QUERY];
-	if (kv->kv_set && (kv->kv_option == KEY_OPTION_LOG ||
-	    kv->kv_option == KEY_OPTION_HASH)) {
-		http_target_split(m, path, sizeof(path), &query);
-		if (query != NULL && http_pair_find(query, '&', kv->kv_key,
-		    kv->kv_value, buf, sizeof(buf))) {
-			if (kv->kv_option == KEY_OPTION_HASH)
-				http_rule_hash(con, buf);
-			else
-				http_rule_log_pair(con, cre->dir, buf);
-		}
-	}
-	return (0);
-}
-
-/*
- * Run the protocol's rules on a message head: 0 to pass it, or the
- * status of the refusal (403 blocked, 500 no memory).
- */
-static int
-http_rules(struct ctl_relay_event *cre, struct http_msg *m,
-    struct relay_table **table)
-{
-	struct rsession		*con = cre->con;
-	struct protocol		*proto = con->se_relay->rl_proto;
-	struct relay_rule	*r, *decided = NULL;
-	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
-	struct sockaddr_storage	*local = &con->se_sockname;
-	struct relay_table	*rlt;
-	const char		*fwd = NULL;
-	size_t			 len;
-	int			 n = 0, i, block = 0;
-
-	*table = NULL;
-	if (TAILQ_EMPTY(&proto->rules))
-		return (0);
-	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
-		if (!http_rule_match(cre, m, r, local))
-			continue;
-		if (r->rule_tag != 0)
-			(void)strlcpy(con->se_tag, r->rule_tag == RULE_NO ?
-			    "" : r->rule_tagname, sizeof(con->se_tag));
-		if (r->rule_label != 0)
-			(void)strlcpy(con->se_label, r->rule_label == RULE_NO ?
-			    "" : r->rule_labelname, sizeof(con->se_label));
-		if (r->rule_action == RULE_ACTION_MATCH) {
-			if (n < HTTP_ACTIONS_MAX)
-				acts[n++] = r;
-			continue;
-		}
-		decided = r;
-		block = r->rule_action == RULE_ACTION_BLOCK;
-		if (r->rule_flags & RULE_FLAG_QUICK)
-			break;
-	}
-	if (decided != NULL && n < HTTP_ACTIONS_MAX)
-		acts[n++] = decided;
-	for (i = 0; i < n; i++) {
-		if (http_rule_apply(cre, m, acts[i], local) == -1)
-			return (500);
-		if (acts[i]->rule_tablename[0] != '\0')
-			fwd = acts[i]->rule_tablename;
-	}
-	if (block)
-		return (403);
-	if (fwd != NULL && cre->dir == RELAY_DIR_REQUEST) {
-		/* a relay's copy of a table is named "table:port" */
-		len = strlen(fwd);
-		TAILQ_FOREACH(rlt, &con->se_relay->rl_tables, rlt_entry)
-			if (strncmp(rlt->rlt_table->conf.name, fwd, len) == 0 &&
-			    (rlt->rlt_table->conf.name[len] == '\0' ||
-			    rlt->rlt_table->conf.name[len] == ':'))
-				break;
-		if (rlt == NULL) {
-			log_warnx("relay %s: a rule forwards to <%s>, which "
-			    "the relay does not forward to",
-			    con->se_relay->rl_conf.name, fwd);
-			return (500);
-		}
-		*table = rlt;
-	}
-	return (0);
 }

@@ -724,6 +724,7 @@ struct ctl_relaycert {
 /* transparent forward: a socket bound to the client's address */
 struct ctl_bindany {
 	objid_t			 id;		/* the session */
+	uint32_t		 seq;		/* which try */
 	unsigned int		 instance;	/* of the relay process */
 	struct sockaddr_storage	 ss;		/* port 0 */
 };
@@ -767,7 +768,7 @@ struct relay {
 	struct event		 rl_ev;
 	struct event		 rl_evt;
 	struct relaytables	 rl_tables;
-	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES + 1];
+	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES];
 	struct relay_certs	 rl_certs;
 	struct tls_config	*rl_tls_cfg;		/* listen ... tls */
 	struct tls		*rl_tls_ctx;
@@ -831,6 +832,15 @@ struct relay_ops {
 	void		(*ro_free)(struct rsession *);
 };
 
+/* Where a session's connect to its backend is (relay_connect) */
+enum relay_cstate {
+	RELAY_CONN_NONE,		/* no socket yet */
+	RELAY_CONN_BINDANY,		/* the parent makes a transparent one */
+	RELAY_CONN_UNIX,		/* the parent connects a unix one */
+	RELAY_CONN_CONNECTING,		/* connect(2) under way */
+	RELAY_CONN_CONNECTED
+};
+
 struct rsession {
 	objid_t			 se_id;
 	objid_t			 se_relayid;
@@ -858,9 +868,8 @@ struct rsession {
 	int			 se_retry;
 	int			 se_retrycount;
 	int			 se_nosplice;
-	int			 se_connected;
-	int			 se_bnds;	/* transparent socket */
-	int			 se_bindany;	/* parent asked for it */
+	enum relay_cstate	 se_cstate;	/* the backend's connect */
+	uint32_t		 se_cseq;	/* asks of the parent */
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	TAILQ_ENTRY(rsession)	 se_entry;
@@ -937,8 +946,6 @@ extern int	 parse_noresolve;
 
 /* printconf.c */
 void		 print_config(struct relayd *);
-const char	*http_method_name(int);
-int		 http_method_byname(const char *);
 
 /* proc.c */
 void		 proc_init(struct privsep *, struct privsep_proc *,
@@ -987,6 +994,8 @@ int		 config_setrelay(struct relayd *, struct relay *);
 int		 config_getrelay(struct relayd *, struct imsg *);
 int		 config_getrelaytable(struct relayd *, struct imsg *);
 int		 config_getrelayfd(struct relayd *, struct imsg *);
+int		 config_setrelaycerts(struct relayd *, struct relay *);
+int		 config_getrelaycert(struct relayd *, struct imsg *);
 int		 config_setdone(struct relayd *);
 int		 config_dispatch(struct relayd *, struct imsg *);
 
@@ -1022,19 +1031,21 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
-int		 relay_privinit(struct relayd *, struct relay *);
-void		 relay_bindany(struct privsep *, struct imsg *);
-void		 relay_unix_unlink(struct relayd *, struct relayd *);
-void		 relay_unixconnect(struct privsep *, struct imsg *,
-		    enum privsep_procid);
-void		 relay_transparent_check(struct relay *);
+void		 relay_socket_opts(int, int, struct protocol *, int);
 int		 relay_connect(struct rsession *);
 int		 relay_reconnect(struct rsession *);
+void		 relay_session_accepted(struct rsession *);
+void		 relay_session_start(struct rsession *);
+void		 relay_tls_established(struct ctl_relay_event *);
+int		 relay_wait_start(struct rsession *, struct event *, int,
+		    short, void (*)(int, short, void *), void *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
 ssize_t		 relay_write_now(struct ctl_relay_event *, const void *,
 		    size_t);
+void		 relay_write(struct bufferevent *, void *);
+void		 relay_error(struct bufferevent *, short, void *);
 void		 relay_read_on(struct ctl_relay_event *);
 void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
@@ -1043,8 +1054,18 @@ void		 relay_close(struct rsession *, const char *, int);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
 
+/* relay_priv.c */
+int		 relay_privinit(struct relayd *, struct relay *);
+void		 relay_bindany(struct privsep *, struct imsg *);
+void		 relay_unix_unlink(struct relayd *, struct relayd *);
+void		 relay_unixconnect(struct privsep *, struct imsg *,
+		    enum privsep_procid);
+void		 relay_transparent_check(struct relay *);
+
 /* relay_http.c */
 extern const struct relay_ops relay_http_ops;
+const char	*http_method_name(int);
+int		 http_method_byname(const char *);
 void		 http_msg_init(struct http_msg *, int, size_t);
 void		 http_msg_clear(struct http_msg *);
 int		 http_msg_line(struct http_msg *, const char *, size_t);
@@ -1052,14 +1073,18 @@ int		 http_msg_done(struct http_msg *);
 const char	*http_header_get(struct http_msg *, const char *);
 int		 http_chunk_line(const char *, size_t, off_t *);
 
+/* relay_http_rules.c */
+int		 http_rules(struct ctl_relay_event *, struct http_msg *,
+		    struct relay_table **);
+
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
 
-/* tls.c */
+/* relay_tls.c */
 int		 tls_load_relay(struct relayd *, struct relay *,
 		    struct protocol *, char *, size_t);
-int		 config_setrelaycerts(struct relayd *, struct relay *);
-int		 config_getrelaycert(struct relayd *, struct imsg *);
+struct relay_cert *
+		 relay_cert_new(struct relay *, enum relay_certtype, int);
 struct relay_cert *
 		 relay_cert_find(struct relay *, enum relay_certtype, int);
 void		 relay_certs_free(struct relay *);
@@ -1071,6 +1096,11 @@ int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
 int		 tls_der_hash(const unsigned char *, int, char *, size_t);
 void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
 int		 relay_tls_inspect(struct rsession *);
+void		 relay_tls_handshake(int, short, void *);
+ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
+		    int, int *);
+int		 relay_tls_flush(struct ctl_relay_event *);
+void		 relay_tls_writecb(int, short, void *);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
@@ -1110,7 +1140,6 @@ const char	*host_status(enum host_status);
 const char	*table_check(enum table_check);
 const char	*host_error(enum host_error);
 const char	*relay_mode_name(enum forwardmode);
-const char	*splice_engine_name(int);
 const char	*print_availability(unsigned long, unsigned long);
 const char	*print_host(struct sockaddr_storage *, char *, size_t);
 const char	*print_time(struct timeval *, struct timeval *, char *,

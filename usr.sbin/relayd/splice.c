@@ -76,6 +76,48 @@ splice_engine_init(int want)
 	return (want == SPLICE_ENGINE_AUTO ? 0 : -1);
 }
 
+/*
+ * The engine of that name (relayd.conf's "splice engine"), one that this
+ * system has, or -1; names, when it is not NULL, gets the list of them.
+ */
+int
+splice_engine_byname(const char *name, char *names, size_t len)
+{
+	int	 i, n, left, found = -1;
+
+	if (strcmp(name, "auto") == 0)
+		found = SPLICE_ENGINE_AUTO;
+	for (i = 0, left = 0; i < (int)nitems(backends); i++)
+		left += backends[i]->sb_available() != 0;
+	if (names != NULL)
+		(void)strlcpy(names, "auto", len);
+	/* the simplest first: "auto, copy or pipe" */
+	for (i = nitems(backends) - 1, n = 0; i >= 0; i--) {
+		if (!backends[i]->sb_available())
+			continue;
+		if (strcmp(name, backends[i]->sb_name) == 0)
+			found = backends[i]->sb_engine;
+		if (names != NULL) {
+			(void)strlcat(names, ++n < left ? ", " : " or ", len);
+			(void)strlcat(names, backends[i]->sb_name, len);
+		}
+	}
+	return (found);
+}
+
+const char *
+splice_engine_name(int id)
+{
+	unsigned int	 i;
+
+	if (id == SPLICE_ENGINE_AUTO)
+		return ("auto");
+	for (i = 0; i < nitems(backends); i++)
+		if (backends[i]->sb_engine == id)
+			return (backends[i]->sb_name);
+	return ("invalid");
+}
+
 int
 splice_engine_id(void)
 {
@@ -211,9 +253,11 @@ splice_unix(int src, int drain)
 /*
  * Splice src into drain.  With SPLICE_F_COPY the copy back end is used
  * whatever the engine is; with SPLICE_F_UNIX unix sockets may be
- * spliced, by the copy back end where the engine is SO_SPLICE (which
- * refuses them).  Returns 0, or -1 with errno as SO_SPLICE would set
- * it.
+ * spliced, by the copy back end where the engine cannot (SO_SPLICE
+ * refuses them).  SPLICE_F_TRUSTED spares SO_SPLICE's checks of the
+ * sockets (a caller that made and connected them itself); a socket the
+ * peer closed meanwhile then ends the splice through its completion.
+ * Returns 0, or -1 with errno as SO_SPLICE would set it.
  */
 int
 splice_start(struct rsplice *sp, int src, int drain, off_t max,
@@ -228,12 +272,12 @@ splice_start(struct rsplice *sp, int src, int drain, off_t max,
 		errno = EINVAL;
 		return (-1);
 	}
-	if ((error = splice_check_flags(src, drain, flags)) != 0) {
+	if ((flags & SPLICE_F_TRUSTED) == 0 &&
+	    (error = splice_check_flags(src, drain, flags)) != 0) {
 		errno = error;
 		return (-1);
 	}
-	if ((flags & SPLICE_F_UNIX) &&
-	    engine->sb_engine == SPLICE_ENGINE_SO_SPLICE &&
+	if ((flags & SPLICE_F_UNIX) && !engine->sb_unix &&
 	    splice_unix(src, drain))
 		force_copy = 1;
 	if (busy_grow(src > drain ? src : drain) == -1)

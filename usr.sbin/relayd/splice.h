@@ -38,11 +38,12 @@
 #define SPLICE_ENGINE_PIPE	2
 #define SPLICE_ENGINE_SO_SPLICE	3
 
-/* What moved a byte: the kernel (spliced) or a copy through user space */
 /* splice_start() flags */
 #define SPLICE_F_COPY		0x01	/* the copy back end, whatever */
 #define SPLICE_F_UNIX		0x02	/* unix sockets too (relayd's) */
+#define SPLICE_F_TRUSTED	0x04	/* connected stream sockets: no checks */
 
+/* What moved a byte: the kernel (spliced) or a copy through user space */
 #define SPLICE_SPLICED		0
 #define SPLICE_COPIED		1
 
@@ -58,6 +59,7 @@ struct splice_backend {
 	const char	*sb_name;
 	int		 sb_engine;		/* SPLICE_ENGINE_* */
 	int		 sb_native_idle;	/* the kernel keeps sp_idle */
+	int		 sb_unix;		/* splices unix sockets */
 	int		(*sb_available)(void);
 	int		(*sb_start)(struct rsplice *);
 	void		(*sb_stop)(struct rsplice *);
@@ -86,6 +88,9 @@ struct rsplice {
 
 /* splice.c */
 int	 splice_engine_init(int);
+int	 splice_engine_byname(const char *, char *, size_t);
+const char *
+	 splice_engine_name(int);
 int	 splice_engine_id(void);
 const char *
 	 splice_engine_current(void);

@@ -53,7 +53,7 @@ static void	 copy_read(int, short, void *);
 static void	 copy_write(int, short, void *);
 
 const struct splice_backend splice_copy_backend = {
-	"copy", SPLICE_ENGINE_COPY, 0, copy_available, copy_start, copy_stop,
+	"copy", SPLICE_ENGINE_COPY, 0, 1, copy_available, copy_start, copy_stop,
 	copy_free, NULL, copy_pending, NULL
 };
 

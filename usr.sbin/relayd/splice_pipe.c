@@ -67,7 +67,7 @@ static void	 pipe_read(int, short, void *);
 static void	 pipe_write(int, short, void *);
 
 const struct splice_backend splice_pipe_backend = {
-	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_available, pipe_start, pipe_stop,
+	"pipe", SPLICE_ENGINE_PIPE, 0, 1, pipe_available, pipe_start, pipe_stop,
 	pipe_free, NULL, pipe_pending, pipe_fds
 };
 
@@ -343,7 +343,7 @@ pipe_nostop(struct rsplice *sp)
 }
 
 const struct splice_backend splice_pipe_backend = {
-	"pipe", SPLICE_ENGINE_PIPE, 0, pipe_none, pipe_nostart, pipe_nostop,
+	"pipe", SPLICE_ENGINE_PIPE, 0, 0, pipe_none, pipe_nostart, pipe_nostop,
 	pipe_nostop, NULL, NULL, NULL
 };
 

@@ -47,7 +47,7 @@ static void	 so_done(int, short, void *);
 static void	 so_poll(struct rsplice *);
 
 const struct splice_backend splice_so_backend = {
-	"so_splice", SPLICE_ENGINE_SO_SPLICE, 1, so_available, so_start,
+	"so_splice", SPLICE_ENGINE_SO_SPLICE, 1, 0, so_available, so_start,
 	so_stop, so_free, so_poll, NULL, NULL
 };
 
@@ -155,7 +155,7 @@ so_nostop(struct rsplice *sp)
 }
 
 const struct splice_backend splice_so_backend = {
-	"so_splice", SPLICE_ENGINE_SO_SPLICE, 0, so_none, so_nostart,
+	"so_splice", SPLICE_ENGINE_SO_SPLICE, 0, 0, so_none, so_nostart,
 	so_nostop, so_nostop, NULL, NULL, NULL
 };
 

@@ -226,22 +226,6 @@ relay_mode_name(enum forwardmode mode)
 }
 
 const char *
-splice_engine_name(int engine)
-{
-	switch (engine) {
-	case SPLICE_ENGINE_AUTO:
-		return ("auto");
-	case SPLICE_ENGINE_COPY:
-		return ("copy");
-	case SPLICE_ENGINE_PIPE:
-		return ("pipe");
-	case SPLICE_ENGINE_SO_SPLICE:
-		return ("so_splice");
-	}
-	return ("invalid");
-}
-
-const char *
 print_availability(unsigned long cnt, unsigned long up)
 {
 	static char	 buf[BUFSIZ];

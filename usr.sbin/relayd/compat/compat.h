@@ -29,11 +29,6 @@
 #endif
 
 /*
- * The system's name in "needs pf(4), not available on ..." and what it
- * has of OpenBSD's packet filter: a NAT lookup (the original destination
- * of a redirected connection) is netfilter's SO_ORIGINAL_DST on Linux.
- */
-/*
  * TLS session tickets: LibreSSL's libtls issues them; libretls on
  * OpenSSL (Linux, FreeBSD's port) takes the ticket keys and issues none.
  */
@@ -44,6 +39,11 @@
 #define RELAYD_TLS_TICKETS	0
 #endif
 
+/*
+ * The system's name in "needs pf(4), not available on ..." and what it
+ * has of OpenBSD's packet filter: a NAT lookup (the original destination
+ * of a redirected connection) is netfilter's SO_ORIGINAL_DST on Linux.
+ */
 #if defined(__linux__)
 #define RELAYD_PLATFORM		"Linux"
 #define RELAYD_HAVE_NATLOOK	1
@@ -67,7 +67,11 @@ int	 compat_tcp_connected(int);
 struct sockaddr_storage;
 int	 compat_transparent(int, int);
 int	 compat_natlook(int, struct sockaddr_storage *);
+int	 compat_natlook_available(void);
 int	 compat_transparent_route(int);
+
+/* sockopt.c */
+int	 compat_minttl(int, int, int);
 
 /* sandbox.c */
 int	 compat_sandbox(const char *);

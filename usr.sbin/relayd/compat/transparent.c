@@ -69,6 +69,17 @@ compat_transparent(int s, int af)
 #endif
 }
 
+/* Can compat_natlook() answer here ("forward to nat lookup")? */
+int
+compat_natlook_available(void)
+{
+#ifdef RELAYD_HAVE_NATLOOK
+	return (1);
+#else
+	return (0);
+#endif
+}
+
 /* The destination of a redirected connection s, before the redirection. */
 int
 compat_natlook(int s, struct sockaddr_storage *ss)

@@ -19,12 +19,14 @@
  * it parses the configuration; certificates go to the relays, private
  * keys only to ca.  A relay process builds its libtls configurations
  * from certificates alone: every private-key operation goes to ca
- * (tls_keyops.c).
+ * (tls_keyops.c).  Then the relays' TLS record I/O: handshakes, and the
+ * reads and writes of a session's TLS sides.
  */
 
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,8 +52,11 @@ static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 		    int, char *, size_t);
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
+static int	 relay_tls_wait(struct ctl_relay_event *, int);
 
-static struct relay_cert *
+#define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
+
+struct relay_cert *
 relay_cert_new(struct relay *rlay, enum relay_certtype type, int index)
 {
 	struct relay_cert	*rc;
@@ -235,79 +240,6 @@ tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
 	    tls_load_one(rlay, RELAY_CERT_CA, 0, p->tlsca, NULL, err,
 	    errlen) == -1)
 		return (-1);
-	return (0);
-}
-
-/*
- * Files to the children, in pieces that fit a message: private keys to
- * ca only, the rest to the relays only.
- */
-int
-config_setrelaycerts(struct relayd *env, struct relay *rlay)
-{
-	struct relay_cert	*rc;
-	struct ctl_relaycert	 crc;
-	enum privsep_procid	 to;
-	size_t			 chunk, max;
-	uint8_t			*buf;
-
-	max = MAX_IMSGSIZE - IMSG_HEADER_SIZE - sizeof(crc);
-	if ((buf = malloc(MAX_IMSGSIZE)) == NULL)
-		return (-1);
-	TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry) {
-		to = rc->rc_type == RELAY_CERT_KEY ||
-		    rc->rc_type == RELAY_CERT_CAKEY ? PROC_CA : PROC_RELAY;
-		memset(&crc, 0, sizeof(crc));
-		crc.relayid = rlay->rl_conf.id;
-		crc.type = rc->rc_type;
-		crc.index = rc->rc_index;
-		crc.total = rc->rc_len;
-		do {
-			chunk = rc->rc_len - crc.offset;
-			if (chunk > max)
-				chunk = max;
-			memcpy(buf, &crc, sizeof(crc));
-			memcpy(buf + sizeof(crc), rc->rc_data + crc.offset,
-			    chunk);
-			if (proc_compose(env->sc_ps, to, IMSG_CFG_RELAY_CERT,
-			    buf, sizeof(crc) + chunk) == -1) {
-				free(buf);
-				return (-1);
-			}
-			crc.offset += chunk;
-		} while (crc.offset < rc->rc_len);
-	}
-	explicit_bzero(buf, MAX_IMSGSIZE);
-	free(buf);
-	return (0);
-}
-
-int
-config_getrelaycert(struct relayd *env, struct imsg *imsg)
-{
-	struct ctl_relaycert	 crc;
-	struct relay_cert	*rc;
-	struct relay		*rlay;
-	size_t			 len;
-
-	IMSG_SIZE_CHECK(imsg, &crc);
-	memcpy(&crc, imsg->data, sizeof(crc));
-	len = IMSG_DATA_SIZE(imsg) - sizeof(crc);
-	if ((rlay = relay_find(env, crc.relayid)) == NULL ||
-	    crc.type >= RELAY_CERT_MAX || crc.total > (1 << 24) ||
-	    crc.offset > crc.total || len > crc.total - crc.offset)
-		return (-1);
-	if ((rc = relay_cert_find(rlay, crc.type, crc.index)) == NULL) {
-		if (crc.offset != 0 ||
-		    (rc = relay_cert_new(rlay, crc.type, crc.index)) == NULL ||
-		    (rc->rc_data = calloc(1, crc.total + 1)) == NULL)
-			return (-1);
-		rc->rc_len = crc.total;
-	}
-	if (rc->rc_len != crc.total)
-		return (-1);
-	memcpy(rc->rc_data + crc.offset, (uint8_t *)imsg->data + sizeof(crc),
-	    len);
 	return (0);
 }
 
@@ -593,4 +525,160 @@ relay_tls_ticket_rekey(struct relayd *env, struct imsg *imsg)
 			    rlay->rl_conf.name,
 			    tls_config_error(rlay->rl_tls_cfg));
 	explicit_bzero(&tk, sizeof(tk));
+}
+
+/*
+ * A TLS handshake goes on: with the client after accept (se_in), with
+ * the backend after connect (se_out).  Both share the session timeout
+ * from the session's start, as OpenBSD's.
+ */
+void
+relay_tls_handshake(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct rsession		*con = cre->con;
+	char			*msg;
+	int			 ret;
+
+	(void)fd;
+	if (event & EV_TIMEOUT) {
+		relay_close(con, "TLS handshake timeout", 1);
+		return;
+	}
+	ret = tls_handshake(cre->tls);
+	if (ret == TLS_WANT_POLLIN || ret == TLS_WANT_POLLOUT) {
+		if (relay_tls_wait(cre, ret == TLS_WANT_POLLIN ? EV_READ :
+		    EV_WRITE) == -1)
+			relay_close(con, "TLS handshake timeout", 1);
+		return;
+	}
+	if (ret != 0) {
+		if (asprintf(&msg, "TLS handshake error: %s",
+		    tls_error(cre->tls)) == -1)
+			msg = NULL;
+		relay_close(con, msg != NULL ? msg : "TLS handshake error",
+		    1);
+		free(msg);
+		return;
+	}
+	relay_tls_established(cre);
+}
+
+/* Wait for the socket, within what is left of the session timeout. */
+static int
+relay_tls_wait(struct ctl_relay_event *cre, int what)
+{
+	return (relay_wait_start(cre->con, &cre->tev, cre->s, what,
+	    relay_tls_handshake, cre));
+}
+
+/*
+ * Records until the space is full or the socket has no more; *again when
+ * libtls may hold more (the space filled up, or it saw an end or an
+ * error after data, which the next call reports).
+ */
+ssize_t
+relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
+    int *again)
+{
+	ssize_t	 n = 0, r;
+	size_t	 off = 0;
+	int	 i = 0;
+
+	while (i < nv) {
+		if (off == iov[i].iov_len) {
+			i++;
+			off = 0;
+			continue;
+		}
+		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
+		    iov[i].iov_len - off);
+		if (r == TLS_WANT_POLLIN || r == TLS_WANT_POLLOUT) {
+			if (n > 0)
+				return (n);
+			errno = EAGAIN;
+			return (-1);
+		}
+		if (r == -1 || r == 0) {
+			if (n > 0) {
+				*again = 1;
+				return (n);
+			}
+			if (r == -1) {
+				log_debug("relay %s, session %d: %s",
+				    cre->con->se_relay->rl_conf.name,
+				    cre->con->se_id, tls_error(cre->tls));
+				errno = EIO;
+			}
+			return (r);
+		}
+		n += r;
+		off += r;
+	}
+	*again = 1;
+	return (n);
+}
+
+/*
+ * TLS output: records from the start of the output buffer; what the
+ * socket does not take waits for relay_tls_writecb().  libtls takes the
+ * same bytes again after a TLS_WANT_*, moved or not.  -1 on an error.
+ */
+int
+relay_tls_flush(struct ctl_relay_event *cre)
+{
+	struct evbuffer	*out = bufferevent_get_output(cre->bev);
+	struct timeval	*tv = &cre->con->se_relay->rl_conf.timeout;
+	size_t		 len;
+	ssize_t		 n;
+	unsigned char	*p;
+
+	(void)evbuffer_unfreeze(out, 1);
+	while ((len = evbuffer_get_length(out)) > 0) {
+		if (len > RELAY_TLS_CHUNK)
+			len = RELAY_TLS_CHUNK;
+		if ((p = evbuffer_pullup(out, len)) == NULL)
+			break;
+		n = tls_write(cre->tls, p, len);
+		if (n == TLS_WANT_POLLIN || n == TLS_WANT_POLLOUT)
+			break;
+		if (n <= 0) {
+			(void)evbuffer_freeze(out, 1);
+			log_debug("relay %s, session %d: %s",
+			    cre->con->se_relay->rl_conf.name, cre->con->se_id,
+			    tls_error(cre->tls));
+			return (-1);
+		}
+		(void)evbuffer_drain(out, n);
+	}
+	(void)evbuffer_freeze(out, 1);
+	/*
+	 * A write that waits stays even when this emptied the output: its
+	 * callback is where what waited for an empty output goes on.
+	 */
+	if (evbuffer_get_length(out) > 0 && !cre->writing) {
+		cre->writing = 1;
+		event_add(&cre->wev, timerisset(tv) ? tv : NULL);
+	}
+	return (0);
+}
+
+void
+relay_tls_writecb(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+
+	(void)fd;
+	cre->writing = 0;
+	if (event & EV_TIMEOUT) {
+		relay_error(cre->bev, BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT,
+		    cre);
+		return;
+	}
+	if (relay_tls_flush(cre) == -1) {
+		relay_close(cre->con, "write failed", 1);
+		return;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
+		relay_write(cre->bev, cre);
 }

@@ -1,0 +1,50 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* Socket options that not every system has. */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+
+#include "compat.h"
+
+/*
+ * The lowest TTL (hop limit) a listener af accepts packets with, as
+ * "ip minttl" asks.  -1 with errno ENOPROTOOPT where the system lacks it.
+ */
+int
+compat_minttl(int s, int af, int ttl)
+{
+	if (af == AF_INET6) {
+#ifdef IPV6_MINHOPCOUNT
+		return (setsockopt(s, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &ttl,
+		    sizeof(ttl)));
+#endif
+	} else {
+#ifdef IP_MINTTL
+		return (setsockopt(s, IPPROTO_IP, IP_MINTTL, &ttl,
+		    sizeof(ttl)));
+#endif
+	}
+	(void)s;
+	(void)ttl;
+	errno = ENOPROTOOPT;
+	return (-1);
+}

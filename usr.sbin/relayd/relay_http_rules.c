@@ -1,0 +1,685 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+
+#include "relayd.h"
+#include "http.h"
+
+/*
+ * Filter rules, as OpenBSD's relayd evaluates them: in order, the last
+ * matching pass or block decides (pass when none matches), quick stops,
+ * match rules apply their options without deciding.  The options of
+ * the match rules and of the deciding rule act on the message once the
+ * rules are through; tag and label take effect at once.
+ */
+
+#define HTTP_ACTIONS_MAX	64	/* rules whose options act */
+#define HTTP_TARGET_MAX		8192	/* longer: no path matches */
+
+/* Every "from" in buf, of size len, becomes "to"; -1 when it overflows. */
+static int
+http_replace(char *buf, size_t len, const char *from, const char *to)
+{
+	char	*p, *rest;
+	size_t	 flen = strlen(from), tlen = strlen(to);
+
+	for (p = buf; (p = strstr(p, from)) != NULL; p += tlen) {
+		if (strlen(buf) - flen + tlen >= len)
+			return (-1);
+		if ((rest = strdup(p + flen)) == NULL)
+			return (-1);
+		memcpy(p, to, tlen);
+		memcpy(p + tlen, rest, strlen(rest) + 1);
+		free(rest);
+	}
+	return (0);
+}
+
+/* The first header field whose name and value match the globs. */
+static struct http_header *
+http_header_find(struct http_msg *m, const char *key, const char *value)
+{
+	struct http_header	*h;
+
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		if ((key == NULL ||
+		    fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0) &&
+		    (value == NULL || fnmatch(value, h->hh_value, 0) == 0))
+			return (h);
+	return (NULL);
+}
+
+static int
+http_header_add(struct http_msg *m, const char *name, const char *value)
+{
+	struct http_header	*h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->hh_name = strdup(name)) == NULL ||
+	    (h->hh_value = strdup(value)) == NULL) {
+		if (h != NULL)
+			free(h->hh_name);
+		free(h);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
+	return (0);
+}
+
+static void
+http_header_remove(struct http_msg *m, struct http_header *h)
+{
+	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
+	free(h->hh_name);
+	free(h->hh_value);
+	free(h);
+}
+
+/* In a "k=v; k2=v2" list (cookies) or "k=v&k2=v2" (a query): a match. */
+static int
+http_pair_find(const char *list, int sep, const char *key,
+    const char *value, char *buf, size_t len)
+{
+	const char	*p = list, *end, *eq;
+	size_t		 n;
+
+	while (p != NULL && *p != '\0') {
+		while (*p == ' ')
+			p++;
+		if ((end = strchr(p, sep)) == NULL)
+			end = p + strlen(p);
+		n = end - p;
+		if (n < len) {
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			if ((eq = strchr(buf, '=')) != NULL) {
+				buf[eq - buf] = '\0';
+				if ((key == NULL ||
+				    fnmatch(key, buf, 0) == 0) &&
+				    (value == NULL ||
+				    fnmatch(value, eq + 1, 0) == 0)) {
+					buf[eq - buf] = '=';
+					return (1);
+				}
+			}
+		}
+		p = *end != '\0' ? end + 1 : NULL;
+	}
+	return (0);
+}
+
+/* The request target's path and query, split. */
+static void
+http_target_split(struct http_msg *m, char *path, size_t plen,
+    const char **query)
+{
+	const char	*q;
+
+	if ((q = strchr(m->hm_target, '?')) == NULL) {
+		(void)strlcpy(path, m->hm_target, plen);
+		*query = NULL;
+		return;
+	}
+	(void)snprintf(path, plen, "%.*s", (int)(q - m->hm_target),
+	    m->hm_target);
+	*query = q + 1;
+}
+
+#define HTTP_URL_LEVELS		5	/* names tried, as OpenBSD */
+
+/* One lookup string against a url key, or its SHA1 or MD5 digest. */
+static int
+http_url_equal(struct rule_kv *kv, const char *str)
+{
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	char		 hex[EVP_MAX_MD_SIZE * 2 + 1];
+	unsigned int	 len, i;
+
+	if (kv->kv_digest == DIGEST_NONE)
+		return (strcasecmp(kv->kv_key, str) == 0);
+	if (EVP_Digest(str, strlen(str), md, &len,
+	    kv->kv_digest == DIGEST_SHA1 ? EVP_sha1() : EVP_md5(), NULL) != 1)
+		return (0);
+	for (i = 0; i < len; i++)
+		(void)snprintf(hex + i * 2, 3, "%02x", md[i]);
+	return (strcasecmp(kv->kv_key, hex) == 0);
+}
+
+/*
+ * A url rule: the host (lower case, no port) and its parent domains,
+ * up to five names, each with the path and query, the path, and the
+ * first four prefixes of the path that end with "/", as OpenBSD looks
+ * them up.
+ */
+static int
+http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
+    const char *query)
+{
+	char		 host[RELAYD_HOSTNAME_MAX + 1];
+	char		 str[HTTP_TARGET_MAX * 2];
+	const char	*names[HTTP_URL_LEVELS], *p;
+	size_t		 i, j, n = 0;
+	int		 dots = 0;
+
+	for (i = 0; i < sizeof(host) - 1 && hosthdr[i] != '\0' &&
+	    hosthdr[i] != ':'; i++)
+		host[i] = tolower((unsigned char)hosthdr[i]);
+	host[i] = '\0';
+	while (i > 0 && host[i - 1] == '.')
+		host[--i] = '\0';
+	names[n++] = host;
+	for (p = host + strlen(host); p > host && n < HTTP_URL_LEVELS; p--)
+		if (p[-1] == '.' && ++dots > 1)
+			names[n++] = p;
+	for (i = 0; i < n; i++) {
+		if (query != NULL) {
+			(void)snprintf(str, sizeof(str), "%s%s?%s", names[i],
+			    path, query);
+			if (http_url_equal(kv, str))
+				return (1);
+		}
+		(void)snprintf(str, sizeof(str), "%s%s", names[i], path);
+		if (http_url_equal(kv, str))
+			return (1);
+		/* "/", "/1/", "/1/2/", "/1/2/3/": four, as OpenBSD's */
+		for (p = path, j = 0; j < HTTP_URL_LEVELS - 1 &&
+		    (p = strchr(p, '/')) != NULL; p++, j++) {
+			(void)snprintf(str, sizeof(str), "%s%.*s", names[i],
+			    (int)(p - path + 1), path);
+			if (http_url_equal(kv, str))
+				return (1);
+		}
+	}
+	return (0);
+}
+
+/* Does rule r match the message?  (Its tests, without its actions.) */
+static int
+http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_rule *r, struct sockaddr_storage *local)
+{
+	struct rsession		*con = cre->con;
+	struct rule_kv		*kv;
+	struct http_header	*h;
+	char			 path[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX];
+	const char		*query, *cookie;
+
+	if ((int)r->rule_dir != cre->dir)
+		return (0);
+	if (r->rule_af != AF_UNSPEC &&
+	    con->se_in.ss.ss_family != r->rule_af)
+		return (0);
+	if (!addr_match(&r->rule_src, &con->se_in.ss) ||
+	    !addr_match(&r->rule_dst, local))
+		return (0);
+	if (r->rule_method != 0 && (cre->dir != RELAY_DIR_REQUEST ||
+	    r->rule_method != m->hm_method))
+		return (0);
+	if (r->rule_taggedname[0] != '\0' &&
+	    strcmp(r->rule_taggedname, con->se_tag) != 0)
+		return (0);
+
+	kv = &r->rule_kv[KEY_TYPE_HEADER];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
+	    kv->kv_option != KEY_OPTION_SET &&
+	    http_header_find(m, kv->kv_key, kv->kv_value) == NULL)
+		return (0);
+
+	kv = &r->rule_kv[KEY_TYPE_COOKIE];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
+	    kv->kv_option != KEY_OPTION_SET) {
+		h = http_header_find(m, cre->dir == RELAY_DIR_REQUEST ?
+		    "Cookie" : "Set-Cookie", NULL);
+		cookie = h != NULL ? h->hh_value : NULL;
+		if (cookie == NULL || (kv->kv_key != NULL &&
+		    !http_pair_find(cookie, ';', kv->kv_key, kv->kv_value,
+		    buf, sizeof(buf))))
+			return (0);
+	}
+
+	if (cre->dir != RELAY_DIR_REQUEST)
+		return (1);
+	if ((r->rule_kv[KEY_TYPE_PATH].kv_set ||
+	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
+	    r->rule_kv[KEY_TYPE_URL].kv_set) &&
+	    strlen(m->hm_target) >= sizeof(path))
+		return (0);
+	http_target_split(m, path, sizeof(path), &query);
+	kv = &r->rule_kv[KEY_TYPE_PATH];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_STRIP &&
+	    kv->kv_key != NULL) {
+		if (fnmatch(kv->kv_key, path, 0) != 0)
+			return (0);
+		if (kv->kv_value != NULL && kv->kv_option == KEY_OPTION_NONE &&
+		    fnmatch(kv->kv_value, query != NULL ? query : "",
+		    FNM_CASEFOLD) != 0)
+			return (0);
+	}
+	kv = &r->rule_kv[KEY_TYPE_QUERY];
+	if (kv->kv_set && kv->kv_key != NULL && (query == NULL ||
+	    !http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
+	    sizeof(buf))))
+		return (0);
+	kv = &r->rule_kv[KEY_TYPE_URL];
+	/* without a Host field the rule matches, as OpenBSD's */
+	if (kv->kv_set && kv->kv_key != NULL &&
+	    (h = http_header_find(m, "Host", NULL)) != NULL &&
+	    !http_url_match(kv, h->hh_value, path, query))
+		return (0);
+	return (1);
+}
+
+/* $HOST, $REMOTE_ADDR, ... in a value, as OpenBSD expands them. */
+static int
+http_expand(struct ctl_relay_event *cre, struct http_msg *m,
+    struct sockaddr_storage *local, const char *val, char *buf, size_t len)
+{
+	struct rsession	*con = cre->con;
+	struct relay	*rlay = con->se_relay;
+	const char	*host;
+	char		 tmp[INET6_ADDRSTRLEN + 8];
+	static const char *macros[] = { "$HOST", "$REMOTE_ADDR",
+	    "$REMOTE_PORT", "$SERVER_ADDR", "$SERVER_PORT", "$SERVER_NAME",
+	    "$TIMEOUT" };
+	size_t		 i;
+
+	if (strlcpy(buf, val, len) >= len)
+		return (-1);
+	for (i = 0; i < nitems(macros); i++) {
+		if (strstr(buf, macros[i]) == NULL)
+			continue;
+		switch (i) {
+		case 0:
+			host = http_header_get(m, "Host");
+			if (host != NULL)
+				(void)strlcpy(tmp, host, sizeof(tmp));
+			else if (print_host(local, tmp, sizeof(tmp)) == NULL)
+				return (-1);
+			break;
+		case 1:
+			if (print_host(&con->se_in.ss, tmp, sizeof(tmp)) ==
+			    NULL)
+				return (-1);
+			break;
+		case 2:
+			(void)snprintf(tmp, sizeof(tmp), "%d",
+			    ss_port(&con->se_in.ss));
+			break;
+		case 3:
+			if (print_host(local, tmp, sizeof(tmp)) == NULL)
+				return (-1);
+			break;
+		case 4:
+			(void)snprintf(tmp, sizeof(tmp), "%d", ss_port(local));
+			break;
+		case 5:
+			(void)strlcpy(tmp, HTTP_SERVERNAME, sizeof(tmp));
+			break;
+		default:
+			(void)snprintf(tmp, sizeof(tmp), "%lld",
+			    (long long)rlay->rl_conf.timeout.tv_sec);
+			break;
+		}
+		if (http_replace(buf, len, macros[i], tmp) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/* " [label, key: value]" for a request, " {...}" for a response */
+static void
+http_rule_log(struct rsession *con, int dir, const char *key,
+    const char *value)
+{
+	char	 buf[512];
+
+	(void)snprintf(buf, sizeof(buf), " %s%s%s%s%s%s%s",
+	    dir == RELAY_DIR_REQUEST ? "[" : "{",
+	    con->se_label[0] != '\0' ? con->se_label : "",
+	    con->se_label[0] != '\0' ? ", " : "",
+	    key != NULL ? key : "(unknown)", value != NULL ? ": " : "",
+	    value != NULL ? value : "", dir == RELAY_DIR_REQUEST ? "]" : "}");
+	relay_log(con, buf);
+	con->se_haslog = 1;
+}
+
+/* A "key=value" pair, logged as key and value. */
+static void
+http_rule_log_pair(struct rsession *con, int dir, char *pair)
+{
+	char	*eq;
+
+	if ((eq = strchr(pair, '=')) != NULL)
+		*eq++ = '\0';
+	http_rule_log(con, dir, pair, eq);
+}
+
+/* A rule's hash option: the value goes into the load-balancing hash. */
+static void
+http_rule_hash(struct rsession *con, const char *value)
+{
+	if (value == NULL)
+		return;
+	con->se_hash = relay_hash_addr(con->se_relay->rl_conf.hashkey.key8,
+	    value, strlen(value), con->se_hash);
+}
+
+/* Strip n leading components of a path ("/a/b/c", 1: "/b/c"). */
+static const char *
+http_path_strip(const char *path, int n)
+{
+	const char	*p;
+
+	for (; n > 0 && *path != '\0'; n--)
+		if ((p = strchr(path + 1, '/')) != NULL)
+			path = p;
+		else
+			path = "/";
+	return (path);
+}
+
+/* A header key's option: a field set, appended, removed, hashed, logged. */
+static int
+http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
+    struct rule_kv *kv, struct sockaddr_storage *local)
+{
+	struct rsession		*con = cre->con;
+	struct http_header	*h, *next;
+	char			 val[HTTP_TARGET_MAX];
+	const char		*v = "";
+
+	if (kv->kv_value != NULL) {
+		if (http_expand(cre, m, local, kv->kv_value, val,
+		    sizeof(val)) == -1)
+			return (-1);
+		v = val;
+	}
+	switch (kv->kv_option) {
+	case KEY_OPTION_SET:
+		if ((h = http_header_find(m, kv->kv_key, NULL)) != NULL) {
+			free(h->hh_value);
+			return ((h->hh_value = strdup(v)) == NULL ? -1 : 0);
+		}
+		/* FALLTHROUGH */
+	case KEY_OPTION_APPEND:
+		return (http_header_add(m, kv->kv_key, v));
+	case KEY_OPTION_REMOVE:
+		for (h = TAILQ_FIRST(&m->hm_headers); h != NULL; h = next) {
+			next = TAILQ_NEXT(h, hh_entry);
+			if (fnmatch(kv->kv_key, h->hh_name, FNM_CASEFOLD) == 0)
+				http_header_remove(m, h);
+		}
+		break;
+	case KEY_OPTION_HASH:
+		if ((h = http_header_find(m, kv->kv_key, kv->kv_value)) !=
+		    NULL)
+			http_rule_hash(con, h->hh_value);
+		break;
+	case KEY_OPTION_LOG:
+		if ((h = http_header_find(m, kv->kv_key, kv->kv_value)) !=
+		    NULL)
+			http_rule_log(con, cre->dir, h->hh_name, h->hh_value);
+		break;
+	default:
+		break;
+	}
+	return (0);
+}
+
+/* A cookie key's option, on the Cookie (request) or Set-Cookie field. */
+static int
+http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
+    struct rule_kv *kv, struct sockaddr_storage *local)
+{
+	struct rsession		*con = cre->con;
+	struct http_header	*h;
+	char			 val[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX];
+	const char		*cname;
+
+	cname = cre->dir == RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie";
+	h = http_header_find(m, cname, NULL);
+	switch (kv->kv_option) {
+	case KEY_OPTION_APPEND:
+	case KEY_OPTION_SET:
+		if (kv->kv_key == NULL)
+			break;
+		if (http_expand(cre, m, local, kv->kv_value != NULL ?
+		    kv->kv_value : "", val, sizeof(val)) == -1)
+			return (-1);
+		if (snprintf(buf, sizeof(buf), "%s=%s;", kv->kv_key, val) >=
+		    (int)sizeof(buf))
+			return (-1);
+		if (h == NULL || kv->kv_option == KEY_OPTION_APPEND)
+			return (http_header_add(m, cname, buf));
+		free(h->hh_value);
+		return ((h->hh_value = strdup(buf)) == NULL ? -1 : 0);
+	case KEY_OPTION_REMOVE:
+		if (h != NULL)
+			http_header_remove(m, h);
+		break;
+	case KEY_OPTION_HASH:
+		if (h != NULL && (kv->kv_key == NULL ||
+		    http_pair_find(h->hh_value, ';', kv->kv_key,
+		    kv->kv_value, buf, sizeof(buf))))
+			http_rule_hash(con, kv->kv_key != NULL ?
+			    buf : h->hh_value);
+		break;
+	case KEY_OPTION_LOG:
+		if (h == NULL)
+			break;
+		if (kv->kv_key == NULL)
+			http_rule_log(con, cre->dir, cname, h->hh_value);
+		else if (http_pair_find(h->hh_value, ';', kv->kv_key,
+		    kv->kv_value, buf, sizeof(buf)))
+			http_rule_log_pair(con, cre->dir, buf);
+		break;
+	default:
+		break;
+	}
+	return (0);
+}
+
+/* A path key's option: the request target changes, or is hashed, logged. */
+static int
+http_apply_path(struct ctl_relay_event *cre, struct http_msg *m,
+    struct rule_kv *kv, struct sockaddr_storage *local)
+{
+	struct rsession	*con = cre->con;
+	char		 val[HTTP_TARGET_MAX];
+	char		 path[HTTP_TARGET_MAX], *target;
+	const char	*query, *p;
+
+	http_target_split(m, path, sizeof(path), &query);
+	p = path;
+	switch (kv->kv_option) {
+	case KEY_OPTION_APPEND:
+		if (snprintf(val, sizeof(val), "%s%s", path,
+		    kv->kv_key != NULL ? kv->kv_key : "") >= (int)sizeof(val))
+			return (-1);
+		p = val;
+		break;
+	case KEY_OPTION_SET:
+		if (kv->kv_value != NULL && http_expand(cre, m, local,
+		    kv->kv_value, val, sizeof(val)) == -1)
+			return (-1);
+		p = kv->kv_value != NULL ? val : path;
+		break;
+	case KEY_OPTION_REMOVE:
+		p = "/";
+		break;
+	case KEY_OPTION_STRIP:
+		p = http_path_strip(path, strtonum(kv->kv_value, 0, INT_MAX,
+		    NULL));
+		break;
+	case KEY_OPTION_LOG:
+		http_rule_log(con, cre->dir, path, NULL);
+		break;
+	case KEY_OPTION_HASH:
+		http_rule_hash(con, path);
+		break;
+	default:
+		break;
+	}
+	if (p == path)
+		return (0);
+	if (asprintf(&target, "%s%s%s", p, query != NULL ? "?" : "",
+	    query != NULL ? query : "") == -1)
+		return (-1);
+	free(m->hm_target);
+	m->hm_target = target;
+	return (0);
+}
+
+/* A url key logs the host and path; a query key logs or hashes a pair. */
+static void
+http_apply_url_query(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_rule *r)
+{
+	struct rsession		*con = cre->con;
+	struct rule_kv		*kv;
+	struct http_header	*h;
+	char			 path[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX];
+	const char		*query;
+
+	http_target_split(m, path, sizeof(path), &query);
+	kv = &r->rule_kv[KEY_TYPE_URL];
+	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG &&
+	    (h = http_header_find(m, "Host", NULL)) != NULL) {
+		(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
+		http_rule_log(con, cre->dir, buf, NULL);
+	}
+	kv = &r->rule_kv[KEY_TYPE_QUERY];
+	if (kv->kv_set && (kv->kv_option == KEY_OPTION_LOG ||
+	    kv->kv_option == KEY_OPTION_HASH) && query != NULL &&
+	    http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
+	    sizeof(buf))) {
+		if (kv->kv_option == KEY_OPTION_HASH)
+			http_rule_hash(con, buf);
+		else
+			http_rule_log_pair(con, cre->dir, buf);
+	}
+}
+
+/* The options of one rule act on the message: -1 for no memory. */
+static int
+http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_rule *r, struct sockaddr_storage *local)
+{
+	struct rule_kv	*kv;
+
+	kv = &r->rule_kv[KEY_TYPE_HEADER];
+	if (kv->kv_set && kv->kv_key != NULL &&
+	    http_apply_header(cre, m, kv, local) == -1)
+		return (-1);
+	kv = &r->rule_kv[KEY_TYPE_COOKIE];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE &&
+	    http_apply_cookie(cre, m, kv, local) == -1)
+		return (-1);
+	if (cre->dir != RELAY_DIR_REQUEST ||
+	    strlen(m->hm_target) >= HTTP_TARGET_MAX)
+		return (0);
+	kv = &r->rule_kv[KEY_TYPE_PATH];
+	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE &&
+	    http_apply_path(cre, m, kv, local) == -1)
+		return (-1);
+	http_apply_url_query(cre, m, r);
+	return (0);
+}
+
+/*
+ * Run the protocol's rules on a message head: 0 to pass it, or the
+ * status of the refusal (403 blocked, 500 no memory).
+ */
+int
+http_rules(struct ctl_relay_event *cre, struct http_msg *m,
+    struct relay_table **table)
+{
+	struct rsession		*con = cre->con;
+	struct protocol		*proto = con->se_relay->rl_proto;
+	struct relay_rule	*r, *decided = NULL;
+	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
+	struct sockaddr_storage	*local = &con->se_sockname;
+	struct relay_table	*rlt;
+	const char		*fwd = NULL;
+	size_t			 len;
+	int			 n = 0, i, block = 0;
+
+	*table = NULL;
+	if (TAILQ_EMPTY(&proto->rules))
+		return (0);
+	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
+		if (!http_rule_match(cre, m, r, local))
+			continue;
+		if (r->rule_tag != 0)
+			(void)strlcpy(con->se_tag, r->rule_tag == RULE_NO ?
+			    "" : r->rule_tagname, sizeof(con->se_tag));
+		if (r->rule_label != 0)
+			(void)strlcpy(con->se_label, r->rule_label == RULE_NO ?
+			    "" : r->rule_labelname, sizeof(con->se_label));
+		if (r->rule_action == RULE_ACTION_MATCH) {
+			if (n < HTTP_ACTIONS_MAX)
+				acts[n++] = r;
+			continue;
+		}
+		decided = r;
+		block = r->rule_action == RULE_ACTION_BLOCK;
+		if (r->rule_flags & RULE_FLAG_QUICK)
+			break;
+	}
+	if (decided != NULL && n < HTTP_ACTIONS_MAX)
+		acts[n++] = decided;
+	for (i = 0; i < n; i++) {
+		if (http_rule_apply(cre, m, acts[i], local) == -1)
+			return (500);
+		if (acts[i]->rule_tablename[0] != '\0')
+			fwd = acts[i]->rule_tablename;
+	}
+	if (block)
+		return (403);
+	if (fwd != NULL && cre->dir == RELAY_DIR_REQUEST) {
+		/* a relay's copy of a table is named "table:port" */
+		len = strlen(fwd);
+		TAILQ_FOREACH(rlt, &con->se_relay->rl_tables, rlt_entry)
+			if (strncmp(rlt->rlt_table->conf.name, fwd, len) == 0 &&
+			    (rlt->rlt_table->conf.name[len] == '\0' ||
+			    rlt->rlt_table->conf.name[len] == ':'))
+				break;
+		if (rlt == NULL) {
+			log_warnx("relay %s: a rule forwards to <%s>, which "
+			    "the relay does not forward to",
+			    con->se_relay->rl_conf.name, fwd);
+			return (500);
+		}
+		*table = rlt;
+	}
+	return (0);
+}

@@ -1,0 +1,324 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The parent's side of relays: the listening sockets it opens before the
+ * relay processes start, and the sockets a chrooted, unprivileged relay
+ * cannot make itself (transparent forward's BINDANY, unix-socket
+ * backends).
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+static int	 relay_unix_listen(struct relay *, int);
+static int	 relay_unix_perms(struct relay *);
+
+/*
+ * Parent: the listening socket of a relay.  A listener whose address
+ * the running configuration (old) already has is taken over, so that a
+ * reload neither drops queued connections nor opens a second socket
+ * beside it.  No SO_REUSEPORT: an address belongs to one daemon, and a
+ * second one fails with "Address already in use".  The parent keeps its
+ * socket; every relay process gets a duplicate.
+ */
+int
+relay_privinit(struct relayd *old, struct relay *rlay)
+{
+	struct protocol	*p = rlay->rl_proto;
+	struct relay	*prev;
+	char		 buf[INET6_ADDRSTRLEN];
+	int		 s, on = 1, backlog;
+
+	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
+	if (old != NULL && (prev = relay_findbyaddr(old,
+	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
+		if ((s = fcntl(prev->rl_s, F_DUPFD_CLOEXEC, 0)) == -1) {
+			log_warn("relay %s: dup", rlay->rl_conf.name);
+			return (-1);
+		}
+		relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
+		/* a second listen(2) sets the new backlog */
+		(void)listen(s, backlog);
+		rlay->rl_s = s;
+		if (rlay->rl_conf.ss.ss_family == AF_UNIX &&
+		    relay_unix_perms(rlay) == -1)
+			return (-1);
+		return (0);
+	}
+	if (rlay->rl_conf.ss.ss_family == AF_UNIX)
+		return (relay_unix_listen(rlay, backlog));
+
+	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
+	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
+		log_warn("relay %s: socket", rlay->rl_conf.name);
+		return (-1);
+	}
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1) {
+		log_warn("relay %s: setsockopt", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	/* forward to destination: connections for any address */
+	if ((rlay->rl_conf.flags & F_DIVERT) &&
+	    compat_transparent(s, rlay->rl_conf.ss.ss_family) == -1) {
+		log_warn("relay %s: transparent listener", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
+	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
+	    ss_len(&rlay->rl_conf.ss)) == -1) {
+		log_warn("relay %s: cannot listen on %s port %d",
+		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
+		    sizeof(buf)), rlay->rl_conf.port);
+		close(s);
+		return (-1);
+	}
+	if (listen(s, backlog) == -1) {
+		log_warn("relay %s: listen", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	rlay->rl_s = s;
+	return (0);
+}
+
+/*
+ * Parent: a unix-socket listener (ours).  A socket file left by a
+ * relayd that is gone is replaced; one somebody listens on is busy, as
+ * a TCP port would be.  The mode comes from the umask at bind(2) and
+ * the owner from lchown(2), so that nothing follows a link put in the
+ * socket's place.
+ */
+static int
+relay_unix_listen(struct relay *rlay, int backlog)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
+	struct stat		 st;
+	mode_t			 omask;
+	int			 s, t, ret;
+
+	if (lstat(sun->sun_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_warnx("relay %s: cannot listen on %s: not a "
+			    "socket", rlay->rl_conf.name, sun->sun_path);
+			return (-1);
+		}
+		if ((t = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0)) == -1) {
+			log_warn("relay %s: socket", rlay->rl_conf.name);
+			return (-1);
+		}
+		ret = connect(t, (struct sockaddr *)sun, sizeof(*sun));
+		close(t);
+		if (ret == 0 || errno == EAGAIN) {
+			errno = EADDRINUSE;
+			log_warn("relay %s: cannot listen on %s",
+			    rlay->rl_conf.name, sun->sun_path);
+			return (-1);
+		}
+		/* nobody there: a stale socket file */
+		(void)unlink(sun->sun_path);
+	}
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
+		log_warn("relay %s: socket", rlay->rl_conf.name);
+		return (-1);
+	}
+	omask = umask(~rlay->rl_conf.sun_mode & 0777);
+	ret = bind(s, (struct sockaddr *)sun, sizeof(*sun));
+	(void)umask(omask);
+	if (ret == -1) {
+		log_warn("relay %s: cannot listen on %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		close(s);
+		return (-1);
+	}
+	rlay->rl_s = s;
+	rlay->rl_unlink = 1;
+	if (relay_unix_perms(rlay) == -1 || listen(s, backlog) == -1) {
+		log_warn("relay %s: listen on %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The owner, group and mode of a unix listener, again at a reload. */
+static int
+relay_unix_perms(struct relay *rlay)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&rlay->rl_conf.ss;
+	struct stat		 st;
+
+	rlay->rl_unlink = 1;
+	if ((rlay->rl_conf.sun_uid != (uid_t)-1 ||
+	    rlay->rl_conf.sun_gid != (gid_t)-1) &&
+	    lchown(sun->sun_path, rlay->rl_conf.sun_uid,
+	    rlay->rl_conf.sun_gid) == -1) {
+		log_warn("relay %s: chown %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	if (lstat(sun->sun_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		log_warnx("relay %s: %s is no longer its socket",
+		    rlay->rl_conf.name, sun->sun_path);
+		return (-1);
+	}
+	if ((st.st_mode & 0777) != rlay->rl_conf.sun_mode &&
+	    chmod(sun->sun_path, rlay->rl_conf.sun_mode) == -1) {
+		log_warn("relay %s: chmod %s", rlay->rl_conf.name,
+		    sun->sun_path);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Parent: the socket files of conf's unix listeners that keep does not
+ * listen on (all of them without keep) go: at shutdown, after a reload,
+ * and after a reload that failed.
+ */
+void
+relay_unix_unlink(struct relayd *conf, struct relayd *keep)
+{
+	struct relay	*rlay;
+
+	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
+		if (rlay->rl_unlink && rlay->rl_conf.ss.ss_family == AF_UNIX &&
+		    (keep == NULL ||
+		    relay_findbyaddr(keep, &rlay->rl_conf) == NULL))
+			(void)unlink(((struct sockaddr_un *)
+			    &rlay->rl_conf.ss)->sun_path);
+}
+
+/*
+ * Parent: transparent forward asks for a socket bound to the client's
+ * address, which only a privileged process may make; the relay
+ * connects it.  A failure sends no descriptor.
+ */
+void
+relay_bindany(struct privsep *ps, struct imsg *imsg)
+{
+	struct ctl_bindany	 bnd;
+	int			 s;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &bnd);
+	memcpy(&bnd, imsg->data, sizeof(bnd));
+	if (bnd.instance >= proc_ninstances(ps, PROC_RELAY))
+		return;
+	if ((s = socket(bnd.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, IPPROTO_TCP)) == -1 ||
+	    compat_transparent(s, bnd.ss.ss_family) == -1 ||
+	    bind(s, (struct sockaddr *)&bnd.ss, ss_len(&bnd.ss)) == -1) {
+		log_warn("%s: session %u", __func__, bnd.id);
+		if (s != -1)
+			close(s);
+		s = -1;
+	}
+	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
+	    &bnd, sizeof(bnd));
+}
+
+/*
+ * Parent: a socket connected to a unix-socket backend, for a relay's
+ * session or an hce check (their chroot hides the path).  Only a path
+ * the configuration names as a backend is connected; the answer carries
+ * the socket, or none and the errno.
+ */
+void
+relay_unixconnect(struct privsep *ps, struct imsg *imsg,
+    enum privsep_procid id)
+{
+	struct relayd		*conf = ps->ps_env;
+	struct ctl_unixconnect	 uc;
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&uc.ss;
+	struct relay		*rlay;
+	struct host		*h;
+	int			 s = -1, known = 0;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &uc);
+	memcpy(&uc, imsg->data, sizeof(uc));
+	if (id == PROC_RELAY && uc.instance >= proc_ninstances(ps, PROC_RELAY))
+		return;
+	sun->sun_path[sizeof(sun->sun_path) - 1] = '\0';
+	if (uc.ss.ss_family == AF_UNIX) {
+		TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry)
+			if (rlay->rl_conf.dstss.ss_family == AF_UNIX &&
+			    strcmp(((struct sockaddr_un *)
+			    &rlay->rl_conf.dstss)->sun_path,
+			    sun->sun_path) == 0)
+				known = 1;
+		TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
+			if (h->conf.ss.ss_family == AF_UNIX &&
+			    strcmp(((struct sockaddr_un *)&h->conf.ss)->sun_path,
+			    sun->sun_path) == 0)
+				known = 1;
+	}
+	uc.error = 0;
+	if (!known) {
+		log_warnx("%s: %s is no backend of the configuration",
+		    __func__, uc.ss.ss_family == AF_UNIX ? sun->sun_path :
+		    "(not a unix socket)");
+		uc.error = EPERM;
+	} else if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(s, (struct sockaddr *)sun, sizeof(*sun)) == -1) {
+		uc.error = errno;
+		if (s != -1)
+			close(s);
+		s = -1;
+	}
+	proc_compose_imsg(ps, id, id == PROC_RELAY ? (int)uc.instance : -1,
+	    IMSG_UNIXCONNECT, 0, s, &uc, sizeof(uc));
+}
+
+/*
+ * Parent: relayd writes no firewall rule and no route, but says so when
+ * a transparent relay's answers cannot reach it: they need a policy
+ * route for the packets the firewall marks (relayd.conf(5) has both).
+ */
+void
+relay_transparent_check(struct relay *rlay)
+{
+	int	 af = rlay->rl_conf.ss.ss_family;
+
+	if ((rlay->rl_conf.flags & (F_TRANSPARENT | F_DIVERT)) == 0 ||
+	    compat_transparent_route(af) != 0)
+		return;
+	log_warnx("relay %s: no policy route for marked packets, its "
+	    "connections will hang: ip%s rule add fwmark 1 lookup 100; "
+	    "ip%s route add local %s dev lo table 100 (see relayd.conf(5), "
+	    "TRANSPARENT RELAYS)", rlay->rl_conf.name,
+	    af == AF_INET6 ? " -6" : "", af == AF_INET6 ? " -6" : "",
+	    af == AF_INET6 ? "::/0" : "0.0.0.0/0");
+}
