@@ -14,13 +14,15 @@ require_http()
 	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
 }
 
-# http_conf [PROTOCOL LINES] [RELAY LINES]: an http relay on $lport to
-# the backend, one relay process, every session logged.
+# http_conf [PROTOCOL LINES] [RELAY LINES] [FORWARD OPTIONS]: an http
+# relay on $lport to the backend, one relay process, every session
+# logged; checks every $HTTP_INTERVAL seconds (10).
 http_conf()
 {
 	lport=$(freeport)
 	cat >relayd.conf <<CONF
 prefork 1
+interval ${HTTP_INTERVAL:-10}
 socket "$PWD/relayd.sock"
 log connection
 table <back> { 127.0.0.1 }
@@ -30,7 +32,7 @@ http protocol web {
 relay www {
 	listen on 127.0.0.1 port $lport
 	protocol web
-	forward to <back> port $bport
+	forward to <back> port $bport $3
 	$2
 }
 CONF
@@ -435,17 +437,17 @@ http_error_page_body()
 	atf_check -o match:"^Server: OpenBSD relayd" cat answer
 	atf_check -o match:"^Connection: close" cat answer
 	atf_check -o match:"body \{ color: teal; \}" cat answer
-	atf_check -o match:"<div id='m'>malformed header</div>" cat answer
+	atf_check -o match:"<div id='m'>malformed</div>" cat answer
 	atf_check -o match:"OpenBSD relayd at 127.0.0.1 port $lport" cat answer
 	len=$(sed -n 's/^Content-Length: \([0-9]*\).*/\1/p' answer)
 	atf_check_equal "$len" "$(sed '1,/^\r$/d' answer | wc -c)"
-	end_line "malformed header (400 Bad Request)\$"
+	end_line "malformed (400 Bad Request)\$"
 
 	stop_all
 	start_http
 	raw 'GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n'
 	atf_check -s exit:1 test -s answer
-	end_line "malformed header\$"
+	end_line ", malformed\$"
 }
 http_error_page_cleanup()
 {
@@ -522,11 +524,11 @@ http_smuggling_bad_length_body()
 	require_http
 	start_http "return error"
 	refused 'POST /echo HTTP/1.1\r\nContent-Length: -5\r\n\r\nhello' \
-	    500 "invalid Content-Length"
+	    500 "invalid"
 	refused 'POST /echo HTTP/1.1\r\nContent-Length: 1e3\r\n\r\nhello' \
-	    500 "invalid Content-Length"
+	    500 "invalid"
 	refused 'POST /echo HTTP/1.1\r\nContent-Length: +5\r\n\r\nhello' \
-	    500 "invalid Content-Length"
+	    500 "invalid"
 	bad_response neg-cl
 }
 http_smuggling_bad_length_cleanup()
@@ -572,7 +574,7 @@ http_smuggling_folding_body()
 	require_http
 	start_http "return error"
 	refused 'GET / HTTP/1.1\r\nHost: a\r\nX-Folded: a\r\n b\r\n\r\n' \
-	    400 "malformed header"
+	    400 "malformed"
 	# an empty transfer coding, folded onto the next line
 	refused 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n' \
 	    400 "invalid Transfer-Encoding"
@@ -1019,6 +1021,173 @@ http_rule_url_cleanup()
 	stop_all
 }
 
+atf_test_case http_openbsd_reasons cleanup
+http_openbsd_reasons_head()
+{
+	atf_set descr "faults of a request end with OpenBSD's reasons and status codes"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_openbsd_reasons_body()
+{
+	require_http
+	start_http "return error"
+	# a header name with a non-token character, a line without ":"
+	refused 'GET / HTTP/1.1\r\nX A: 1\r\n\r\nGET /SMUGGLED HTTP/1.1\r\n\r\n' \
+	    400 "malformed"
+	atf_check -o match:"<div id='m'>malformed</div>" cat answer
+	refused 'GET / HTTP/1.1\r\nX-A 1\r\n\r\nGET /SMUGGLED HTTP/1.1\r\n\r\n' \
+	    400 "malformed"
+	# a request line without a space
+	refused 'GET\r\n\r\nGET /SMUGGLED HTTP/1.1\r\n\r\n' 400 "malformed"
+	# a second Host
+	refused 'GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n' 400 \
+	    "malformed header"
+	atf_check -o match:"<div id='m'>malformed header</div>" cat answer
+	# lengths in strtonum(3)'s words, status 500
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: -5\r\n\r\nhello' \
+	    500 "invalid"
+	refused 'POST /echo HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\nhello' \
+	    500 "too large"
+	# a chunk-size line that does not end
+	refused "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n$(head -c 1100 /dev/zero | tr '\0' 5)" \
+	    400 "chunk size too long"
+}
+http_openbsd_reasons_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_host_checks cleanup
+http_host_checks_head()
+{
+	atf_set descr "an absolute-form target whose host differs from Host is 400 malformed host; an empty Host for a url rule is 400"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_host_checks_body()
+{
+	require_http
+	start_http 'return error
+	match request url "nothing.example/" tag URL'
+	refused 'GET http://a.example/SMUGGLED HTTP/1.1\r\nHost: b.example\r\n\r\n' \
+	    400 "malformed host"
+	# the same host, another case: it passes
+	raw 'GET http://A.Example/x HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n'
+	atf_check -o match:"^HTTP/1.1 404 Not Found" cat answer
+	atf_check -o match:"^GET http://A.Example/x HTTP/1.1" cat back.port.requests
+	# a Host without a name, where a url rule must look it up
+	raw 'GET /SMUGGLED HTTP/1.1\r\nHost: \r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 400 Bad Request" cat answer
+	end_line "Bad Request (400 Bad Request)"
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+}
+http_host_checks_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_body_framing cleanup
+http_body_framing_head()
+{
+	atf_set descr "GET with a Content-Length forwards no body and no length; POST with neither length nor chunks runs to the client's end, Connection: close added"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_body_framing_body()
+{
+	require_http
+	start_http
+	# what follows the head of a GET is the next request
+	raw 'GET /headers HTTP/1.1\r\nHost: a\r\nContent-Length: 27\r\n\r\nGET /bytes/3 HTTP/1.1\r\n\r\n'
+	atf_check -o match:"^GET /headers HTTP/1.1" -o match:"^GET /bytes/3 HTTP/1.1" \
+	    cat back.port.requests
+	atf_check -s exit:1 grep -a "^Content-Length: 27$(printf '\r')\$" answer
+	atf_check -o match:"^HTTP/1.1 200 OK" cat answer
+	# a POST body without length or chunks: to the end, and a close
+	raw 'POST /upload HTTP/1.1\r\nHost: a\r\n\r\nhello world'
+	atf_check -o match:"^11 $(printf 'hello world' | sha256sum | cut -d' ' -f1)\$" \
+	    cat answer
+}
+http_body_framing_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_connect_error_pages cleanup
+http_connect_error_pages_head()
+{
+	atf_set descr "return error answers no host up with 502 session failed, a refused connect with 500 socket error, one never accepted with 504 connect timeout"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_connect_error_pages_body()
+{
+	require_http
+	# a table whose host is down: no backend to be had
+	bport=$(freeport)
+	HTTP_INTERVAL=1 http_conf "return error" "" "check tcp"
+	PREFORK=1 start_relayd
+	wait_log 10 "state unknown -> down" || atf_fail "the host is not down"
+	raw 'GET / HTTP/1.1\r\nHost: a\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 502 Bad Gateway" \
+	    -o match:"<div id='m'>session failed</div>" cat answer
+	end_line "session failed (502 Bad Gateway), GET\$"
+	stop_all
+
+	# nothing listens: the connect fails after it began
+	http_conf "return error"
+	PREFORK=1 start_relayd
+	raw 'GET / HTTP/1.1\r\nHost: a\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 500 Internal Server Error" cat answer
+	end_line "socket error: Connection refused (500 Internal Server Error), GET\$"
+	stop_all
+
+	# a backend that never accepts
+	bport=$(start_backend stall stall 60)
+	"$RTOOL" hold "$bport" 3 60 >/dev/null 2>&1 &
+	echo $! >hold.pid
+	http_conf "return error" "session timeout 2"
+	PREFORK=1 start_relayd
+	raw 'GET / HTTP/1.1\r\nHost: a\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 504 Gateway Timeout" \
+	    -o match:"<div id='m'>connect timeout</div>" cat answer
+	end_line "connect timeout (504 Gateway Timeout), GET\$"
+}
+http_connect_error_pages_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_protodebug cleanup
+http_protodebug_head()
+{
+	atf_set descr "relayd -d prints each protocol, its flags and rules at startup as OpenBSD's relay_protodebug()"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_protodebug_body()
+{
+	require_http
+	start_http 'return error
+	tcp { nodelay, no splice }
+	match request header "X-A" value "b*" tag X
+	block request quick path "/admin*" label "no admin"'
+	atf_check -o match:"^protocol [0-9]+: name web\$" cat relayd.log
+	atf_check -o match:"^	flags: used, return, relay flags: \$" cat relayd.log
+	atf_check -o match:"^	tcp flags: nodelay, no splice\$" cat relayd.log
+	atf_check -o match:"^	tls session tickets: disabled\$" cat relayd.log
+	atf_check -o match:"^	type: http\$" cat relayd.log
+	atf_check -o match:'^		match request header "X-A" value "b\*" tag "X" $' \
+	    cat relayd.log
+	atf_check -o match:'^		block request quick path "/admin\*" label "no admin" $' \
+	    cat relayd.log
+}
+http_protodebug_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case http_rule_url
@@ -1053,4 +1222,9 @@ atf_init_test_cases()
 	atf_add_test_case http_smuggling_nul_cr
 	atf_add_test_case http_headerlen
 	atf_add_test_case http_truncated_response
+	atf_add_test_case http_openbsd_reasons
+	atf_add_test_case http_host_checks
+	atf_add_test_case http_body_framing
+	atf_add_test_case http_connect_error_pages
+	atf_add_test_case http_protodebug
 }

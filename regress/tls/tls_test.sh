@@ -257,6 +257,9 @@ CONF
 	    "printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - TCP:127.0.0.1:$lport"
 	atf_check -o match:"tls session [0-9]+ connected" cat relayd.log
 	end_line done
+	# relayd -d shows the relay's flags as OpenBSD names them
+	atf_check -o match:"^	flags: used, relay flags: tls client\$" \
+	    cat relayd.log
 	# the backend's certificate is not of the CA given: no session
 	stop_all
 	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \

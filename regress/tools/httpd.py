@@ -21,7 +21,8 @@
 #	GET /ws			a websocket: 101, then an echo to the end
 #	CONNECT ...		200, then an echo to the end
 #	HEAD ...		the head GET would give
-#	POST, PUT ...		reads the body (length or chunked; answers
+#	POST, PUT ...		reads the body (length or chunked, or to
+#				the end with Connection: close; answers
 #				"100 Continue" when asked) and answers
 #				"LENGTH SHA256\n"
 
@@ -109,6 +110,18 @@ def body_of(c, headers):
                 total += len(part)
                 size -= len(part)
             c.line()
+    elif ("content-length" not in h and
+          "close" in h.get("connection", "").lower()):
+        # no length, and the client closes: the body runs to the end
+        while True:
+            if not c.buf:
+                try:
+                    c.fill()
+                except EOFError:
+                    break
+            digest.update(c.buf)
+            total += len(c.buf)
+            c.buf = b""
     else:
         left = int(h.get("content-length", "0"))
         while left > 0:

@@ -457,3 +457,157 @@ print_config(struct relayd *env)
 		print_relay(env, rlay);
 	}
 }
+
+/*
+ * relayd -d: each relay's protocol on stderr when its socket is opened,
+ * as OpenBSD's relay_protodebug() prints it (flag names in the order of
+ * OpenBSD's bits, lower case, "_" as a space).
+ */
+static const struct {
+	uint32_t	 flag;
+	const char	*name;
+} protodebug_flags[] = {
+	{ F_DISABLE,		"disable" },
+	{ F_BACKUP,		"backup" },
+	{ F_USED,		"used" },
+	{ F_DOWN,		"down" },
+	{ F_ADD,		"add" },
+	{ F_DEL,		"del" },
+	{ F_CHANGED,		"changed" },
+	{ F_STICKY,		"sticky-address" },
+	{ F_CHECK_DONE,		"check done" },
+	{ F_ACTIVE_RULESET,	"active ruleset" },
+	{ F_CHECK_SENT,		"check sent" },
+	{ F_TLS,		"tls" },
+	{ F_NATLOOK,		"nat lookup" },
+	{ F_DEMOTE,		"demote" },
+	{ F_RETURN,		"return" },
+	{ F_NEEDPF,		"needpf" },
+	{ F_PORT,		"port" },
+	{ F_TLSCLIENT,		"tls client" },
+	{ F_DIVERT,		"divert" },
+	{ F_TLSINSPECT,		"tls inspect" },
+	{ F_HASHKEY,		"hashkey" }
+};
+
+static void	 protodebug_name(const char *, int, const char *);
+
+static const char *protodebug_tcp[] = { "nodelay", "no nodelay", "sack",
+    "no sack", "socket buffer size", "ip ttl", "ip minttl", "no splice" };
+static const char *protodebug_tls[] = { "sslv3", "tlsv1.0", "tlsv1.1",
+    "tlsv1.2", "tlsv1.3", "cipher-server-preference",
+    "client-renegotiation" };
+
+/* The names of the bits of v, "a, b"; names[i] is bit i. */
+static void
+protodebug_bits(uint32_t v, const char **names, size_t n)
+{
+	size_t	 i;
+	int	 any = 0;
+
+	for (i = 0; i < n; i++)
+		if (v & (1U << i))
+			fprintf(stderr, "%s%s", any++ ? ", " : "", names[i]);
+}
+
+static void
+protodebug_flags_print(uint32_t v)
+{
+	size_t	 i;
+	int	 any = 0;
+
+	for (i = 0; i < nitems(protodebug_flags); i++)
+		if (v & protodebug_flags[i].flag)
+			fprintf(stderr, "%s%s", any++ ? ", " : "",
+			    protodebug_flags[i].name);
+}
+
+static void
+protodebug_rule(struct relay_rule *r)
+{
+	static const char	*types[] = { "", "cookie", "header", "path",
+	    "query", "url" };
+	static const char	*opts[] = { "", "append ", "set ", "remove ",
+	    "hash ", "log ", "strip " };
+	char			 buf[INET6_ADDRSTRLEN];
+	struct rule_kv		*kv;
+	int			 i, noval;
+
+	fprintf(stderr, "\t\t%s ", r->rule_action == RULE_ACTION_MATCH ?
+	    "match" : r->rule_action == RULE_ACTION_BLOCK ? "block" : "pass");
+	fprintf(stderr, "%s", r->rule_dir == RELAY_DIR_REQUEST ? "request " :
+	    "response ");
+	if (r->rule_flags & RULE_FLAG_QUICK)
+		fprintf(stderr, "quick ");
+	if (r->rule_af == AF_INET || r->rule_af == AF_INET6)
+		fprintf(stderr, "%s ", r->rule_af == AF_INET ? "inet" :
+		    "inet6");
+	if (r->rule_src.addr.ss_family != AF_UNSPEC)
+		fprintf(stderr, "from %s/%d ", print_host(&r->rule_src.addr,
+		    buf, sizeof(buf)), r->rule_src.prefixlen);
+	if (r->rule_dst.addr.ss_family != AF_UNSPEC)
+		fprintf(stderr, "to %s/%d ", print_host(&r->rule_dst.addr,
+		    buf, sizeof(buf)), r->rule_dst.prefixlen);
+	for (i = 1; i < KEY_TYPE_MAX; i++) {
+		kv = &r->rule_kv[i];
+		if (!kv->kv_set)
+			continue;
+		noval = kv->kv_option == KEY_OPTION_STRIP ||
+		    kv->kv_value == NULL;
+		fprintf(stderr, "%s %s%s%s%s%s%s%s%s ", types[i],
+		    opts[kv->kv_option], kv->kv_digest != DIGEST_NONE ?
+		    "digest " : "", kv->kv_key == NULL ? "" : "\"",
+		    kv->kv_key == NULL ? "" : kv->kv_key,
+		    kv->kv_key == NULL ? "" : "\"", noval ? "" : " value \"",
+		    kv->kv_value == NULL ? "" : kv->kv_value, noval ? "" : "\"");
+	}
+	if (r->rule_tablename[0] != '\0')
+		fprintf(stderr, "forward to <%s> ", r->rule_tablename);
+	protodebug_name("tag", r->rule_tag, r->rule_tagname);
+	if (r->rule_taggedname[0] != '\0')
+		fprintf(stderr, "tagged \"%s\" ", r->rule_taggedname);
+	protodebug_name("label", r->rule_label, r->rule_labelname);
+	fprintf(stderr, "\n");
+}
+
+/* A rule's tag or label: set, "no", or none. */
+static void
+protodebug_name(const char *what, int set, const char *name)
+{
+	if (set == RULE_NO)
+		fprintf(stderr, "no %s ", what);
+	else if (set && name[0] != '\0')
+		fprintf(stderr, "%s \"%s\" ", what, name);
+}
+
+void
+relay_protodebug(struct relay *rlay, struct protocol *p)
+{
+	struct relay_rule	*r;
+
+	fprintf(stderr, "protocol %u: name %s\n", (unsigned int)p->id,
+	    p->name);
+	fprintf(stderr, "\tflags: ");
+	protodebug_flags_print(p->flags);
+	fprintf(stderr, ", relay flags: ");
+	protodebug_flags_print(rlay->rl_conf.flags);
+	fprintf(stderr, "\n");
+	if (p->tcpflags) {
+		fprintf(stderr, "\ttcp flags: ");
+		protodebug_bits(p->tcpflags, protodebug_tcp,
+		    nitems(protodebug_tcp));
+		fprintf(stderr, "\n");
+	}
+	if ((rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) && p->tlsflags) {
+		fprintf(stderr, "\ttls flags: ");
+		protodebug_bits(p->tlsflags, protodebug_tls,
+		    nitems(protodebug_tls));
+		fprintf(stderr, "\n");
+	}
+	fprintf(stderr, "\ttls session tickets: %s\n", p->tickets == 1 ?
+	    "enabled" : "disabled");
+	fprintf(stderr, "\ttype: %s\n", p->type == RELAY_PROTO_HTTP ? "http" :
+	    p->type == RELAY_PROTO_DNS ? "dns" : "tcp");
+	TAILQ_FOREACH(r, &p->rules, rule_entry)
+		protodebug_rule(r);
+}

@@ -83,7 +83,8 @@ static int	 relay_pp_send(struct rsession *);
 static struct host *
 		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
-static int	 relay_retry(struct rsession *, const char *);
+static int	 relay_retry(struct rsession *, enum relay_cfail, int);
+static int	 relay_connect_failed(struct rsession *, enum relay_cfail, int);
 static int	 relay_connect_socket(struct rsession *);
 static int	 relay_connect_start(struct rsession *, int);
 static void	 relay_side_close(struct ctl_relay_event *);
@@ -108,7 +109,7 @@ static uint64_t	 relay_total(struct ctl_relay_event *);
 
 /* tcp: no hooks, everything passes as it comes */
 static const struct relay_ops relay_tcp_ops = {
-	"tcp", NULL, NULL, NULL, NULL, NULL, NULL
+	"tcp", NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 
 static struct relayd		*env;
@@ -873,7 +874,7 @@ relay_connect_start(struct rsession *con, int s)
 	}
 	if (connect(s, (struct sockaddr *)&con->se_out.ss,
 	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS)
-		return (relay_retry(con, "connect failed"));
+		return (relay_retry(con, RELAY_CFAIL_SESSION, errno));
 	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
 	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
 	return (0);
@@ -887,7 +888,7 @@ relay_pick(struct rsession *con)
 
 	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
 		if ((con->se_host = relay_from_table(con)) == NULL) {
-			relay_close(con, "session failed: no host up", 1);
+			(void)relay_connect_failed(con, RELAY_CFAIL_NOHOST, 0);
 			return (-1);
 		}
 		con->se_out.ss = con->se_host->conf.ss;
@@ -981,7 +982,7 @@ relay_unixconnect_done(struct imsg *imsg)
 	    RELAY_CONN_UNIX)) == NULL)
 		return;
 	if (imsg->fd == -1) {
-		(void)relay_retry(con, "connect failed");
+		(void)relay_retry(con, RELAY_CFAIL_SESSION, uc.error);
 		return;
 	}
 	(void)relay_connect_start(con, imsg->fd);
@@ -1063,7 +1064,7 @@ relay_reconnect(struct rsession *con)
 
 /* A try failed: the next one, to the same destination, or the end. */
 static int
-relay_retry(struct rsession *con, const char *msg)
+relay_retry(struct rsession *con, enum relay_cfail why, int error)
 {
 	if (con->se_out.s != -1) {
 		close(con->se_out.s);
@@ -1074,7 +1075,39 @@ relay_retry(struct rsession *con, const char *msg)
 		con->se_retrycount++;
 		return (relay_connect_socket(con));
 	}
-	relay_close(con, msg, 1);
+	return (relay_connect_failed(con, why, error));
+}
+
+/*
+ * No backend for the session.  A protocol with error pages (http) gets
+ * OpenBSD's status and reason to answer the client with; the others end
+ * with our reasons.  Returns -1: the session was closed.
+ */
+static int
+relay_connect_failed(struct rsession *con, enum relay_cfail why, int error)
+{
+	static const struct {
+		int		 code;
+		const char	*page;
+		const char	*plain;
+	} fails[] = {
+		{ 502, "session failed", "session failed: no host up" },
+		{ 502, "session failed", "connect failed" },
+		{ 500, "socket error", "connect failed" },
+		{ 504, "connect timeout", "connect timeout" }
+	};
+	char	*msg = NULL;
+
+	if (con->se_ops->ro_abort == NULL) {
+		relay_close(con, fails[why].plain, 1);
+		return (-1);
+	}
+	if (why == RELAY_CFAIL_SOCKET &&
+	    asprintf(&msg, "%s: %s", fails[why].page, strerror(error)) == -1)
+		msg = NULL;
+	con->se_ops->ro_abort(con, fails[why].code,
+	    msg != NULL ? msg : fails[why].page);
+	free(msg);
 	return (-1);
 }
 
@@ -1086,12 +1119,13 @@ relay_connected(int fd, short event, void *arg)
 	socklen_t	 len = sizeof(error);
 
 	if (event & EV_TIMEOUT) {
-		(void)relay_retry(con, "connect timeout");
+		(void)relay_retry(con, RELAY_CFAIL_TIMEOUT, ETIMEDOUT);
 		return;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1 ||
 	    error != 0) {
-		(void)relay_retry(con, "connect failed");
+		(void)relay_retry(con, RELAY_CFAIL_SOCKET, error != 0 ? error :
+		    errno);
 		return;
 	}
 	con->se_cstate = RELAY_CONN_CONNECTED;

@@ -56,7 +56,9 @@
 static int	 http_error(struct http_msg *, int, const char *);
 static int	 http_first_line(struct http_msg *, char *);
 static int	 http_field(struct http_msg *, char *);
-static int	 http_length(const char *, off_t *);
+static const char *
+		 http_length(const char *, off_t *);
+static int	 http_host_agrees(const char *, const char *);
 
 static const char *http_methods[] = HTTP_METHOD_NAMES;
 
@@ -178,12 +180,8 @@ http_first_line(struct http_msg *m, char *line)
 	char		*sp1, *sp2;
 	const char	*errstr;
 
-	if ((sp1 = strchr(line, ' ')) == NULL) {
-		if (m->hm_dir == RELAY_DIR_REQUEST && *line != '\0' &&
-		    http_method_byname(line) == 0)
-			return (http_error(m, 500, "unknown method"));
+	if ((sp1 = strchr(line, ' ')) == NULL)
 		return (http_error(m, 400, "malformed"));
-	}
 	*sp1++ = '\0';
 	if (m->hm_dir == RELAY_DIR_REQUEST) {
 		/* METHOD SP target SP HTTP/1.x */
@@ -246,17 +244,18 @@ http_field(struct http_msg *m, char *line)
 {
 	struct http_header	*h;
 	char			*colon, *value, *end;
+	const char		*errstr;
 	off_t			 len;
 
 	/* obsolete line folding, or whitespace before the name */
 	if (*line == ' ' || *line == '\t')
-		return (http_error(m, 400, "malformed header"));
+		return (http_error(m, 400, "malformed"));
 	if ((colon = strchr(line, ':')) == NULL || colon == line)
-		return (http_error(m, 400, "malformed header"));
+		return (http_error(m, 400, "malformed"));
 	*colon = '\0';
 	for (end = line; *end != '\0'; end++)
 		if (!http_tchar((unsigned char)*end))
-			return (http_error(m, 400, "malformed header"));
+			return (http_error(m, 400, "malformed"));
 	value = colon + 1;
 	while (*value == ' ' || *value == '\t')
 		value++;
@@ -264,12 +263,16 @@ http_field(struct http_msg *m, char *line)
 	while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
 		*--end = '\0';
 
-	if (strcasecmp(line, "Host") == 0 && m->hm_dir == RELAY_DIR_REQUEST &&
-	    http_header_get(m, "Host") != NULL)
-		return (http_error(m, 400, "malformed host"));
+	if (strcasecmp(line, "Host") == 0 && m->hm_dir == RELAY_DIR_REQUEST) {
+		/* in OpenBSD's order: the target's host, then a second Host */
+		if (!http_host_agrees(m->hm_target, value))
+			return (http_error(m, 400, "malformed host"));
+		if (http_header_get(m, "Host") != NULL)
+			return (http_error(m, 400, "malformed header"));
+	}
 	if (strcasecmp(line, "Content-Length") == 0) {
-		if (http_length(value, &len) == -1)
-			return (http_error(m, 500, "invalid Content-Length"));
+		if ((errstr = http_length(value, &len)) != NULL)
+			return (http_error(m, 500, errstr));
 		if (m->hm_clen != -1 && m->hm_clen != len)
 			return (http_error(m, 400,
 			    "conflicting Content-Length"));
@@ -305,23 +308,47 @@ http_field(struct http_msg *m, char *line)
 	return (0);
 }
 
-/* Content-Length: digits only, no sign, no overflow. */
-static int
+/*
+ * Content-Length: digits only, no sign, no overflow.  NULL, or what is
+ * wrong in strtonum(3)'s words, as OpenBSD logs it.
+ */
+static const char *
 http_length(const char *s, off_t *len)
 {
 	off_t	 n = 0;
 
 	if (*s == '\0')
-		return (-1);
+		return ("invalid");
 	for (; *s != '\0'; s++) {
 		if (!isdigit((unsigned char)*s))
-			return (-1);
+			return ("invalid");
 		if (n > (LLONG_MAX - 9) / 10)
-			return (-1);
-		n = n * 10 + (*s - '0');
+			n = -1;
+		else if (n != -1)
+			n = n * 10 + (*s - '0');
 	}
+	if (n == -1)
+		return ("too large");
 	*len = n;
-	return (0);
+	return (NULL);
+}
+
+/*
+ * An absolute-form request target names its host: the Host field must
+ * name the same (case aside), as OpenBSD checks.  Other targets agree.
+ */
+static int
+http_host_agrees(const char *target, const char *host)
+{
+	const char	*p;
+	size_t		 len;
+
+	if (target == NULL || (p = strstr(target, ":/")) == NULL ||
+	    strcspn(target, ":/") != (size_t)(p - target))
+		return (1);
+	p += strspn(p, ":/");
+	len = strcspn(p, "/");
+	return (strlen(host) == len && strncasecmp(p, host, len) == 0);
 }
 
 /*
@@ -378,6 +405,16 @@ http_header_get(struct http_msg *m, const char *name)
 		if (strcasecmp(h->hh_name, name) == 0)
 			return (h->hh_value);
 	return (NULL);
+}
+
+/* A field goes from the head. */
+void
+http_header_remove(struct http_msg *m, struct http_header *h)
+{
+	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
+	free(h->hh_name);
+	free(h->hh_value);
+	free(h);
 }
 
 /*
@@ -466,6 +503,7 @@ static int	 http_head(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
 static int	 http_request(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
+static int	 http_request_body(struct ctl_relay_event *, struct http_dir *);
 static int	 http_response(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *);
 static void	 http_msg_end(struct http_dir *);
@@ -478,6 +516,7 @@ const struct relay_ops relay_http_ops = {
 	http_passed,
 	http_connected,
 	http_eof,
+	http_abort,
 	http_free
 };
 
@@ -716,7 +755,7 @@ http_parse_chunk(struct ctl_relay_event *cre, struct http_session *hs,
 	int	 over;
 
 	if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX, &over)) == NULL)
-		return (over ? http_fault(cre, 400, "invalid chunk size") : 0);
+		return (over ? http_fault(cre, 400, "chunk size too long") : 0);
 	if (http_chunk_line(line, len, &size) == -1) {
 		free(line);
 		return (http_fault(cre, 400, "invalid chunk size"));
@@ -860,6 +899,54 @@ http_head(struct ctl_relay_event *cre, struct http_session *hs,
 	return (http_response(cre, hs, hd));
 }
 
+/*
+ * What follows a request head, as OpenBSD frames it: CONNECT is a
+ * tunnel; GET, HEAD, COPY and MOVE have no body but a chunked one (a
+ * Content-Length goes from the head, and what follows is the next
+ * request); the other methods but TRACE have the body their length or
+ * chunks say, and without either it runs to the client's end.  1 when
+ * the rest of the connection passes as it comes.
+ */
+static int
+http_request_body(struct ctl_relay_event *cre, struct http_dir *hd)
+{
+	static const char	*nobody[] = { "GET", "HEAD", "COPY", "MOVE" };
+	struct http_msg		*m = &hd->hd_msg;
+	struct http_header	*h, *next;
+	const char		*method = http_method_name(m->hm_method);
+	size_t			 i;
+
+	if (strcmp(method, "CONNECT") == 0) {
+		hd->hd_state = HTTP_S_RAW;
+		return (1);
+	}
+	if (m->hm_body == HTTP_BODY_CHUNKED) {
+		hd->hd_state = HTTP_S_CHUNK;
+		return (0);
+	}
+	for (i = 0; i < nitems(nobody); i++)
+		if (strcmp(method, nobody[i]) == 0)
+			break;
+	if (i < nitems(nobody)) {
+		for (h = TAILQ_FIRST(&m->hm_headers); h != NULL; h = next) {
+			next = TAILQ_NEXT(h, hh_entry);
+			if (strcasecmp(h->hh_name, "Content-Length") == 0)
+				http_header_remove(m, h);
+		}
+		return (0);
+	}
+	if (m->hm_body == HTTP_BODY_LENGTH) {
+		cre->toread = m->hm_clen;
+		hd->hd_state = HTTP_S_BODY;
+		return (0);
+	}
+	if (m->hm_clen == -1 && strcmp(method, "TRACE") != 0) {
+		hd->hd_state = HTTP_S_RAW;
+		return (1);
+	}
+	return (0);
+}
+
 static int
 http_request(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd)
@@ -874,8 +961,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	int			 addclose = 0, code;
 
 	if ((code = http_rules(cre, m, &table)) != 0)
-		return (http_abort(con, code, code == 403 ? "Forbidden" :
-		    "Internal Server Error"));
+		return (http_abort(con, code, NULL));
 	/* no forward to: the relay's own tables again, as OpenBSD */
 	if (table != con->se_table) {
 		con->se_table = table;
@@ -913,15 +999,8 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	    m->hm_target, m->hm_minor);
 	relay_request(con, line);
 
-	if (strcmp(method, "CONNECT") == 0) {
-		/* a tunnel: everything from here on passes as it comes */
-		hd->hd_state = HTTP_S_RAW;
+	if (http_request_body(cre, hd) == 1)
 		addclose = !http_field_has(m, "Connection", "close");
-	} else if (m->hm_body == HTTP_BODY_LENGTH) {
-		cre->toread = m->hm_clen;
-		hd->hd_state = HTTP_S_BODY;
-	} else if (m->hm_body == HTTP_BODY_CHUNKED)
-		hd->hd_state = HTTP_S_CHUNK;
 
 	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
 		return (http_abort(con, 500, "out of memory"));
@@ -959,8 +1038,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	if (hs->hs_nmethods == 0)
 		return (http_abort(con, 502, "response without request"));
 	if ((code = http_rules(cre, m, &table)) != 0)
-		return (http_abort(con, code, code == 403 ? "Forbidden" :
-		    "Internal Server Error"));
+		return (http_abort(con, code, NULL));
 	/* the end of an answer, as OpenBSD marks it when rules log */
 	if (con->se_haslog)
 		relay_log(con, ";");

@@ -92,15 +92,6 @@ http_header_add(struct http_msg *m, const char *name, const char *value)
 	return (0);
 }
 
-static void
-http_header_remove(struct http_msg *m, struct http_header *h)
-{
-	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-	free(h->hh_name);
-	free(h->hh_value);
-	free(h);
-}
-
 /* In a "k=v; k2=v2" list (cookies) or "k=v&k2=v2" (a query): a match. */
 static int
 http_pair_find(const char *list, int sep, const char *key,
@@ -175,7 +166,8 @@ http_url_equal(struct rule_kv *kv, const char *str)
  * A url rule: the host (lower case, no port) and its parent domains,
  * up to five names, each with the path and query, the path, and the
  * first four prefixes of the path that end with "/", as OpenBSD looks
- * them up.
+ * them up.  1 for a match, 0 for none, -1 when the Host field names no
+ * host.
  */
 static int
 http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
@@ -193,6 +185,9 @@ http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
 	host[i] = '\0';
 	while (i > 0 && host[i - 1] == '.')
 		host[--i] = '\0';
+	/* no name to look up: a bad request, as OpenBSD answers it */
+	if (i == 0)
+		return (-1);
 	names[n++] = host;
 	for (p = host + strlen(host); p > host && n < HTTP_URL_LEVELS; p--)
 		if (p[-1] == '.' && ++dots > 1)
@@ -219,7 +214,10 @@ http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
 	return (0);
 }
 
-/* Does rule r match the message?  (Its tests, without its actions.) */
+/*
+ * Does rule r match the message?  (Its tests, without its actions.)
+ * 1 or 0; -1 when a url test has no host to look up.
+ */
 static int
 http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
     struct relay_rule *r, struct sockaddr_storage *local)
@@ -290,9 +288,8 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	kv = &r->rule_kv[KEY_TYPE_URL];
 	/* without a Host field the rule matches, as OpenBSD's */
 	if (kv->kv_set && kv->kv_key != NULL &&
-	    (h = http_header_find(m, "Host", NULL)) != NULL &&
-	    !http_url_match(kv, h->hh_value, path, query))
-		return (0);
+	    (h = http_header_find(m, "Host", NULL)) != NULL)
+		return (http_url_match(kv, h->hh_value, path, query));
 	return (1);
 }
 
@@ -617,7 +614,8 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 
 /*
  * Run the protocol's rules on a message head: 0 to pass it, or the
- * status of the refusal (403 blocked, 500 no memory).
+ * status of the refusal (403 blocked, 400 a url rule and a Host field
+ * without a name, 500 no memory).
  */
 int
 http_rules(struct ctl_relay_event *cre, struct http_msg *m,
@@ -631,13 +629,15 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	struct relay_table	*rlt;
 	const char		*fwd = NULL;
 	size_t			 len;
-	int			 n = 0, i, block = 0;
+	int			 n = 0, i, block = 0, match;
 
 	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
 	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
-		if (!http_rule_match(cre, m, r, local))
+		if ((match = http_rule_match(cre, m, r, local)) == -1)
+			return (400);
+		if (match == 0)
 			continue;
 		if (r->rule_tag != 0)
 			(void)strlcpy(con->se_tag, r->rule_tag == RULE_NO ?

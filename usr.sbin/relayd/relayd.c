@@ -47,6 +47,9 @@ static int	 parent_dispatch_child(int, struct privsep_proc *,
 		    struct imsg *);
 static void	 parent_sig_handler(int, short, void *);
 static int	 parent_open_sockets(struct relayd *, struct relayd *);
+static __dead void parent_run(struct relayd *, int, char *[]);
+static enum privsep_procid
+		 proc_bytitle(const char *);
 static void	 parent_push(struct relayd *);
 static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
@@ -78,6 +81,19 @@ usage(void)
 	exit(1);
 }
 
+/* The child that relayd -P TITLE is to be (the parent re-executes it). */
+static enum privsep_procid
+proc_bytitle(const char *title)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < nitems(procs); i++)
+		if (strcmp(procs[i].p_title, title) == 0 &&
+		    procs[i].p_id != PROC_PARENT)
+			return (procs[i].p_id);
+	fatalx("unknown process title %s", title);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -86,7 +102,6 @@ main(int argc, char *argv[])
 	const char		*conffile = CONF_FILE;
 	const char		*errstr, *title = NULL;
 	enum privsep_procid	 proc_id = PROC_PARENT;
-	unsigned int		 i;
 	int			 c, debug = 0, verbose = 0, noaction = 0;
 	int			 instance = 0;
 
@@ -131,13 +146,8 @@ main(int argc, char *argv[])
 	if (argc > 0)
 		usage();
 
-	if (title != NULL) {
-		for (i = 0; i < nitems(procs); i++)
-			if (strcmp(procs[i].p_title, title) == 0)
-				proc_id = procs[i].p_id;
-		if (proc_id == PROC_PARENT)
-			fatalx("unknown process title %s", title);
-	}
+	if (title != NULL)
+		proc_id = proc_bytitle(title);
 
 	if ((env = calloc(1, sizeof(*env))) == NULL ||
 	    (ps = calloc(1, sizeof(*ps))) == NULL)
@@ -180,6 +190,22 @@ main(int argc, char *argv[])
 	if (debug)
 		env->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
 
+	parent_run(env, argc, argv);
+	/* NOTREACHED */
+	return (0);
+}
+
+/*
+ * The parent, once its configuration is read: the listeners and the
+ * control socket are opened as root, then the children start and the
+ * configuration goes to them.
+ */
+static __dead void
+parent_run(struct relayd *env, int argc, char *argv[])
+{
+	struct privsep	*ps = env->sc_ps;
+	int		 debug = ps->ps_debug;
+
 	if (geteuid())
 		errx(1, "need root privileges");
 	if ((ps->ps_pw = getpwnam(RELAYD_USER)) == NULL)
@@ -202,7 +228,7 @@ main(int argc, char *argv[])
 	}
 
 	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
+	log_setverbose(ps->ps_verbose);
 	if (!debug && daemon(1, 0) == -1)
 		err(1, "failed to daemonize");
 
@@ -231,8 +257,6 @@ main(int argc, char *argv[])
 	event_dispatch();
 
 	parent_shutdown(env);
-	/* NOTREACHED */
-	return (0);
 }
 
 static void
@@ -266,7 +290,11 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 {
 	struct relay	*rlay;
 
-	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		/* relayd -d: each protocol on stderr, as OpenBSD's */
+		if (env->sc_ps->ps_debug)
+			relay_protodebug(rlay, rlay->rl_proto != NULL ?
+			    rlay->rl_proto : &env->sc_proto_default);
 		if (relay_privinit(old, rlay) == -1) {
 			/* the unix sockets it made go again */
 			relay_unix_unlink(env, old);
@@ -277,6 +305,7 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 				}
 			return (-1);
 		}
+	}
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		relay_transparent_check(rlay);
 	return (0);

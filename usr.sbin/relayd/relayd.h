@@ -829,7 +829,17 @@ struct relay_ops {
 	void		(*ro_connected)(struct rsession *);
 	/* end of file from cre: -1 when the hook closed the session */
 	int		(*ro_eof)(struct ctl_relay_event *);
+	/* no backend: answer the client (status, reason) and close */
+	int		(*ro_abort)(struct rsession *, int, const char *);
 	void		(*ro_free)(struct rsession *);
+};
+
+/* Why a session got no backend (relay_connect_failed) */
+enum relay_cfail {
+	RELAY_CFAIL_NOHOST,		/* no host of its tables is up */
+	RELAY_CFAIL_SESSION,		/* connect(2) failed at once */
+	RELAY_CFAIL_SOCKET,		/* the connect failed later */
+	RELAY_CFAIL_TIMEOUT		/* or took too long */
 };
 
 /* Where a session's connect to its backend is (relay_connect) */
@@ -946,6 +956,7 @@ extern int	 parse_noresolve;
 
 /* printconf.c */
 void		 print_config(struct relayd *);
+void		 relay_protodebug(struct relay *, struct protocol *);
 
 /* proc.c */
 void		 proc_init(struct privsep *, struct privsep_proc *,
@@ -1071,6 +1082,7 @@ void		 http_msg_clear(struct http_msg *);
 int		 http_msg_line(struct http_msg *, const char *, size_t);
 int		 http_msg_done(struct http_msg *);
 const char	*http_header_get(struct http_msg *, const char *);
+void		 http_header_remove(struct http_msg *, struct http_header *);
 int		 http_chunk_line(const char *, size_t, off_t *);
 
 /* relay_http_rules.c */
