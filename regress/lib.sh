@@ -54,6 +54,15 @@ start_backend()
 	cat "$_name.port"
 }
 
+# A backend that never accepts: its queue is full, later handshakes go
+# unanswered.  Its port in $bport.
+start_stalled_backend()
+{
+	bport=$(start_backend stall stall 60)
+	"$RTOOL" hold "$bport" 3 60 >/dev/null 2>&1 &
+	echo $! >hold.pid
+}
+
 # Start relayd -dv on relayd.conf and wait for its relays to run.
 start_relayd()
 {

@@ -280,8 +280,56 @@ ATF_TC_BODY(http_chunk_sizes, tc)
 	}
 }
 
+/* patterns(7), for the "pattern" keyword of filter rules */
+ATF_TC_WITHOUT_HEAD(http_patterns);
+ATF_TC_BODY(http_patterns, tc)
+{
+	static const struct {
+		const char	*str, *pattern;
+		int		 match;
+	} t[] = {
+		{ "/api/v1", "^/api", 1 },
+		{ "/v1/api", "^/api", 0 },
+		{ "/v1/api", "/api", 1 },
+		{ "X-Test", "^X%-Test$", 1 },
+		{ "X-Tests", "^X%-Test$", 0 },
+		{ "x-test", "^X%-Test$", 0 },		/* always with case */
+		{ "abc123", "%d+$", 1 },
+		{ "abc", "%d", 0 },
+		{ "hello world", "^h.-o w", 1 },
+		{ "(foo(bar))baz", "^%b()baz$", 1 },
+		{ "THE (quick) fox", "%f[%a]%a+", 1 },
+		{ "aa", "^(a)%1$", 1 },
+		{ "ab", "^(a)%1$", 0 },
+		{ "", "^$", 1 },
+		{ "ABC", "[^A-Z]", 0 },
+		{ "a.b", "^a%.b$", 1 },
+		{ "axb", "^a%.b$", 0 },
+		{ "id=42", "^id=%d+$", 1 },
+		{ "colou", "^colou?r?$", 1 }
+	};
+	static const char	*bad[] = { "a[", "%", "(a", "a)", "%bx", "%fa" };
+	const char		*errstr;
+	size_t			 i;
+	char			 big[200];
+
+	for (i = 0; i < nitems(t); i++)
+		ATF_CHECK_EQ_MSG(pattern_match(t[i].str, t[i].pattern, NULL),
+		    t[i].match, "%s ~ %s", t[i].str, t[i].pattern);
+	for (i = 0; i < nitems(bad); i++)
+		ATF_CHECK_EQ_MSG(pattern_check(bad[i], &errstr), -1, "%s",
+		    bad[i]);
+	ATF_CHECK_EQ(pattern_check("^/api/%w+%.php$", &errstr), 0);
+	/* a pattern that would backtrack for ever gives up, unmatched */
+	memset(big, 'a', sizeof(big) - 2);
+	big[sizeof(big) - 2] = 'b';
+	big[sizeof(big) - 1] = '\0';
+	ATF_CHECK(pattern_match(big, "a*a*a*a*a*a*a*a*c", &errstr) != 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, http_patterns);
 	ATF_TP_ADD_TC(tp, http_request_parsed);
 	ATF_TP_ADD_TC(tp, http_keepalive_by_version);
 	ATF_TP_ADD_TC(tp, http_response_framing);

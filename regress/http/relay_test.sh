@@ -638,7 +638,7 @@ http_headerlen_cleanup()
 atf_test_case http_truncated_response cleanup
 http_truncated_response_head()
 {
-	atf_set descr "a response body shorter than its length, or cut mid-chunk, closes the client: curl sees the truncation"
+	atf_set descr "a response body shorter than its length, or cut mid-chunk, closes the client: curl sees the truncation, the end line is OpenBSD's"
 	atf_set require.user root
 	atf_set timeout 30
 }
@@ -648,9 +648,15 @@ http_truncated_response_body()
 	start_http
 	# 18: partial file
 	atf_check -s exit:18 -o ignore curl -s "$url/short/100000"
-	end_line "last http content read, GET\$"
 	atf_check -s exit:18 -o ignore curl -s "$url/midchunk"
-	end_line "last http chunk read (done), GET\$"
+	for n in 1 2; do
+		wait_log 10 "^relay www, session $n (" || atf_fail "no end line"
+		atf_check -o match:"^relay www, session $n \\(.*, (last write \\(done\\)|done), GET\$" \
+		    cat relayd.log
+	done
+	# what happened, on debug lines
+	atf_check -o match:"session 1: last http content read\$" \
+	    -o match:"session 2: last http chunk read \\(done\\)\$" cat relayd.log
 }
 http_truncated_response_cleanup()
 {
@@ -1144,9 +1150,7 @@ http_connect_error_pages_body()
 	stop_all
 
 	# a backend that never accepts
-	bport=$(start_backend stall stall 60)
-	"$RTOOL" hold "$bport" 3 60 >/dev/null 2>&1 &
-	echo $! >hold.pid
+	start_stalled_backend
 	http_conf "return error" "session timeout 2"
 	PREFORK=1 start_relayd
 	raw 'GET / HTTP/1.1\r\nHost: a\r\n\r\n'
@@ -1184,6 +1188,134 @@ http_protodebug_body()
 	    cat relayd.log
 }
 http_protodebug_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_parse_while_connecting cleanup
+http_parse_while_connecting_head()
+{
+	atf_set descr "the relay parses what the client sent while it connects: a bad request after a good one ends the session at once, nothing forwarded"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_parse_while_connecting_body()
+{
+	require_http
+	# a backend that never accepts: the connect stays under way
+	start_stalled_backend
+	http_conf "" "session timeout 30"
+	PREFORK=1 start_relayd
+	raw 'PUT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloBAD LINE\r\n\r\n'
+	end_line "malformed, PUT\$"
+	stop_all
+
+	# a backend that accepts at once sees nothing of it either
+	start_http
+	raw 'PUT /SMUGGLED HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloBAD LINE\r\n\r\n'
+	end_line "malformed, PUT\$"
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+}
+http_parse_while_connecting_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_no_write_through cleanup
+http_no_write_through_head()
+{
+	atf_set descr "what one read brings goes out only when all of it parsed: a bad chunk size later in the read drops the whole of it"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_no_write_through_body()
+{
+	require_http
+	start_http
+	# one request and its answer, then one write with a good request
+	# and a bad one after it, on the same connection
+	python3 - "$lport" <<'PY' || atf_fail "the client failed"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(10)
+s.sendall(b"GET /bytes/1 HTTP/1.1\r\nHost: a\r\n\r\n")
+got = b""
+while not got.endswith(b"\r\n\r\n\x00"):
+    got += s.recv(4096)
+s.sendall(b"POST /SMUGGLED HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
+          b"hello"
+          b"POST /b HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
+          b"\r\nzz\r\n")
+while s.recv(4096):
+    pass
+PY
+	end_line "invalid chunk size, GET POST POST\$"
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+}
+http_no_write_through_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_semantics cleanup
+http_rule_semantics_head()
+{
+	atf_set descr "filter rules log as OpenBSD's: url globs and digests, whole cookie fields, path with query, a removed field (removed)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_semantics_body()
+{
+	require_http
+	sha=$(printf 'a.example/headers' | sha1sum | cut -c1-40)
+	start_http "match request url log \"A.example/head*\"
+	match request url log digest \"$sha\"
+	match request cookie log \"SessID\" value \"ABC*\"
+	match request path log \"/head*\"
+	match request header remove \"X-Drop\"
+	match request header log \"X-Drop\""
+	atf_check -o save:body curl -s -H 'Host: a.example' \
+	    -H 'Cookie: $Version=1; sessid="abcdef"; other=1' \
+	    -H 'X-Drop: 1' "$url/headers?q=1"
+	end_line "done, \[a.example/headers\] \[$sha\] \[Cookie: \$Version=1; sessid=\"abcdef\"; other=1\] \[/headers: q=1\] \[X-Drop: 1 (removed)\] GET;\$"
+	# the field is gone from what the backend got
+	atf_check -s exit:1 grep -i '^X-Drop' body
+}
+http_rule_semantics_cleanup()
+{
+	stop_all
+}
+
+atf_test_case http_rule_patterns cleanup
+http_rule_patterns_head()
+{
+	atf_set descr "pattern, glob and glob ignorecase before keys and values of filter rules, as OpenBSD -current's"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_patterns_body()
+{
+	require_http
+	start_http 'return error
+	match request path pattern "%.php$" tag PHP
+	match request header log pattern "^X%-T" value glob ignorecase "ON"
+	match request query log glob ignorecase "ID"
+	match request cookie log pattern "^s%w+" value pattern "^%d+$"
+	match request header log glob "x-lower"
+	block request quick path pattern "^/admin"'
+	atf_check -o ignore curl -s -H 'X-Test: on' -H 'Cookie: sid=12' \
+	    -H 'X-Lower: 1' "$url/a.php?id=7"
+	end_line "done, \[X-Test: on\] \[id: 7\] \[Cookie: sid=12\] \[X-Lower: 1\] GET;\$"
+	atf_check -o match:"^relay www, session 1 \(1 active\), PHP, " \
+	    cat relayd.log
+	# a value that does not match: no log; a key that does not
+	atf_check -o ignore curl -s -H 'X-Test: off' -H 'Cookie: sid=ab' \
+	    "$url/b.txt"
+	end_line "[0-9]*, 0, .*done, GET\$"
+	atf_check -o match:"^403\$" curl -s -o /dev/null -w '%{http_code}\n' \
+	    "$url/admin/x"
+}
+http_rule_patterns_cleanup()
 {
 	stop_all
 }
@@ -1227,4 +1359,8 @@ atf_init_test_cases()
 	atf_add_test_case http_body_framing
 	atf_add_test_case http_connect_error_pages
 	atf_add_test_case http_protodebug
+	atf_add_test_case http_parse_while_connecting
+	atf_add_test_case http_no_write_through
+	atf_add_test_case http_rule_semantics
+	atf_add_test_case http_rule_patterns
 }

@@ -322,6 +322,23 @@ ATF_TC_BODY(err_socket_long, tc)
 ERR_TC(err_splice_engine, "splice engine sockmap\n",
     "t.conf:1: unknown splice engine: sockmap (auto, copy or pipe)\n")
 ERR_TC(err_timeout, "timeout -5\n", "t.conf:1: invalid timeout: -5\n")
+/* pattern and glob keywords of filter rules (OpenBSD -current's) */
+ERR_TC(err_rule_match_set, "http protocol p {\n"
+    "\tmatch request header set glob \"X\" value \"1\"\n}\n",
+    "t.conf:2: header set: no glob or pattern with set or append\n")
+ERR_TC(err_rule_match_nokey, "http protocol p {\n"
+    "\tmatch request path pattern tag X\n}\n",
+    "t.conf:2: path: glob or pattern without a key or file\n")
+ERR_TC(err_rule_type_twice, "http protocol p {\n"
+    "\tmatch request header \"A\" header \"B\"\n}\n",
+    "t.conf:2: header given twice in a rule\n")
+ERR_TC(err_rule_file_notype, "http protocol p {\n"
+    "\tmatch request file \"/etc/hostname\"\n}\n",
+    "t.conf:2: file /etc/hostname: give cookie, header, path, query or "
+    "url before it\n")
+ERR_TC(err_rule_bad_pattern, "http protocol p {\n"
+    "\tmatch request path pattern \"[\" tag Y\n}\n",
+    "t.conf:2: path pattern \"[\": malformed pattern (missing ']')\n")
 ERR_TC(err_timeout_interval, "interval 1\ntimeout 1000\n" RELAY_OK,
     "t.conf: global timeout exceeds interval\n")
 ERR_TC(err_port_number, "relay r {\n\tlisten on 127.0.0.1 port 70000\n}\n",
@@ -585,6 +602,11 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_socket_long);
 	ATF_TP_ADD_TC(tp, err_splice_engine);
 	ATF_TP_ADD_TC(tp, err_timeout);
+	ATF_TP_ADD_TC(tp, err_rule_match_set);
+	ATF_TP_ADD_TC(tp, err_rule_match_nokey);
+	ATF_TP_ADD_TC(tp, err_rule_type_twice);
+	ATF_TP_ADD_TC(tp, err_rule_file_notype);
+	ATF_TP_ADD_TC(tp, err_rule_bad_pattern);
 	ATF_TP_ADD_TC(tp, err_timeout_interval);
 	ATF_TP_ADD_TC(tp, err_port_number);
 	ATF_TP_ADD_TC(tp, err_port_name);

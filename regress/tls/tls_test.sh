@@ -711,6 +711,67 @@ tls_late_ca_answer_cleanup()
 	stop_all
 }
 
+atf_test_case tls_end_without_close_notify cleanup
+tls_end_without_close_notify_head()
+{
+	atf_set descr "a client that ends without close_notify half-closes as at an end of file: the answer still comes, the session ends done"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_end_without_close_notify_body()
+{
+	tls_relay rsa http ""
+	# the request, then the end of the TCP stream without close_notify;
+	# the answer still comes
+	python3 - "$lport" <<'PY' >answer || atf_fail "the client failed"
+import os, socket, ssl, sys
+ctx = ssl.create_default_context(cafile="ca.crt")
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1",
+    int(sys.argv[1])), 10), server_hostname="127.0.0.1")
+s.sendall(b"GET /bytes/10 HTTP/1.1\r\nHost: a\r\n\r\n")
+socket.socket(fileno=os.dup(s.fileno())).shutdown(socket.SHUT_WR)
+got = b""
+while True:
+    try:
+        data = s.recv(4096)
+    except ssl.SSLError:
+        break
+    if not data:
+        break
+    got += data
+sys.stdout.write(got.split(b"\r\n")[0].decode() + "\n")
+PY
+	atf_check -o inline:"HTTP/1.1 200 OK\n" cat answer
+	end_line "done, GET\$"
+}
+tls_end_without_close_notify_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_no_session_tickets cleanup
+tls_no_session_tickets_head()
+{
+	atf_set descr "TLS 1.3 sends no session tickets (as LibreSSL's libtls): a client that never reads cannot turn its close into a reset"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_no_session_tickets_body()
+{
+	tls_relay rsa tcp ""
+	# s_client reads on to the end, and says what tickets came
+	printf 'GET /bytes/1 HTTP/1.0\r\n\r\n' | timeout 10 openssl s_client \
+	    -connect "127.0.0.1:$lport" -CAfile ca.crt -tls1_3 -ign_eof \
+	    >sc.out 2>&1
+	atf_check -o match:"^HTTP/1.0 200 OK" -o match:"Verify return code: 0" \
+	    cat sc.out
+	atf_check -s exit:1 grep "New Session Ticket" sc.out
+}
+tls_no_session_tickets_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -722,6 +783,8 @@ atf_init_test_cases()
 	atf_add_test_case tls_garbage
 	atf_add_test_case tls_keys_in_ca_only
 	atf_add_test_case tls_late_ca_answer
+	atf_add_test_case tls_end_without_close_notify
+	atf_add_test_case tls_no_session_tickets
 	atf_add_test_case tls_inspection
 	atf_add_test_case tls_session_tickets
 	atf_add_test_case tls_ocsp_staple

@@ -174,6 +174,7 @@ static struct relay_rule	*rule;
 static char			*rulefile;
 static int			 ruletag, rulelabel;
 static enum key_type		 rulekey;
+static int			 valmatch;	/* of the last value */
 static int			 rlay_proto_set;
 
 int		 parse_noresolve;	/* fuzzing: numeric addresses only */
@@ -198,7 +199,9 @@ static int	 table_defined(const char *, int);
 static int	 addr_prefix(char *, int64_t, struct rule_addr *);
 static int	 rule_add(struct protocol *, struct relay_rule *,
 		    const char *);
-static int	 rule_kv_set(enum key_type, enum key_option, char *, char *);
+static int	 rule_kv_set(enum key_type, enum key_option, int, char *,
+		    char *);
+static int	 rule_kv_check(struct relay_rule *, const char *);
 static int	 proto_strset(char **, char *, const char *);
 static int	 tls_validate(const char *, char *);
 static int	 relay_tls_load(struct relay *);
@@ -233,6 +236,7 @@ typedef struct {
 %token	RANDOM RELAY RETRY ROUNDROBIN SACK SESSION SOCKET SPLICE SRCHASH
 %token	STATE TABLE TCP TIMEOUT TLS TO WITH ERROR
 %token	BINARY CODE DIGEST EXPECT ICMP NOTHING SCRIPT SEND
+%token	GLOB IGNORECASE PATTERN
 %token	AGENTX APPEND BACKUP BLOCK CA CACHE CERTIFICATE CIPHERS CLIENT CONTEXT
 %token	COOKIE DEMOTE DESTINATION ECDHE EDH EXTERNAL FILENAME FROM HEADER
 %token	HEADERLEN INET INET6 INTERFACE KEY KEYPAIR LABEL LOOKUP MATCH METHOD
@@ -246,6 +250,7 @@ typedef struct {
 %type	<v.number>	loglevel opttls port retry prototype checktls
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action ruledir quick ruleaf key_option optmatch
+%type	<v.number>	kvmatch kvmatch1
 %type	<v.number>	redirect_proto optproxyproto optport
 %type	<v.string>	hostname optcrl
 %type	<v.tv>		timeout
@@ -1111,39 +1116,40 @@ ruleopt		: METHOD STRING			{
 			}
 			FREEARG($2);
 		}
-		| COOKIE key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, $4) == -1) {
-				$3 = NULL;
+		| COOKIE key_option kvmatch STRING value	{
+			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, $4, $5) == -1) {
 				$4 = NULL;
+				$5 = NULL;
 				YYERROR;
 			}
 		}
-		| COOKIE key_option		{
-			if (rule_kv_set(KEY_TYPE_COOKIE, $2, NULL,
+		| COOKIE key_option kvmatch	{
+			if (rule_kv_set(KEY_TYPE_COOKIE, $2, $3, NULL,
 			    NULL) == -1)
 				YYERROR;
 		}
-		| HEADER key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, $4) == -1) {
-				$3 = NULL;
+		| HEADER key_option kvmatch STRING value	{
+			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, $4, $5) == -1) {
 				$4 = NULL;
+				$5 = NULL;
 				YYERROR;
 			}
 		}
-		| HEADER key_option		{
-			if (rule_kv_set(KEY_TYPE_HEADER, $2, NULL,
+		| HEADER key_option kvmatch	{
+			if (rule_kv_set(KEY_TYPE_HEADER, $2, $3, NULL,
 			    NULL) == -1)
 				YYERROR;
 		}
-		| PATH key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, $4) == -1) {
-				$3 = NULL;
+		| PATH key_option kvmatch STRING value	{
+			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, $4, $5) == -1) {
 				$4 = NULL;
+				$5 = NULL;
 				YYERROR;
 			}
 		}
-		| PATH key_option		{
-			if (rule_kv_set(KEY_TYPE_PATH, $2, NULL, NULL) == -1)
+		| PATH key_option kvmatch	{
+			if (rule_kv_set(KEY_TYPE_PATH, $2, $3, NULL,
+			    NULL) == -1)
 				YYERROR;
 		}
 		| PATH STRIP NUMBER		{
@@ -1156,32 +1162,44 @@ ruleopt		: METHOD STRING			{
 			}
 			if (asprintf(&strip, "%lld", (long long)$3) == -1)
 				fatal("out of memory");
-			if (rule_kv_set(KEY_TYPE_PATH, KEY_OPTION_STRIP, NULL,
-			    strip) == -1)
+			if (rule_kv_set(KEY_TYPE_PATH, KEY_OPTION_STRIP, 0,
+			    NULL, strip) == -1)
 				YYERROR;
 		}
-		| QUERYSTR key_option STRING value	{
-			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, $4) == -1) {
-				$3 = NULL;
+		| QUERYSTR key_option kvmatch STRING value	{
+			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, $4, $5) == -1) {
 				$4 = NULL;
+				$5 = NULL;
 				YYERROR;
 			}
 		}
-		| QUERYSTR key_option		{
-			if (rule_kv_set(KEY_TYPE_QUERY, $2, NULL,
+		| QUERYSTR key_option kvmatch	{
+			if (rule_kv_set(KEY_TYPE_QUERY, $2, $3, NULL,
 			    NULL) == -1)
 				YYERROR;
 		}
 		| URL key_option optdigest value	{
-			if (rule_kv_set(KEY_TYPE_URL, $2, $3.key, $4) == -1) {
+			if (rule_kv_set(KEY_TYPE_URL, $2, 0, $3.key, $4) ==
+			    -1) {
 				$3.key = NULL;
 				$4 = NULL;
 				YYERROR;
 			}
 			rule->rule_kv[KEY_TYPE_URL].kv_digest = $3.type;
 		}
+		| URL key_option kvmatch1 STRING value	{
+			if (rule_kv_set(KEY_TYPE_URL, $2, $3, $4, $5) == -1) {
+				$4 = NULL;
+				$5 = NULL;
+				YYERROR;
+			}
+		}
+		| URL key_option kvmatch1	{
+			if (rule_kv_set(KEY_TYPE_URL, $2, $3, NULL, NULL) == -1)
+				YYERROR;
+		}
 		| URL key_option		{
-			if (rule_kv_set(KEY_TYPE_URL, $2, NULL, NULL) == -1)
+			if (rule_kv_set(KEY_TYPE_URL, $2, 0, NULL, NULL) == -1)
 				YYERROR;
 		}
 		| FORWARD TO tablename		{
@@ -1274,11 +1292,23 @@ ruleopt		: METHOD STRING			{
 			rulefile = $2;
 			free(rule->rule_kv[rulekey].kv_value);
 			rule->rule_kv[rulekey].kv_value = $3;
+			if ($3 != NULL)
+				rule->rule_kv[rulekey].kv_valmatch = valmatch;
 		}
 		;
 
-value		: /* empty */			{ $$ = NULL; }
-		| VALUE STRING			{ $$ = $2; }
+value		: /* empty */			{ $$ = NULL; valmatch = 0; }
+		| VALUE kvmatch STRING		{ $$ = $3; valmatch = $2; }
+		;
+
+/* How a key or value matches (patterns(7): OpenBSD -current's) */
+kvmatch		: /* empty */			{ $$ = KV_MATCH_DEFAULT; }
+		| kvmatch1
+		;
+
+kvmatch1	: GLOB				{ $$ = KV_MATCH_GLOB; }
+		| GLOB IGNORECASE		{ $$ = KV_MATCH_GLOB_ICASE; }
+		| PATTERN			{ $$ = KV_MATCH_PATTERN; }
 		;
 
 key_option	: /* empty */			{ $$ = KEY_OPTION_NONE; }
@@ -2305,32 +2335,47 @@ addr_prefix(char *s, int64_t len, struct rule_addr *ra)
 
 /* One key of a rule: takes key and value. */
 static int
-rule_kv_set(enum key_type type, enum key_option option, char *key,
-    char *value)
+rule_kv_set(enum key_type type, enum key_option option, int keymatch,
+    char *key, char *value)
 {
 	static const char	*names[KEY_TYPE_MAX] = {
 		"", "cookie", "header", "path", "query", "url"
 	};
 	struct rule_kv		*kv = &rule->rule_kv[type];
+	int			 vmatch = value != NULL ? valmatch : 0;
+	const char		*errstr;
 
 	if ((type == KEY_TYPE_QUERY || type == KEY_TYPE_URL) &&
 	    (option == KEY_OPTION_APPEND || option == KEY_OPTION_SET ||
-	    option == KEY_OPTION_REMOVE)) {
+	    option == KEY_OPTION_REMOVE))
 		yyerror("combining %s type and the given option is not "
 		    "supported", names[type]);
-		free(key);
-		free(value);
-		return (-1);
+	else if (kv->kv_set)
+		yyerror("%s given twice in a rule", names[type]);
+	else if ((keymatch || vmatch) && (option == KEY_OPTION_APPEND ||
+	    option == KEY_OPTION_SET))
+		yyerror("%s %s: no glob or pattern with set or append",
+		    names[type], option == KEY_OPTION_SET ? "set" : "append");
+	else if (keymatch == KV_MATCH_PATTERN && key != NULL &&
+	    pattern_check(key, &errstr) == -1)
+		yyerror("%s pattern \"%s\": %s", names[type], key, errstr);
+	else if (vmatch == KV_MATCH_PATTERN &&
+	    pattern_check(value, &errstr) == -1)
+		yyerror("%s value pattern \"%s\": %s", names[type], value,
+		    errstr);
+	else {
+		kv->kv_set = 1;
+		kv->kv_option = option;
+		kv->kv_keymatch = keymatch;
+		kv->kv_valmatch = vmatch;
+		kv->kv_key = key;
+		kv->kv_value = value;
+		rulekey = type;
+		return (0);
 	}
-	/* given twice in a rule: the last one counts, as OpenBSD */
-	free(kv->kv_key);
-	free(kv->kv_value);
-	kv->kv_set = 1;
-	kv->kv_option = option;
-	kv->kv_key = key;
-	kv->kv_value = value;
-	rulekey = type;
-	return (0);
+	free(key);
+	free(value);
+	return (-1);
 }
 
 static struct relay_rule *
@@ -2359,6 +2404,32 @@ rule_copy(const struct relay_rule *r)
  * Add the rule, or with "file" one rule per line of the file: the first
  * word of every line that is not empty or a comment is the key.
  */
+/*
+ * A glob or pattern keyword needs a key to match, or the file that
+ * gives the keys; log alone may go without.
+ */
+static int
+rule_kv_check(struct relay_rule *r, const char *path)
+{
+	static const char	*names[KEY_TYPE_MAX] = {
+		"", "cookie", "header", "path", "query", "url"
+	};
+	struct rule_kv		*kv;
+	int			 i;
+
+	for (i = 1; i < KEY_TYPE_MAX; i++) {
+		kv = &r->rule_kv[i];
+		if (!kv->kv_set || kv->kv_keymatch == KV_MATCH_DEFAULT ||
+		    kv->kv_key != NULL || kv->kv_option == KEY_OPTION_LOG ||
+		    (path != NULL && (int)rulekey == i))
+			continue;
+		yyerror("%s: glob or pattern without a key or file",
+		    names[i]);
+		return (-1);
+	}
+	return (0);
+}
+
 static int
 rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 {
@@ -2374,6 +2445,10 @@ rule_add(struct protocol *p, struct relay_rule *r, const char *path)
 	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
 	    r->rule_kv[KEY_TYPE_URL].kv_set)) {
 		yyerror("path, query and url are for request rules only");
+		rule_free(r);
+		return (-1);
+	}
+	if (rule_kv_check(r, path) == -1) {
 		rule_free(r);
 		return (-1);
 	}
@@ -2497,6 +2572,7 @@ static const struct keywords keywords[] = {
 	{ "file",		FILENAME },
 	{ "forward",		FORWARD },
 	{ "from",		FROM },
+	{ "glob",		GLOB },
 	{ "group",		GROUP },
 	{ "hash",		HASH },
 	{ "header",		HEADER },
@@ -2504,6 +2580,7 @@ static const struct keywords keywords[] = {
 	{ "host",		HOST },
 	{ "http",		HTTP },
 	{ "icmp",		ICMP },
+	{ "ignorecase",	IGNORECASE },
 	{ "include",		INCLUDE },
 	{ "inet",		INET },
 	{ "inet6",		INET6 },
@@ -2532,6 +2609,7 @@ static const struct keywords keywords[] = {
 	{ "pass",		PASS },
 	{ "password",		PASSWORD },
 	{ "path",		PATH },
+	{ "pattern",		PATTERN },
 	{ "pflog",		PFLOG },
 	{ "pftag",		PFTAG },
 	{ "port",		PORT },

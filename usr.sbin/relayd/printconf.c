@@ -169,6 +169,9 @@ print_kv(struct relay_rule *r, enum key_type type)
 	static const char	*options[] = {
 		"", " append", " set", " remove", " hash", " log", " strip"
 	};
+	static const char	*matches[] = {
+		"", " glob", " glob ignorecase", " pattern"
+	};
 	struct rule_kv		*kv = &r->rule_kv[type];
 
 	if (!kv->kv_set)
@@ -177,7 +180,8 @@ print_kv(struct relay_rule *r, enum key_type type)
 		printf(" path strip %s", kv->kv_value);
 		return;
 	}
-	printf(" %s%s", types[type], options[kv->kv_option]);
+	printf(" %s%s%s", types[type], options[kv->kv_option],
+	    matches[kv->kv_keymatch]);
 	if (kv->kv_key != NULL) {
 		putchar(' ');
 		if (kv->kv_digest != DIGEST_NONE)
@@ -185,7 +189,7 @@ print_kv(struct relay_rule *r, enum key_type type)
 		print_str(kv->kv_key);
 	}
 	if (kv->kv_value != NULL) {
-		printf(" value ");
+		printf(" value%s ", matches[kv->kv_valmatch]);
 		print_str(kv->kv_value);
 	}
 }

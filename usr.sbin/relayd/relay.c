@@ -50,7 +50,6 @@
 
 #define RELAY_ACCEPT_ROUNDS	16
 #define RELAY_LOG_MAX		1024	/* texts of the end line */
-#define RELAY_READ_SIZE		(64 * 1024)	/* one read of a bufferevent */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
 
@@ -97,7 +96,6 @@ static void	 relay_read(struct bufferevent *, void *);
 static void	 relay_readcb(int, short, void *);
 static void	 relay_written(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
-static void	 relay_shutdown(struct ctl_relay_event *);
 static void	 relay_log_end(struct rsession *, const char *, int,
 		    uint64_t [2][2]);
 static void	 relay_session_free(struct rsession *);
@@ -157,6 +155,9 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	if ((relay_mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL)) == NULL)
 		fatalx("%s: no SipHash in libcrypto", __func__);
 	/* private keys stay in ca: their operations go there */
+	if (relay_tls_openssl_conf() == -1)
+		log_warnx("%s: OpenSSL's settings for TLS relays failed: "
+		    "session tickets may be sent", __func__);
 	if (tls_init() == -1 || tls_keyops_init(ps) == -1)
 		fatalx("%s: TLS initialisation failed", __func__);
 
@@ -1444,9 +1445,11 @@ relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
  * Pass cre->toread bytes (TOREAD_UNLIMITED: all) on to the other side,
  * what was already read first, the rest spliced where the relay
  * splices.  Userland bytes waiting for the drain go out before any
- * spliced byte.  Returns 1 when toread is reached (the caller's parser
- * goes on; a splice that reaches it calls ro_passed instead), 0 while
- * bytes are still to come, -1 when the session was closed.
+ * spliced byte.  What is passed waits in the drain's output until
+ * relay_pass_flush(): a protocol that parses more of the same read can
+ * still refuse it.  Returns 1 when toread is reached (the caller's
+ * parser goes on; a splice that reaches it calls ro_passed instead), 0
+ * while bytes are still to come, -1 when the session was closed.
  */
 int
 relay_pass(struct ctl_relay_event *cre)
@@ -1464,7 +1467,6 @@ relay_pass(struct ctl_relay_event *cre)
 		relay_close(con, "buffer event failed", 1);
 		return (-1);
 	}
-	relay_flush(cre->dst);
 	if (cre->toread != TOREAD_UNLIMITED) {
 		cre->toread -= len;
 		if (cre->toread == 0)
@@ -1483,6 +1485,25 @@ relay_pass(struct ctl_relay_event *cre)
 	/* back-pressure: no more reading while the other side is behind */
 	if (evbuffer_get_length(out) >= RELAY_MAX_PREFETCH)
 		relay_read_off(cre);
+	return (0);
+}
+
+/*
+ * What cre passed goes out now; a splice that waited for the userland
+ * bytes before it starts once they are all written (else relay_write()
+ * starts it).  -1 when the session was closed.
+ */
+int
+relay_pass_flush(struct ctl_relay_event *cre)
+{
+	relay_flush(cre->dst);
+	if (cre->splicing && !splice_active(&cre->sp) &&
+	    cre->dst->bev != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(cre->dst->bev)) == 0 &&
+	    relay_splice(cre) == -1) {
+		relay_close(cre->con, strerror(errno), 1);
+		return (-1);
+	}
 	return (0);
 }
 
@@ -1532,7 +1553,8 @@ relay_read(struct bufferevent *bev, void *arg)
 	}
 	if (cre->dst->bev == NULL)
 		return;		/* not connected yet: it waits in input */
-	(void)relay_pass(cre);
+	if (relay_pass(cre) != -1)
+		(void)relay_pass_flush(cre);
 }
 
 /* The output of cre's side is empty: what waited for that goes on. */
@@ -1544,6 +1566,10 @@ relay_write(struct bufferevent *bev, void *arg)
 
 	/* until relay_flush() leaves something again */
 	bufferevent_disable(bev, EV_WRITE);
+	if (con->se_lastwrite) {
+		relay_close(con, "last write (done)", 0);
+		return;
+	}
 	if (from->splicing && !splice_active(&from->sp)) {
 		if (relay_splice(from) == -1)
 			relay_close(con, strerror(errno), 1);
@@ -1561,17 +1587,20 @@ relay_write(struct bufferevent *bev, void *arg)
  * End of file from cre: once what it sent has left the other side's
  * output, half-close the other side; both done ends the session.
  */
-static void
+void
 relay_shutdown(struct ctl_relay_event *cre)
 {
 	struct ctl_relay_event	*dst = cre->dst;
 
 	cre->done = 1;
-	if (dst->s == -1) {
+	if (dst->s == -1 && cre->con->se_cstate == RELAY_CONN_NONE) {
 		/* the client left before a backend was chosen */
 		relay_close(cre->con, "done", 0);
 		return;
 	}
+	/* the backend is on its way: its ro_connected hook goes on */
+	if (dst->bev == NULL && cre->con->se_ops->ro_connected != NULL)
+		return;
 	if (dst->bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
 		return;		/* relay_write() calls again */
@@ -1602,6 +1631,36 @@ relay_idle_alive(struct ctl_relay_event *cre)
 	return (1);
 }
 
+/*
+ * An end of file or an error of cre's side ends the session, as
+ * OpenBSD's relay_error() ends it: "last write (done)" once what waits
+ * for the other side is written, else "done".  What happened exactly
+ * goes to a debug line.
+ */
+void
+relay_end(struct ctl_relay_event *cre, const char *why)
+{
+	struct rsession		*con = cre->con;
+	struct ctl_relay_event	*dst = cre->dst;
+
+	log_debug("relay %s, session %u: %s", con->se_relay->rl_conf.name,
+	    con->se_id, why);
+	if (dst->bev == NULL || dst->s == -1 ||
+	    evbuffer_get_length(bufferevent_get_output(dst->bev)) == 0) {
+		relay_close(con, "done", 0);
+		return;
+	}
+	/* relay_write() ends it once the output is out */
+	con->se_lastwrite = 1;
+	splice_stop(&con->se_in.sp);
+	splice_stop(&con->se_out.sp);
+	relay_read_off(&con->se_in);
+	relay_read_off(&con->se_out);
+	relay_flush(dst);
+	if (evbuffer_get_length(bufferevent_get_output(dst->bev)) == 0)
+		relay_close(con, "last write (done)", 0);
+}
+
 void
 relay_error(struct bufferevent *bev, short what, void *arg)
 {
@@ -1614,8 +1673,7 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 			if ((what & BEV_EVENT_READING) == 0) {
 				if (cre->tls != NULL) {
 					if (relay_tls_flush(cre) == -1)
-						relay_close(con, "write "
-						    "failed", 1);
+						relay_end(cre, "write failed");
 				} else
 					bufferevent_enable(bev, EV_WRITE);
 			}
@@ -1629,7 +1687,7 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 		/* what the protocol has not taken yet is passed first */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
 		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL &&
-		    relay_pass(cre) == -1)
+		    (relay_pass(cre) == -1 || relay_pass_flush(cre) == -1))
 			return;
 		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
 		    -1)
@@ -1638,8 +1696,7 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (what & BEV_EVENT_ERROR) {
-		relay_close(con, errno ? strerror(errno) :
-		    "buffer event error", 1);
+		relay_end(cre, errno ? strerror(errno) : "buffer event error");
 		return;
 	}
 }
@@ -1698,7 +1755,7 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 		    "splice timeout", 1);
 		return;
 	default:
-		relay_close(con, strerror(reason), 1);
+		relay_end(cre, strerror(reason));
 		return;
 	}
 }

@@ -618,7 +618,11 @@ http_connected(struct rsession *con)
 		return;
 	}
 	relay_read_on(&con->se_in);
-	(void)http_run(&con->se_in);
+	if (http_run(&con->se_in) == -1)
+		return;
+	/* the client's end came while the backend was on its way */
+	if (con->se_in.done)
+		relay_shutdown(&con->se_in);
 }
 
 /* Returns -1 when the session was closed. */
@@ -628,10 +632,10 @@ http_run(struct ctl_relay_event *cre)
 	struct http_session	*hs = cre->con->se_priv;
 	int			 ret;
 
-	if ((ret = http_parse(cre, hs, &hs->hs_dir[cre->dir])) != -1)
-		/* what the heads and chunk lines added goes out now */
-		relay_flush(cre->dst);
-	return (ret);
+	if ((ret = http_parse(cre, hs, &hs->hs_dir[cre->dir])) == -1)
+		return (-1);
+	/* all that one read brought goes out now, or none of it */
+	return (relay_pass_flush(cre));
 }
 
 /* Where the bytes of cre go: the other side, or wait for its connect. */
@@ -684,6 +688,53 @@ http_put_line(struct ctl_relay_event *cre, struct http_session *hs,
 }
 
 /*
+ * While the backend is on its way, what is parsed waits in hs_pending,
+ * up to a head's size and one read more: then reading stops until the
+ * connect is through (http_connected).
+ */
+static int
+http_pending_full(struct ctl_relay_event *cre, struct http_session *hs)
+{
+	struct http_msg	*m = &hs->hs_dir[cre->dir].hd_msg;
+	size_t		 max;
+
+	if (cre->dst->bev != NULL)
+		return (0);
+	max = (m->hm_maxlen > 0 ? m->hm_maxlen : RELAY_MAXHEADERLENGTH) +
+	    RELAY_READ_SIZE;
+	if (evbuffer_get_length(hs->hs_pending) < max)
+		return (0);
+	relay_read_off(cre);
+	return (1);
+}
+
+/*
+ * Body bytes on: to the other side, or into hs_pending before the
+ * connect.  1 when the parser may go on (toread decides), 0 when it
+ * waits, -1 when the session was closed.
+ */
+static int
+http_pass(struct ctl_relay_event *cre, struct http_session *hs)
+{
+	struct evbuffer	*in = bufferevent_get_input(cre->bev);
+	size_t		 len;
+
+	if (cre->dst->bev != NULL)
+		return (relay_pass(cre) == -1 ? -1 : 1);
+	if (http_pending_full(cre, hs))
+		return (0);
+	len = evbuffer_get_length(in);
+	if (cre->toread != TOREAD_UNLIMITED && (off_t)len > cre->toread)
+		len = cre->toread;
+	if (len > 0 && evbuffer_remove_buffer(in, hs->hs_pending, len) !=
+	    (int)len)
+		return (http_abort(cre->con, 500, "out of memory"));
+	if (cre->toread != TOREAD_UNLIMITED)
+		cre->toread -= len;
+	return (1);
+}
+
+/*
  * The steps of http_parse(), one a state: 1 when the state is through
  * and the parser goes on, 0 when it waits for more input (or for the
  * backend), -1 when the session was closed.
@@ -698,7 +749,7 @@ http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
 	int		 code, over;
 
 	if (cre->dir == RELAY_DIR_REQUEST) {
-		if (hs->hs_connecting)
+		if (http_pending_full(cre, hs))
 			return (0);
 		if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
 			/* the answers come first */
@@ -728,13 +779,14 @@ http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
 
 /* Body bytes, or a chunk's: passed on, spliced where the relay splices. */
 static int
-http_parse_body(struct ctl_relay_event *cre, struct http_dir *hd)
+http_parse_body(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd)
 {
+	int	 ret;
+
 	if (cre->toread > 0) {
-		if (cre->dst->bev == NULL)
-			return (0);
-		if (relay_pass(cre) == -1)
-			return (-1);
+		if ((ret = http_pass(cre, hs)) != 1)
+			return (ret);
 		if (cre->toread > 0)
 			return (0);
 	}
@@ -831,7 +883,7 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			break;
 		case HTTP_S_BODY:
 		case HTTP_S_CHUNKDATA:
-			ret = http_parse_body(cre, hd);
+			ret = http_parse_body(cre, hs, hd);
 			break;
 		case HTTP_S_CHUNK:
 			ret = http_parse_chunk(cre, hs, hd, in);
@@ -844,9 +896,7 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 			break;
 		case HTTP_S_RAW:
 			cre->toread = TOREAD_UNLIMITED;
-			if (cre->dst->bev == NULL)
-				return (0);
-			return (relay_pass(cre));
+			return (http_pass(cre, hs) == -1 ? -1 : 0);
 		}
 	}
 	return (ret == -1 ? -1 : 0);
@@ -1008,9 +1058,8 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 		http_msg_end(hd);
 
 	if (con->se_cstate != RELAY_CONN_CONNECTED && !hs->hs_connecting) {
-		/* nothing more is read until the backend is there */
+		/* parsing goes on meanwhile, into hs_pending */
 		hs->hs_connecting = 1;
-		relay_read_off(cre);
 		if (relay_connect(con) == -1)
 			return (-1);
 	}
@@ -1123,13 +1172,13 @@ http_eof(struct ctl_relay_event *cre)
 		if (hd->hd_msg.hm_nlines == 0 &&
 		    evbuffer_get_length(bufferevent_get_input(cre->bev)) == 0)
 			return (0);
-		relay_close(con, "last http read (done)", 1);
+		relay_end(cre, "last http read (done)");
 		return (-1);
 	case HTTP_S_BODY:
-		relay_close(con, "last http content read", 1);
+		relay_end(cre, "last http content read");
 		return (-1);
 	default:
-		relay_close(con, "last http chunk read (done)", 1);
+		relay_end(cre, "last http chunk read (done)");
 		return (-1);
 	}
 }

@@ -40,6 +40,19 @@
  */
 
 #define HTTP_ACTIONS_MAX	64	/* rules whose options act */
+
+/*
+ * A rule whose options act, with the fields its tests found: as
+ * OpenBSD's, its actions bind to them (a field a rule removed still
+ * logs, "(removed)").
+ */
+struct http_act {
+	struct relay_rule	*ha_rule;
+	struct http_header	*ha_header;	/* its header key's field */
+	struct http_header	*ha_cookie;	/* Cookie or Set-Cookie */
+};
+
+static int	 http_rule_match_target(struct http_msg *, struct relay_rule *);
 #define HTTP_TARGET_MAX		8192	/* longer: no path matches */
 
 /* Every "from" in buf, of size len, becomes "to"; -1 when it overflows. */
@@ -61,6 +74,53 @@ http_replace(char *buf, size_t len, const char *from, const char *to)
 	return (0);
 }
 
+/* How a key type matches without a keyword */
+#define HTTP_M_CASE		KV_MATCH_GLOB		/* a glob */
+#define HTTP_M_NOCASE		KV_MATCH_GLOB_ICASE	/* a glob, no case */
+#define HTTP_M_NAME		(-1)	/* a name, no case (cookie names) */
+
+/*
+ * Does str match s, a rule's key or value, as its keyword how says (dflt
+ * without one)?  A pattern that fails to match in time does not match.
+ */
+static int
+http_kv_match(const char *s, int how, int dflt, const char *str)
+{
+	if (s == NULL)
+		return (1);	/* an omitted value is "*" */
+	if (how == KV_MATCH_DEFAULT)
+		how = dflt;
+	switch (how) {
+	case HTTP_M_NAME:
+		return (strcasecmp(s, str) == 0);
+	case KV_MATCH_GLOB:
+		return (fnmatch(s, str, 0) == 0);
+	case KV_MATCH_GLOB_ICASE:
+		return (fnmatch(s, str, FNM_CASEFOLD) == 0);
+	default:
+		return (pattern_match(str, s, NULL) == 1);
+	}
+}
+
+/* The first field a header key of a rule matches (glob: no case). */
+static struct http_header *
+http_header_match(struct http_msg *m, struct rule_kv *kv)
+{
+	struct http_header	*h;
+	int			 how = kv->kv_keymatch;
+
+	if (how == KV_MATCH_GLOB)
+		how = KV_MATCH_GLOB_ICASE;
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		if (!h->hh_removed &&
+		    http_kv_match(kv->kv_key, how, HTTP_M_NOCASE,
+		    h->hh_name) &&
+		    http_kv_match(kv->kv_value, kv->kv_valmatch, HTTP_M_CASE,
+		    h->hh_value))
+			return (h);
+	return (NULL);
+}
+
 /* The first header field whose name and value match the globs. */
 static struct http_header *
 http_header_find(struct http_msg *m, const char *key, const char *value)
@@ -68,7 +128,7 @@ http_header_find(struct http_msg *m, const char *key, const char *value)
 	struct http_header	*h;
 
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if ((key == NULL ||
+		if (!h->hh_removed && (key == NULL ||
 		    fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0) &&
 		    (value == NULL || fnmatch(value, h->hh_value, 0) == 0))
 			return (h);
@@ -92,10 +152,10 @@ http_header_add(struct http_msg *m, const char *name, const char *value)
 	return (0);
 }
 
-/* In a "k=v; k2=v2" list (cookies) or "k=v&k2=v2" (a query): a match. */
+/* In a "k=v&k2=v2" list (a query): a pair the rule's key matches. */
 static int
-http_pair_find(const char *list, int sep, const char *key,
-    const char *value, char *buf, size_t len)
+http_pair_find(const char *list, int sep, struct rule_kv *kv, char *buf,
+    size_t len)
 {
 	const char	*p = list, *end, *eq;
 	size_t		 n;
@@ -111,16 +171,56 @@ http_pair_find(const char *list, int sep, const char *key,
 			buf[n] = '\0';
 			if ((eq = strchr(buf, '=')) != NULL) {
 				buf[eq - buf] = '\0';
-				if ((key == NULL ||
-				    fnmatch(key, buf, 0) == 0) &&
-				    (value == NULL ||
-				    fnmatch(value, eq + 1, 0) == 0)) {
+				if (http_kv_match(kv->kv_key, kv->kv_keymatch,
+				    HTTP_M_CASE, buf) &&
+				    http_kv_match(kv->kv_value,
+				    kv->kv_valmatch, HTTP_M_CASE, eq + 1)) {
 					buf[eq - buf] = '=';
 					return (1);
 				}
 			}
 		}
 		p = *end != '\0' ? end + 1 : NULL;
+	}
+	return (0);
+}
+
+/*
+ * A cookie of a Cookie or Set-Cookie field, as OpenBSD finds it: the
+ * name without case, the value a glob without case, its quotes
+ * stripped; "$" attributes are no cookies.  "name=value" in buf.
+ */
+static int
+http_cookie_find(const char *list, struct rule_kv *kv, char *buf,
+    size_t len)
+{
+	const char	*p = list, *end;
+	char		*eq, *v;
+	size_t		 n;
+
+	for (; p != NULL && *p != '\0'; p = *end != '\0' ? end + 1 : NULL) {
+		p += strspn(p, " ");
+		if ((end = strchr(p, ';')) == NULL)
+			end = p + strlen(p);
+		if ((n = end - p) >= len || *p == '$')
+			continue;
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		if ((eq = strchr(buf, '=')) == NULL)
+			continue;
+		*eq = '\0';
+		v = eq + 1;
+		if (*v == '"')
+			v++;
+		if (*v != '\0' && v[strlen(v) - 1] == '"')
+			v[strlen(v) - 1] = '\0';
+		if (http_kv_match(kv->kv_key, kv->kv_keymatch, HTTP_M_NAME,
+		    buf) && http_kv_match(kv->kv_value, kv->kv_valmatch,
+		    HTTP_M_NOCASE, v)) {
+			*eq = '=';
+			memmove(eq + 1, v, strlen(v) + 1);
+			return (1);
+		}
 	}
 	return (0);
 }
@@ -215,20 +315,21 @@ http_url_match(struct rule_kv *kv, const char *hosthdr, const char *path,
 }
 
 /*
- * Does rule r match the message?  (Its tests, without its actions.)
- * 1 or 0; -1 when a url test has no host to look up.
+ * Does rule r match the message?  (Its tests, without its actions; the
+ * fields they found go to act.)  1 or 0; -1 when a url test has no host
+ * to look up.
  */
 static int
 http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
-    struct relay_rule *r, struct sockaddr_storage *local)
+    struct relay_rule *r, struct sockaddr_storage *local,
+    struct http_act *act)
 {
 	struct rsession		*con = cre->con;
 	struct rule_kv		*kv;
-	struct http_header	*h;
-	char			 path[HTTP_TARGET_MAX];
 	char			 buf[HTTP_TARGET_MAX];
-	const char		*query, *cookie;
 
+	memset(act, 0, sizeof(*act));
+	act->ha_rule = r;
 	if ((int)r->rule_dir != cre->dir)
 		return (0);
 	if (r->rule_af != AF_UNSPEC &&
@@ -247,23 +348,34 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	kv = &r->rule_kv[KEY_TYPE_HEADER];
 	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
 	    kv->kv_option != KEY_OPTION_SET &&
-	    http_header_find(m, kv->kv_key, kv->kv_value) == NULL)
+	    (act->ha_header = http_header_match(m, kv)) == NULL)
 		return (0);
 
 	kv = &r->rule_kv[KEY_TYPE_COOKIE];
 	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
 	    kv->kv_option != KEY_OPTION_SET) {
-		h = http_header_find(m, cre->dir == RELAY_DIR_REQUEST ?
-		    "Cookie" : "Set-Cookie", NULL);
-		cookie = h != NULL ? h->hh_value : NULL;
-		if (cookie == NULL || (kv->kv_key != NULL &&
-		    !http_pair_find(cookie, ';', kv->kv_key, kv->kv_value,
-		    buf, sizeof(buf))))
+		act->ha_cookie = http_header_find(m, cre->dir ==
+		    RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie", NULL);
+		if (act->ha_cookie == NULL || (kv->kv_key != NULL &&
+		    !http_cookie_find(act->ha_cookie->hh_value, kv, buf,
+		    sizeof(buf))))
 			return (0);
 	}
-
 	if (cre->dir != RELAY_DIR_REQUEST)
 		return (1);
+	return (http_rule_match_target(m, r));
+}
+
+/* The tests of a request's target: path, query and url keys. */
+static int
+http_rule_match_target(struct http_msg *m, struct relay_rule *r)
+{
+	struct rule_kv		*kv;
+	struct http_header	*h;
+	char			 path[HTTP_TARGET_MAX];
+	char			 buf[HTTP_TARGET_MAX * 2];
+	const char		*query;
+
 	if ((r->rule_kv[KEY_TYPE_PATH].kv_set ||
 	    r->rule_kv[KEY_TYPE_QUERY].kv_set ||
 	    r->rule_kv[KEY_TYPE_URL].kv_set) &&
@@ -273,24 +385,34 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	kv = &r->rule_kv[KEY_TYPE_PATH];
 	if (kv->kv_set && kv->kv_option != KEY_OPTION_STRIP &&
 	    kv->kv_key != NULL) {
-		if (fnmatch(kv->kv_key, path, 0) != 0)
+		if (!http_kv_match(kv->kv_key, kv->kv_keymatch, HTTP_M_CASE,
+		    path))
 			return (0);
-		if (kv->kv_value != NULL && kv->kv_option == KEY_OPTION_NONE &&
-		    fnmatch(kv->kv_value, query != NULL ? query : "",
-		    FNM_CASEFOLD) != 0)
+		if (kv->kv_option == KEY_OPTION_NONE &&
+		    !http_kv_match(kv->kv_value, kv->kv_valmatch,
+		    HTTP_M_NOCASE, query != NULL ? query : ""))
 			return (0);
 	}
 	kv = &r->rule_kv[KEY_TYPE_QUERY];
 	if (kv->kv_set && kv->kv_key != NULL && (query == NULL ||
-	    !http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
-	    sizeof(buf))))
+	    !http_pair_find(query, '&', kv, buf, sizeof(buf))))
 		return (0);
 	kv = &r->rule_kv[KEY_TYPE_URL];
 	/* without a Host field the rule matches, as OpenBSD's */
-	if (kv->kv_set && kv->kv_key != NULL &&
-	    (h = http_header_find(m, "Host", NULL)) != NULL)
-		return (http_url_match(kv, h->hh_value, path, query));
-	return (1);
+	if (!kv->kv_set || kv->kv_key == NULL ||
+	    (h = http_header_find(m, "Host", NULL)) == NULL)
+		return (1);
+	(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
+	/* with a keyword: the host and path, matched as it says */
+	if (kv->kv_keymatch != KV_MATCH_DEFAULT)
+		return (http_kv_match(kv->kv_key, kv->kv_keymatch,
+		    HTTP_M_NOCASE, buf));
+	/* a url that is only logged is a glob, as OpenBSD's */
+	if (r->rule_action != RULE_ACTION_BLOCK &&
+	    kv->kv_option == KEY_OPTION_LOG && kv->kv_digest == DIGEST_NONE &&
+	    fnmatch(kv->kv_key, buf, FNM_CASEFOLD) == 0)
+		return (1);
+	return (http_url_match(kv, h->hh_value, path, query));
 }
 
 /* $HOST, $REMOTE_ADDR, ... in a value, as OpenBSD expands them. */
@@ -402,13 +524,29 @@ http_path_strip(const char *path, int n)
 	return (path);
 }
 
-/* A header key's option: a field set, appended, removed, hashed, logged. */
+/* A field logged: " [Name: value]", "(removed)" after a rule took it. */
+static void
+http_rule_log_field(struct rsession *con, int dir, struct http_header *h)
+{
+	char	*v = NULL;
+
+	if (h->hh_removed && asprintf(&v, "%s (removed)", h->hh_value) == -1)
+		v = NULL;
+	http_rule_log(con, dir, h->hh_name, v != NULL ? v : h->hh_value);
+	free(v);
+}
+
+/*
+ * A header key's option: a field set, appended, removed, hashed, logged;
+ * h is the field the rule's test found.
+ */
 static int
 http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
-    struct rule_kv *kv, struct sockaddr_storage *local)
+    struct rule_kv *kv, struct sockaddr_storage *local,
+    struct http_header *h)
 {
 	struct rsession		*con = cre->con;
-	struct http_header	*h, *next;
+	struct http_header	*f;
 	char			 val[HTTP_TARGET_MAX];
 	const char		*v = "";
 
@@ -420,29 +558,27 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 	}
 	switch (kv->kv_option) {
 	case KEY_OPTION_SET:
-		if ((h = http_header_find(m, kv->kv_key, NULL)) != NULL) {
-			free(h->hh_value);
-			return ((h->hh_value = strdup(v)) == NULL ? -1 : 0);
+		if ((f = http_header_find(m, kv->kv_key, NULL)) != NULL) {
+			free(f->hh_value);
+			return ((f->hh_value = strdup(v)) == NULL ? -1 : 0);
 		}
 		/* FALLTHROUGH */
 	case KEY_OPTION_APPEND:
 		return (http_header_add(m, kv->kv_key, v));
 	case KEY_OPTION_REMOVE:
-		for (h = TAILQ_FIRST(&m->hm_headers); h != NULL; h = next) {
-			next = TAILQ_NEXT(h, hh_entry);
-			if (fnmatch(kv->kv_key, h->hh_name, FNM_CASEFOLD) == 0)
-				http_header_remove(m, h);
-		}
+		TAILQ_FOREACH(f, &m->hm_headers, hh_entry)
+			if (http_kv_match(kv->kv_key, kv->kv_keymatch ==
+			    KV_MATCH_GLOB ? KV_MATCH_GLOB_ICASE :
+			    kv->kv_keymatch, HTTP_M_NOCASE, f->hh_name))
+				f->hh_removed = 1;
 		break;
 	case KEY_OPTION_HASH:
-		if ((h = http_header_find(m, kv->kv_key, kv->kv_value)) !=
-		    NULL)
+		if (h != NULL)
 			http_rule_hash(con, h->hh_value);
 		break;
 	case KEY_OPTION_LOG:
-		if ((h = http_header_find(m, kv->kv_key, kv->kv_value)) !=
-		    NULL)
-			http_rule_log(con, cre->dir, h->hh_name, h->hh_value);
+		if (h != NULL)
+			http_rule_log_field(con, cre->dir, h);
 		break;
 	default:
 		break;
@@ -450,19 +586,23 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 	return (0);
 }
 
-/* A cookie key's option, on the Cookie (request) or Set-Cookie field. */
+/*
+ * A cookie key's option, on the Cookie (request) or Set-Cookie field
+ * that the rule's test found (h) or the message has.
+ */
 static int
 http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
-    struct rule_kv *kv, struct sockaddr_storage *local)
+    struct rule_kv *kv, struct sockaddr_storage *local,
+    struct http_header *h)
 {
 	struct rsession		*con = cre->con;
-	struct http_header	*h;
 	char			 val[HTTP_TARGET_MAX];
 	char			 buf[HTTP_TARGET_MAX];
 	const char		*cname;
 
 	cname = cre->dir == RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie";
-	h = http_header_find(m, cname, NULL);
+	if (h == NULL)
+		h = http_header_find(m, cname, NULL);
 	switch (kv->kv_option) {
 	case KEY_OPTION_APPEND:
 	case KEY_OPTION_SET:
@@ -480,23 +620,18 @@ http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
 		return ((h->hh_value = strdup(buf)) == NULL ? -1 : 0);
 	case KEY_OPTION_REMOVE:
 		if (h != NULL)
-			http_header_remove(m, h);
+			h->hh_removed = 1;
 		break;
 	case KEY_OPTION_HASH:
 		if (h != NULL && (kv->kv_key == NULL ||
-		    http_pair_find(h->hh_value, ';', kv->kv_key,
-		    kv->kv_value, buf, sizeof(buf))))
+		    http_cookie_find(h->hh_value, kv, buf, sizeof(buf))))
 			http_rule_hash(con, kv->kv_key != NULL ?
 			    buf : h->hh_value);
 		break;
 	case KEY_OPTION_LOG:
-		if (h == NULL)
-			break;
-		if (kv->kv_key == NULL)
-			http_rule_log(con, cre->dir, cname, h->hh_value);
-		else if (http_pair_find(h->hh_value, ';', kv->kv_key,
-		    kv->kv_value, buf, sizeof(buf)))
-			http_rule_log_pair(con, cre->dir, buf);
+		/* the whole field, as OpenBSD logs it */
+		if (h != NULL)
+			http_rule_log_field(con, cre->dir, h);
 		break;
 	default:
 		break;
@@ -537,7 +672,7 @@ http_apply_path(struct ctl_relay_event *cre, struct http_msg *m,
 		    NULL));
 		break;
 	case KEY_OPTION_LOG:
-		http_rule_log(con, cre->dir, path, NULL);
+		http_rule_log(con, cre->dir, path, query);
 		break;
 	case KEY_OPTION_HASH:
 		http_rule_hash(con, path);
@@ -571,14 +706,18 @@ http_apply_url_query(struct ctl_relay_event *cre, struct http_msg *m,
 	kv = &r->rule_kv[KEY_TYPE_URL];
 	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG &&
 	    (h = http_header_find(m, "Host", NULL)) != NULL) {
-		(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
+		/* a digest logs itself, as OpenBSD's */
+		if (kv->kv_digest != DIGEST_NONE)
+			(void)strlcpy(buf, kv->kv_key, sizeof(buf));
+		else
+			(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value,
+			    path);
 		http_rule_log(con, cre->dir, buf, NULL);
 	}
 	kv = &r->rule_kv[KEY_TYPE_QUERY];
 	if (kv->kv_set && (kv->kv_option == KEY_OPTION_LOG ||
 	    kv->kv_option == KEY_OPTION_HASH) && query != NULL &&
-	    http_pair_find(query, '&', kv->kv_key, kv->kv_value, buf,
-	    sizeof(buf))) {
+	    http_pair_find(query, '&', kv, buf, sizeof(buf))) {
 		if (kv->kv_option == KEY_OPTION_HASH)
 			http_rule_hash(con, buf);
 		else
@@ -589,17 +728,18 @@ http_apply_url_query(struct ctl_relay_event *cre, struct http_msg *m,
 /* The options of one rule act on the message: -1 for no memory. */
 static int
 http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
-    struct relay_rule *r, struct sockaddr_storage *local)
+    struct http_act *act, struct sockaddr_storage *local)
 {
-	struct rule_kv	*kv;
+	struct relay_rule	*r = act->ha_rule;
+	struct rule_kv		*kv;
 
 	kv = &r->rule_kv[KEY_TYPE_HEADER];
 	if (kv->kv_set && kv->kv_key != NULL &&
-	    http_apply_header(cre, m, kv, local) == -1)
+	    http_apply_header(cre, m, kv, local, act->ha_header) == -1)
 		return (-1);
 	kv = &r->rule_kv[KEY_TYPE_COOKIE];
 	if (kv->kv_set && kv->kv_option != KEY_OPTION_NONE &&
-	    http_apply_cookie(cre, m, kv, local) == -1)
+	    http_apply_cookie(cre, m, kv, local, act->ha_cookie) == -1)
 		return (-1);
 	if (cre->dir != RELAY_DIR_REQUEST ||
 	    strlen(m->hm_target) >= HTTP_TARGET_MAX)
@@ -610,6 +750,19 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 		return (-1);
 	http_apply_url_query(cre, m, r);
 	return (0);
+}
+
+/* The fields rules removed go, once every rule has logged. */
+static void
+http_rules_purge(struct http_msg *m)
+{
+	struct http_header	*h, *next;
+
+	for (h = TAILQ_FIRST(&m->hm_headers); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, hh_entry);
+		if (h->hh_removed)
+			http_header_remove(m, h);
+	}
 }
 
 /*
@@ -623,19 +776,20 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 {
 	struct rsession		*con = cre->con;
 	struct protocol		*proto = con->se_relay->rl_proto;
-	struct relay_rule	*r, *decided = NULL;
-	struct relay_rule	*acts[HTTP_ACTIONS_MAX];
+	struct relay_rule	*r;
+	struct http_act		 acts[HTTP_ACTIONS_MAX], act, decided;
 	struct sockaddr_storage	*local = &con->se_sockname;
 	struct relay_table	*rlt;
 	const char		*fwd = NULL;
 	size_t			 len;
-	int			 n = 0, i, block = 0, match;
+	int			 n = 0, i, block = 0, match, ret = 0;
 
 	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
+	decided.ha_rule = NULL;
 	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
-		if ((match = http_rule_match(cre, m, r, local)) == -1)
+		if ((match = http_rule_match(cre, m, r, local, &act)) == -1)
 			return (400);
 		if (match == 0)
 			continue;
@@ -647,22 +801,25 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 			    "" : r->rule_labelname, sizeof(con->se_label));
 		if (r->rule_action == RULE_ACTION_MATCH) {
 			if (n < HTTP_ACTIONS_MAX)
-				acts[n++] = r;
+				acts[n++] = act;
 			continue;
 		}
-		decided = r;
+		decided = act;
 		block = r->rule_action == RULE_ACTION_BLOCK;
 		if (r->rule_flags & RULE_FLAG_QUICK)
 			break;
 	}
-	if (decided != NULL && n < HTTP_ACTIONS_MAX)
+	if (decided.ha_rule != NULL && n < HTTP_ACTIONS_MAX)
 		acts[n++] = decided;
-	for (i = 0; i < n; i++) {
-		if (http_rule_apply(cre, m, acts[i], local) == -1)
-			return (500);
-		if (acts[i]->rule_tablename[0] != '\0')
-			fwd = acts[i]->rule_tablename;
+	for (i = 0; i < n && ret == 0; i++) {
+		if (http_rule_apply(cre, m, &acts[i], local) == -1)
+			ret = 500;
+		if (acts[i].ha_rule->rule_tablename[0] != '\0')
+			fwd = acts[i].ha_rule->rule_tablename;
 	}
+	http_rules_purge(m);
+	if (ret != 0)
+		return (ret);
 	if (block)
 		return (403);
 	if (fwd != NULL && cre->dir == RELAY_DIR_REQUEST) {

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/conf.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -53,6 +54,7 @@ static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
+static int	 relay_tls_eof(int);
 
 #define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
 
@@ -572,10 +574,22 @@ relay_tls_wait(struct ctl_relay_event *cre, int what)
 	    relay_tls_handshake, cre));
 }
 
+/* Is the socket at its end, with nothing more to read? */
+static int
+relay_tls_eof(int s)
+{
+	char	 c;
+
+	return (recv(s, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
+}
+
 /*
  * Records until the space is full or the socket has no more; *again when
  * libtls may hold more (the space filled up, or it saw an end or an
- * error after data, which the next call reports).
+ * error after data, which the next call reports).  A peer that ends
+ * without close_notify: OpenSSL would fail the connection on it, also
+ * for writing, where LibreSSL sees an end of file; so when libtls holds
+ * nothing (tlsdry), the socket is asked first.
  */
 ssize_t
 relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
@@ -591,9 +605,15 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 			off = 0;
 			continue;
 		}
+		if (cre->tlsdry && relay_tls_eof(cre->s)) {
+			if (n > 0)
+				*again = 1;
+			return (n);
+		}
 		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
 		    iov[i].iov_len - off);
 		if (r == TLS_WANT_POLLIN || r == TLS_WANT_POLLOUT) {
+			cre->tlsdry = r == TLS_WANT_POLLIN;
 			if (n > 0)
 				return (n);
 			errno = EAGAIN;
@@ -608,10 +628,15 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 				log_debug("relay %s, session %d: %s",
 				    cre->con->se_relay->rl_conf.name,
 				    cre->con->se_id, tls_error(cre->tls));
+				/* an end without close_notify is an end */
+				if (relay_tls_eof(cre->s))
+					return (0);
 				errno = EIO;
 			}
 			return (r);
 		}
+		/* a short read took all libtls held */
+		cre->tlsdry = (size_t)r < iov[i].iov_len - off;
 		n += r;
 		off += r;
 	}
@@ -676,9 +701,45 @@ relay_tls_writecb(int fd, short event, void *arg)
 		return;
 	}
 	if (relay_tls_flush(cre) == -1) {
-		relay_close(cre->con, "write failed", 1);
+		relay_end(cre, "write failed");
 		return;
 	}
 	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
 		relay_write(cre->bev, cre);
+}
+
+/*
+ * TLS 1.3 on OpenSSL sends two session tickets after each handshake
+ * even with tickets off (libtls here cannot issue them anyway; LibreSSL's
+ * libtls sends none): a client that never reads turns its close into a
+ * reset then, which can discard the last bytes it sent.  libtls has no
+ * knob for it: OpenSSL's own configuration of the relay process, applied
+ * to every SSL_CTX it makes, sends none ("NumTickets = 0").
+ */
+int
+relay_tls_openssl_conf(void)
+{
+#ifndef LIBRESSL_VERSION_NUMBER
+	static const char	 text[] = "relayd = relayd_init\n"
+	    "[relayd_init]\nssl_conf = relayd_ssl\n"
+	    "[relayd_ssl]\nsystem_default = relayd_tls\n"
+	    "[relayd_tls]\nNumTickets = 0\n";
+	CONF			*cnf;
+	BIO			*bio;
+	long			 line;
+	int			 ret = -1;
+
+	OPENSSL_load_builtin_modules();
+	if ((cnf = NCONF_new(NULL)) == NULL)
+		return (-1);
+	if ((bio = BIO_new_mem_buf(text, sizeof(text) - 1)) != NULL &&
+	    NCONF_load_bio(cnf, bio, &line) == 1 &&
+	    CONF_modules_load(cnf, "relayd", 0) == 1)
+		ret = 0;
+	BIO_free(bio);
+	NCONF_free(cnf);
+	return (ret);
+#else
+	return (0);
+#endif
 }

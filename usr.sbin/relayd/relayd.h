@@ -473,6 +473,7 @@ enum prototype {
 #define HTTPFLAG_WEBSOCKETS		0x01
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
+#define RELAY_READ_SIZE			(64 * 1024)	/* one read of a side */
 
 /* Filter rules of a protocol (parsed; evaluated by the HTTP relay) */
 enum rule_action {
@@ -506,9 +507,19 @@ enum key_option {
 	KEY_OPTION_STRIP
 };
 
+/* How a rule's key or value matches: glob, glob ignorecase, pattern */
+enum kv_match {
+	KV_MATCH_DEFAULT = 0,		/* the key type's own */
+	KV_MATCH_GLOB,
+	KV_MATCH_GLOB_ICASE,
+	KV_MATCH_PATTERN		/* patterns(7), case-sensitive */
+};
+
 struct rule_kv {
 	int			 kv_set;
 	enum key_option		 kv_option;
+	int			 kv_keymatch;	/* enum kv_match */
+	int			 kv_valmatch;
 	int			 kv_digest;	/* DIGEST_* for url digest */
 	char			*kv_key;	/* NULL: any */
 	char			*kv_value;	/* NULL: any */
@@ -589,6 +600,7 @@ TAILQ_HEAD(protolist, protocol);
 struct http_header {
 	char			*hh_name;
 	char			*hh_value;
+	int			 hh_removed;	/* by a rule, logs yet */
 	TAILQ_ENTRY(http_header) hh_entry;
 };
 TAILQ_HEAD(http_headers, http_header);
@@ -807,6 +819,7 @@ struct ctl_relay_event {
 	struct event		 tev;		/* TLS handshake */
 	struct event		 wev;		/* TLS output waits */
 	int			 writing;
+	int			 tlsdry;	/* libtls holds no plaintext */
 };
 
 #define RELAY_BYTES_SPLICED	SPLICE_SPLICED
@@ -880,6 +893,7 @@ struct rsession {
 	int			 se_nosplice;
 	enum relay_cstate	 se_cstate;	/* the backend's connect */
 	uint32_t		 se_cseq;	/* asks of the parent */
+	int			 se_lastwrite;	/* ends once output is out */
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	TAILQ_ENTRY(rsession)	 se_entry;
@@ -1052,11 +1066,14 @@ int		 relay_wait_start(struct rsession *, struct event *, int,
 		    short, void (*)(int, short, void *), void *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_pass(struct ctl_relay_event *);
+int		 relay_pass_flush(struct ctl_relay_event *);
+void		 relay_shutdown(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
 ssize_t		 relay_write_now(struct ctl_relay_event *, const void *,
 		    size_t);
 void		 relay_write(struct bufferevent *, void *);
 void		 relay_error(struct bufferevent *, short, void *);
+void		 relay_end(struct ctl_relay_event *, const char *);
 void		 relay_read_on(struct ctl_relay_event *);
 void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
@@ -1113,6 +1130,7 @@ ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
 		    int, int *);
 int		 relay_tls_flush(struct ctl_relay_event *);
 void		 relay_tls_writecb(int, short, void *);
+int		 relay_tls_openssl_conf(void);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
@@ -1128,6 +1146,10 @@ void		 control_imsg_forward(struct privsep *, struct imsg *);
 void		 control_notify(uint32_t, const void *, size_t);
 struct ctl_conn	*control_connbyid(uint32_t);
 void		 control_close_all(void);
+
+/* patterns.c */
+int		 pattern_match(const char *, const char *, const char **);
+int		 pattern_check(const char *, const char **);
 
 /* proxy_protocol.c */
 #define PP_MAXHDR		2048	/* a v2 header with its TLVs */
