@@ -127,6 +127,36 @@ no_handle_outside_chroot_cleanup()
 	stop_all
 }
 
+atf_test_case launcher_fds_closed cleanup
+launcher_fds_closed_head()
+{
+	atf_set descr "descriptors the launcher left open reach neither the parent nor a child"
+	atf_set require.user root
+	atf_set timeout 30
+}
+launcher_fds_closed_body()
+{
+	require_daemon
+	write_conf
+	echo secret >secret
+	# as "exec 8</etc/shadow" in the shell that starts relayd would
+	"$RELAYD" -dv -f relayd.conf 8<secret 9<secret 2>relayd.log &
+	echo $! >relayd.pid
+	wait_started
+	for p in "$(cat relayd.pid)" $(pgrep -P "$(cat relayd.pid)"); do
+		for f in /proc/"$p"/fd/*; do
+			case $(readlink "$f") in
+			"$PWD/secret")
+				atf_fail "process $p holds fd ${f##*/} of the launcher" ;;
+			esac
+		done
+	done
+}
+launcher_fds_closed_cleanup()
+{
+	stop_all
+}
+
 atf_test_case children_sandboxed cleanup
 children_sandboxed_head()
 {
@@ -671,6 +701,7 @@ atf_init_test_cases()
 	atf_add_test_case process_tree
 	atf_add_test_case children_chrooted
 	atf_add_test_case no_handle_outside_chroot
+	atf_add_test_case launcher_fds_closed
 	atf_add_test_case children_sandboxed
 	atf_add_test_case sandbox_violation_lost_child
 	atf_add_test_case sigterm_clean

@@ -1320,6 +1320,41 @@ http_rule_patterns_cleanup()
 	stop_all
 }
 
+atf_test_case http_connection_close cleanup
+http_connection_close_head()
+{
+	atf_set descr "a request with Connection: close is the client's last, and an answer with it ends the client's connection (RFC 9112 9.6)"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_connection_close_body()
+{
+	require_http
+	start_http
+	raw 'GET /bytes/1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /SMUGGLED HTTP/1.1\r\nHost: a\r\n\r\n'
+	atf_check -o inline:"1\n" sh -c "grep -ac '^HTTP/1.1 200' answer"
+	end_line "done, GET\$"
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+	# the backend keeps its connection: the relay ends the client's
+	python3 - "$lport" <<'PY' || atf_fail "the connection stayed open"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(5)
+s.sendall(b"GET /closing HTTP/1.1\r\nHost: a\r\n\r\n")
+got = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    got += d
+sys.exit(0 if got.endswith(b"bye\n") else 1)
+PY
+}
+http_connection_close_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case http_rule_url
@@ -1363,4 +1398,5 @@ atf_init_test_cases()
 	atf_add_test_case http_no_write_through
 	atf_add_test_case http_rule_semantics
 	atf_add_test_case http_rule_patterns
+	atf_add_test_case http_connection_close
 }

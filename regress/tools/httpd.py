@@ -15,6 +15,7 @@
 #	GET /midchunk		a chunk cut short by a close
 #	GET /status/CODE	that status, no body
 #	GET /headers		the request head as the body
+#	GET /closing		"Connection: close", the connection kept
 #	GET /slow/N		N bytes, 64 KiB at a time, 50 ms apart
 #	GET /reset		a reset instead of an answer
 #	GET /bad/KIND		a malformed response (see BAD below)
@@ -207,6 +208,10 @@ def answer(c, method, path, version, headers, raw):
         return True
     if path == "/headers":
         respond("200 OK", raw)
+        return True
+    if path == "/closing":
+        # says close, and keeps the connection all the same
+        respond("200 OK", b"bye\n", "Connection: close\r\n")
         return True
     if path == "/reset":
         c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,

@@ -1566,8 +1566,8 @@ relay_write(struct bufferevent *bev, void *arg)
 
 	/* until relay_flush() leaves something again */
 	bufferevent_disable(bev, EV_WRITE);
-	if (con->se_lastwrite) {
-		relay_close(con, "last write (done)", 0);
+	if (con->se_endmsg != NULL) {
+		relay_close(con, con->se_endmsg, 0);
 		return;
 	}
 	if (from->splicing && !splice_active(&from->sp)) {
@@ -1650,15 +1650,29 @@ relay_end(struct ctl_relay_event *cre, const char *why)
 		relay_close(con, "done", 0);
 		return;
 	}
-	/* relay_write() ends it once the output is out */
-	con->se_lastwrite = 1;
+	(void)relay_end_written(dst, "last write (done)");
+}
+
+/*
+ * The session ends with msg once what waits for cre's side is written:
+ * at once (-1, the session is closed), or from relay_write() (0).
+ */
+int
+relay_end_written(struct ctl_relay_event *cre, const char *msg)
+{
+	struct rsession	*con = cre->con;
+
+	con->se_endmsg = msg;
 	splice_stop(&con->se_in.sp);
 	splice_stop(&con->se_out.sp);
 	relay_read_off(&con->se_in);
 	relay_read_off(&con->se_out);
-	relay_flush(dst);
-	if (evbuffer_get_length(bufferevent_get_output(dst->bev)) == 0)
-		relay_close(con, "last write (done)", 0);
+	relay_flush(cre);
+	if (cre->bev != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(cre->bev)) > 0)
+		return (0);
+	relay_close(con, msg, 0);
+	return (-1);
 }
 
 void

@@ -486,6 +486,8 @@ struct http_session {
 	int			 hs_upgrade;	/* a websocket waits */
 	int			 hs_paused;	/* the queue was full */
 	int			 hs_connecting;
+	int			 hs_lastreq;	/* a request said close */
+	int			 hs_closing;	/* the last answer is on */
 	/* the heads before the connect */
 	struct evbuffer		*hs_pending;
 };
@@ -630,12 +632,18 @@ static int
 http_run(struct ctl_relay_event *cre)
 {
 	struct http_session	*hs = cre->con->se_priv;
-	int			 ret;
+	struct http_dir		*hd = &hs->hs_dir[cre->dir];
 
-	if ((ret = http_parse(cre, hs, &hs->hs_dir[cre->dir])) == -1)
+	if (http_parse(cre, hs, hd) == -1)
 		return (-1);
 	/* all that one read brought goes out now, or none of it */
-	return (relay_pass_flush(cre));
+	if (relay_pass_flush(cre) == -1)
+		return (-1);
+	/* an answer with "close", or the last request's, is through */
+	if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
+	    hd->hd_state == HTTP_S_HEAD && hd->hd_msg.hm_nlines == 0)
+		return (relay_end_written(cre->dst, "done"));
+	return (0);
 }
 
 /* Where the bytes of cre go: the other side, or wait for its connect. */
@@ -749,6 +757,12 @@ http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
 	int		 code, over;
 
 	if (cre->dir == RELAY_DIR_REQUEST) {
+		if (hs->hs_lastreq) {
+			/* RFC 9112 9.6: no request after "close" */
+			relay_read_off(cre);
+			(void)evbuffer_drain(in, evbuffer_get_length(in));
+			return (0);
+		}
 		if (http_pending_full(cre, hs))
 			return (0);
 		if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
@@ -1043,6 +1057,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 
 	hs->hs_methods[(hs->hs_first + hs->hs_nmethods++) %
 	    HTTP_PIPELINE_MAX] = m->hm_method;
+	hs->hs_lastreq = m->hm_close;
 	(void)snprintf(log, sizeof(log), " %s", method);
 	relay_log(con, log);
 	(void)snprintf(line, sizeof(line), "%s %s HTTP/1.%d", method,
@@ -1094,6 +1109,9 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	method = http_method_name(hs->hs_methods[hs->hs_first]);
 	hs->hs_first = (hs->hs_first + 1) % HTTP_PIPELINE_MAX;
 	hs->hs_nmethods--;
+	/* the last answer: the client's connection ends after it */
+	if (m->hm_close || (hs->hs_lastreq && hs->hs_nmethods == 0))
+		hs->hs_closing = 1;
 
 	if (m->hm_code == 101) {
 		if (!hs->hs_upgrade || !m->hm_upgrade ||

@@ -148,6 +148,9 @@ main(int argc, char *argv[])
 
 	if (title != NULL)
 		proc_id = proc_bytitle(title);
+	else
+		/* what the launcher left open reaches no child */
+		closefrom(STDERR_FILENO + 1);
 
 	if ((env = calloc(1, sizeof(*env))) == NULL ||
 	    (ps = calloc(1, sizeof(*ps))) == NULL)

@@ -893,7 +893,7 @@ struct rsession {
 	int			 se_nosplice;
 	enum relay_cstate	 se_cstate;	/* the backend's connect */
 	uint32_t		 se_cseq;	/* asks of the parent */
-	int			 se_lastwrite;	/* ends once output is out */
+	const char		*se_endmsg;	/* ends once output is out */
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	TAILQ_ENTRY(rsession)	 se_entry;
@@ -1074,6 +1074,7 @@ ssize_t		 relay_write_now(struct ctl_relay_event *, const void *,
 void		 relay_write(struct bufferevent *, void *);
 void		 relay_error(struct bufferevent *, short, void *);
 void		 relay_end(struct ctl_relay_event *, const char *);
+int		 relay_end_written(struct ctl_relay_event *, const char *);
 void		 relay_read_on(struct ctl_relay_event *);
 void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
