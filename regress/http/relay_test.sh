@@ -1355,6 +1355,51 @@ http_connection_close_cleanup()
 	stop_all
 }
 
+atf_test_case http_head_deadline cleanup
+http_head_deadline_head()
+{
+	atf_set descr "a request head sent a byte at a time ends at the protocol's header timeout (ours), with 408 under return error"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_head_deadline_body()
+{
+	require_http
+	start_http 'return error
+	http header timeout 2'
+	# a byte every 0.3 s, for 15 s at the most
+	python3 - "$lport" <<'PY' >answer || atf_fail "the head was not cut"
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(0.3)
+start = time.time()
+s.sendall(b"GET / HTTP/1.1\r\nX-Slow: ")
+got = b""
+while time.time() - start < 15:
+    try:
+        s.sendall(b"a")
+        d = s.recv(4096)
+        if not d:
+            break
+        got += d
+    except socket.timeout:
+        continue
+    except OSError:
+        break
+sys.stdout.write(got.split(b"\r\n")[0].decode() + "\n")
+sys.exit(0 if time.time() - start < 8 else 1)
+PY
+	atf_check -o inline:"HTTP/1.0 408 Request Timeout\n" cat answer
+	end_line "request header timeout (408 Request Timeout)\$"
+	# relayd -nv shows the option, and a bad value is refused
+	atf_check -o match:"^	http header timeout 2\$" -e ignore \
+	    "$RELAYD" -nv -f relayd.conf
+}
+http_head_deadline_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case http_rule_url
@@ -1399,4 +1444,5 @@ atf_init_test_cases()
 	atf_add_test_case http_rule_semantics
 	atf_add_test_case http_rule_patterns
 	atf_add_test_case http_connection_close
+	atf_add_test_case http_head_deadline
 }

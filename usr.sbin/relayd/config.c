@@ -77,6 +77,7 @@ protocol_init(struct protocol *p)
 	p->tcpbacklog = RELAY_BACKLOG;
 	p->tlsflags = TLSFLAG_DEFAULT;
 	p->httpheaderlen = RELAY_DEFHEADERLENGTH;
+	p->httpheadtimeout = RELAY_HEADTIMEOUT;
 	protocol_forget(p);
 }
 

@@ -1006,6 +1006,14 @@ httpflags	: HEADERLEN NUMBER		{
 			}
 			proto->httpheaderlen = $2;
 		}
+		| HEADER TIMEOUT NUMBER		{
+			if ($3 < 0 || $3 > 3600) {
+				yyerror("invalid header timeout: %lld (0 to "
+				    "3600)", (long long)$3);
+				YYERROR;
+			}
+			proto->httpheadtimeout = $3;
+		}
 		| WEBSOCKETS			{
 			proto->httpflags |= HTTPFLAG_WEBSOCKETS;
 		}

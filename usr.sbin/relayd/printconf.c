@@ -313,6 +313,9 @@ print_protocol(struct protocol *p)
 		printf("\thttp { headerlen %d, %swebsockets }\n",
 		    p->httpheaderlen,
 		    p->httpflags & HTTPFLAG_WEBSOCKETS ? "" : "no ");
+	if (p->type == RELAY_PROTO_HTTP &&
+	    p->httpheadtimeout != RELAY_HEADTIMEOUT)
+		printf("\thttp header timeout %d\n", p->httpheadtimeout);
 	if (p->flags & F_RETURN) {
 		printf("\treturn error");
 		if (p->style != NULL) {

@@ -487,6 +487,7 @@ struct http_session {
 	int			 hs_paused;	/* the queue was full */
 	int			 hs_connecting;
 	int			 hs_lastreq;	/* a request said close */
+	struct event		 hs_headev;	/* a request head's deadline */
 	int			 hs_closing;	/* the last answer is on */
 	/* the heads before the connect */
 	struct evbuffer		*hs_pending;
@@ -509,6 +510,7 @@ static int	 http_request_body(struct ctl_relay_event *, struct http_dir *);
 static int	 http_response(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *);
 static void	 http_msg_end(struct http_dir *);
+static void	 http_head_timeout(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
 
 const struct relay_ops relay_http_ops = {
@@ -530,6 +532,7 @@ static const struct {
 	{ 403,	"Forbidden" },
 	{ 405,	"Method Not Allowed" },
 	{ 406,	"Not Acceptable" },
+	{ 408,	"Request Timeout" },
 	{ 413,	"Payload Too Large" },
 	{ 500,	"Internal Server Error" },
 	{ 502,	"Bad Gateway" },
@@ -567,6 +570,7 @@ http_init(struct rsession *con)
 	http_msg_init(&hs->hs_dir[RELAY_DIR_RESPONSE].hd_msg,
 	    RELAY_DIR_RESPONSE, max);
 	con->se_priv = hs;
+	evtimer_set(&hs->hs_headev, http_head_timeout, con);
 	/* the request comes first, then the backend */
 	return (1);
 }
@@ -580,6 +584,7 @@ http_free(struct rsession *con)
 		return;
 	http_msg_clear(&hs->hs_dir[0].hd_msg);
 	http_msg_clear(&hs->hs_dir[1].hd_msg);
+	evtimer_del(&hs->hs_headev);
 	evbuffer_free(hs->hs_pending);
 	free(hs);
 	con->se_priv = NULL;
@@ -743,6 +748,35 @@ http_pass(struct ctl_relay_event *cre, struct http_session *hs)
 }
 
 /*
+ * A request head has begun (some of it is read): it must be through
+ * within the protocol's header timeout (ours), so that a client that
+ * sends it a byte at a time cannot keep the session for the whole
+ * session timeout.
+ */
+static void
+http_head_started(struct ctl_relay_event *cre, struct http_session *hs,
+    int begun)
+{
+	struct timeval	 tv;
+
+	if (cre->dir != RELAY_DIR_REQUEST || !begun ||
+	    evtimer_pending(&hs->hs_headev, NULL))
+		return;
+	tv.tv_sec = cre->con->se_relay->rl_proto->httpheadtimeout;
+	tv.tv_usec = 0;
+	if (tv.tv_sec > 0)
+		evtimer_add(&hs->hs_headev, &tv);
+}
+
+static void
+http_head_timeout(int fd, short event, void *arg)
+{
+	(void)fd;
+	(void)event;
+	(void)http_abort(arg, 408, "request header timeout");
+}
+
+/*
  * The steps of http_parse(), one a state: 1 when the state is through
  * and the parser goes on, 0 when it waits for more input (or for the
  * backend), -1 when the session was closed.
@@ -775,8 +809,10 @@ http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
 	max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
 	    RELAY_MAXHEADERLENGTH;
 	if ((line = http_line(in, &len, max + 2, &over)) == NULL) {
-		if (!over)
+		if (!over) {
+			http_head_started(cre, hs, evbuffer_get_length(in) > 0);
 			return (0);
+		}
 		return (http_abort(cre->con, cre->dir == RELAY_DIR_REQUEST ?
 		    413 : 502, cre->dir == RELAY_DIR_REQUEST ?
 		    "request headers too large" :
@@ -786,7 +822,13 @@ http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
 	free(line);
 	if (code != 0)
 		return (http_abort(cre->con, code, m->hm_error));
-	if (m->hm_done && http_head(cre, hs, hd) == -1)
+	if (!m->hm_done) {
+		http_head_started(cre, hs, 1);
+		return (1);
+	}
+	if (cre->dir == RELAY_DIR_REQUEST)
+		evtimer_del(&hs->hs_headev);
+	if (http_head(cre, hs, hd) == -1)
 		return (-1);
 	return (1);
 }

@@ -524,12 +524,17 @@ http_path_strip(const char *path, int n)
 	return (path);
 }
 
-/* A field logged: " [Name: value]", "(removed)" after a rule took it. */
+/*
+ * A field logged: " [Name: value]", "(removed)" after a rule took it;
+ * nothing without one.
+ */
 static void
 http_rule_log_field(struct rsession *con, int dir, struct http_header *h)
 {
 	char	*v = NULL;
 
+	if (h == NULL)
+		return;
 	if (h->hh_removed && asprintf(&v, "%s (removed)", h->hh_value) == -1)
 		v = NULL;
 	http_rule_log(con, dir, h->hh_name, v != NULL ? v : h->hh_value);
@@ -577,8 +582,7 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 			http_rule_hash(con, h->hh_value);
 		break;
 	case KEY_OPTION_LOG:
-		if (h != NULL)
-			http_rule_log_field(con, cre->dir, h);
+		http_rule_log_field(con, cre->dir, h);
 		break;
 	default:
 		break;
@@ -630,11 +634,10 @@ http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
 		break;
 	case KEY_OPTION_LOG:
 		/* the whole field, as OpenBSD logs it */
-		if (h != NULL)
-			http_rule_log_field(con, cre->dir, h);
-		break;
+		http_rule_log_field(con, cre->dir, h);
+		/* FALLTHROUGH */
 	default:
-		break;
+		return (0);
 	}
 	return (0);
 }

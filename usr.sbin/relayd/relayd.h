@@ -473,6 +473,7 @@ enum prototype {
 #define HTTPFLAG_WEBSOCKETS		0x01
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
+#define RELAY_HEADTIMEOUT		30	/* s for a request head */
 #define RELAY_READ_SIZE			(64 * 1024)	/* one read of a side */
 
 /* Filter rules of a protocol (parsed; evaluated by the HTTP relay) */
@@ -578,6 +579,7 @@ struct protocol {
 	uint32_t		 tlsflags;
 	int			 tickets;
 	int			 httpheaderlen;
+	int			 httpheadtimeout; /* s, a request head's (ours) */
 	uint32_t		 httpflags;
 	char			*tlsciphers;
 	char			*tlsdhparams;
