@@ -1442,6 +1442,26 @@ relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 }
 
 /*
+ * What cre has read, up to toread bytes, goes to the end of to; toread
+ * counts down.  -1 when the buffer could not take it.
+ */
+int
+relay_take(struct ctl_relay_event *cre, struct evbuffer *to)
+{
+	struct evbuffer	*in = bufferevent_get_input(cre->bev);
+	size_t		 len;
+
+	len = evbuffer_get_length(in);
+	if (cre->toread != TOREAD_UNLIMITED && (off_t)len > cre->toread)
+		len = cre->toread;
+	if (len > 0 && evbuffer_remove_buffer(in, to, len) != (int)len)
+		return (-1);
+	if (cre->toread != TOREAD_UNLIMITED)
+		cre->toread -= len;
+	return (0);
+}
+
+/*
  * Pass cre->toread bytes (TOREAD_UNLIMITED: all) on to the other side,
  * what was already read first, the rest spliced where the relay
  * splices.  Userland bytes waiting for the drain go out before any
@@ -1456,22 +1476,15 @@ relay_pass(struct ctl_relay_event *cre)
 {
 	struct rsession		*con = cre->con;
 	struct evbuffer		*in, *out;
-	size_t			 len;
 
 	in = bufferevent_get_input(cre->bev);
 	out = bufferevent_get_output(cre->dst->bev);
-	len = evbuffer_get_length(in);
-	if (cre->toread != TOREAD_UNLIMITED && (off_t)len > cre->toread)
-		len = cre->toread;
-	if (len > 0 && evbuffer_remove_buffer(in, out, len) != (int)len) {
+	if (relay_take(cre, out) == -1) {
 		relay_close(con, "buffer event failed", 1);
 		return (-1);
 	}
-	if (cre->toread != TOREAD_UNLIMITED) {
-		cre->toread -= len;
-		if (cre->toread == 0)
-			return (1);
-	}
+	if (cre->toread == 0)
+		return (1);
 	if (!con->se_nosplice && evbuffer_get_length(in) == 0) {
 		/* the drain's userland bytes go before any spliced one */
 		relay_read_off(cre);

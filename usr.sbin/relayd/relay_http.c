@@ -729,21 +729,12 @@ http_pending_full(struct ctl_relay_event *cre, struct http_session *hs)
 static int
 http_pass(struct ctl_relay_event *cre, struct http_session *hs)
 {
-	struct evbuffer	*in = bufferevent_get_input(cre->bev);
-	size_t		 len;
-
 	if (cre->dst->bev != NULL)
 		return (relay_pass(cre) == -1 ? -1 : 1);
 	if (http_pending_full(cre, hs))
 		return (0);
-	len = evbuffer_get_length(in);
-	if (cre->toread != TOREAD_UNLIMITED && (off_t)len > cre->toread)
-		len = cre->toread;
-	if (len > 0 && evbuffer_remove_buffer(in, hs->hs_pending, len) !=
-	    (int)len)
+	if (relay_take(cre, hs->hs_pending) == -1)
 		return (http_abort(cre->con, 500, "out of memory"));
-	if (cre->toread != TOREAD_UNLIMITED)
-		cre->toread -= len;
 	return (1);
 }
 

@@ -102,19 +102,23 @@ http_kv_match(const char *s, int how, int dflt, const char *str)
 	}
 }
 
-/* The first field a header key of a rule matches (glob: no case). */
+/* Does a header key's name match the field's?  (glob: without case) */
+static int
+http_name_match(struct rule_kv *kv, struct http_header *h)
+{
+	return (http_kv_match(kv->kv_key, kv->kv_keymatch == KV_MATCH_GLOB ?
+	    KV_MATCH_GLOB_ICASE : kv->kv_keymatch, HTTP_M_NOCASE,
+	    h->hh_name));
+}
+
+/* The first field a header key of a rule matches. */
 static struct http_header *
 http_header_match(struct http_msg *m, struct rule_kv *kv)
 {
 	struct http_header	*h;
-	int			 how = kv->kv_keymatch;
 
-	if (how == KV_MATCH_GLOB)
-		how = KV_MATCH_GLOB_ICASE;
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (!h->hh_removed &&
-		    http_kv_match(kv->kv_key, how, HTTP_M_NOCASE,
-		    h->hh_name) &&
+		if (!h->hh_removed && http_name_match(kv, h) &&
 		    http_kv_match(kv->kv_value, kv->kv_valmatch, HTTP_M_CASE,
 		    h->hh_value))
 			return (h);
@@ -572,9 +576,7 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 		return (http_header_add(m, kv->kv_key, v));
 	case KEY_OPTION_REMOVE:
 		TAILQ_FOREACH(f, &m->hm_headers, hh_entry)
-			if (http_kv_match(kv->kv_key, kv->kv_keymatch ==
-			    KV_MATCH_GLOB ? KV_MATCH_GLOB_ICASE :
-			    kv->kv_keymatch, HTTP_M_NOCASE, f->hh_name))
+			if (http_name_match(kv, f))
 				f->hh_removed = 1;
 		break;
 	case KEY_OPTION_HASH:

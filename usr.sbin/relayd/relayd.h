@@ -1067,6 +1067,7 @@ void		 relay_tls_established(struct ctl_relay_event *);
 int		 relay_wait_start(struct rsession *, struct event *, int,
 		    short, void (*)(int, short, void *), void *);
 int		 relay_bufferevent(struct ctl_relay_event *);
+int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
 int		 relay_pass(struct ctl_relay_event *);
 int		 relay_pass_flush(struct ctl_relay_event *);
 void		 relay_shutdown(struct ctl_relay_event *);
