@@ -86,7 +86,7 @@ endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
-		socat iproute2 nftables curl python3
+		socat iproute2 nftables curl python3 haproxy
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -116,6 +116,7 @@ HDRS =		$(RD)/relayd.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \
 		regress/splice/splice_test regress/tools/rtool \
+		regress/tools/ctlflood \
 		regress/perf/relaybench regress/perf/barerelay \
 		regress/daemon/relayd-sbtest
 
@@ -170,6 +171,9 @@ regress/daemon/relayd-sbtest: regress/daemon/sandbox_test.o \
 
 regress/tools/rtool: regress/tools/rtool.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+regress/tools/ctlflood: regress/tools/ctlflood.c $(LIB) $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 regress/perf/relaybench: regress/perf/relaybench.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<

@@ -20,6 +20,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	IDLE=500
 	REPEAT=1
 	SETTLE=0.2
+	SCSECS=10		# short connections over veth
 else
 	HBYTES=1073741824	# HTTP: 1 GiB bodies
 	HSECS=10		# HTTP: seconds of requests
@@ -30,6 +31,7 @@ else
 	IDLE=${IDLE:-10000}
 	REPEAT=${REPEAT:-3}
 	SETTLE=1
+	SCSECS=90
 fi
 WORKERS=1
 # PIN=1: client and backends on CPU 0, every proxy process on CPU 1.
@@ -822,6 +824,41 @@ END {
 }' "$work/tls.csv"
 	echo
 	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
+fi
+
+# Short connections over veth links in network namespaces of their own
+# (shortconn.sh): connect, 100 bytes each way, close, 4 at a time, for
+# SCSECS seconds, with the kernel's port range; the relay's connections
+# to the server end in TIME_WAIT on its side.  tcp_tw_reuse 0, and 1 (a
+# new namespace's default is 2: loopback only).
+if { selected relayd-shortconn || selected haproxy-shortconn; } &&
+    ip netns add "rdbench$$" 2>/dev/null; then
+	ip netns del "rdbench$$"
+	stop_proxy
+	: >"$work/short.txt"
+	for reuse in 0 1; do
+		for p in relayd haproxy; do
+			selected $p-shortconn || continue
+			[ $p = haproxy ] && ! command -v haproxy >/dev/null &&
+			    continue
+			echo "bench: $p-shortconn, tcp_tw_reuse $reuse, ${SCSECS} s" >&2
+			sh "$PERF/shortconn.sh" $p $reuse "$SCSECS" |
+			    sed "s/^/$reuse /" >>"$work/short.txt"
+		done
+	done
+	{
+		echo "tw_reuse,contender,conn_per_s,ok,failed,timewait"
+		tr ' ' , <"$work/short.txt"
+	} >"$PERF/results/shortconn-$stamp.csv"
+	echo
+	awk '{ t = $4 + $5
+	    if (NR == 1) {
+		print "| short connections over veth | tcp_tw_reuse | conn/s | sessions | failed | failed % | TIME_WAIT at the end |"
+		print "|---|---|---|---|---|---|---|" }
+	    printf "| %s | %s | %s | %s | %s | %.1f | %s |\n", $2, $1, $3, t, $5,
+		(t > 0) ? 100 * $5 / t : 0, $6 }' "$work/short.txt"
+	echo
+	echo "Short connections: client, proxy and server in three network namespaces on veth links, ${SCSECS} s a row; CSV in regress/perf/results/shortconn-$stamp.csv"
 fi
 
 # The chart: throughput and CPU per GiB, one group of bars a contender.

@@ -36,7 +36,8 @@
  *   relaybench put PORT BYTES               upload BYTES, print Gbit/s
  *
  * With RB_UNIX=PATH in the environment, servers listen on and clients
- * connect to the unix socket PATH instead (the port is then ignored).
+ * connect to the unix socket PATH instead (the port is then ignored);
+ * with RB_ADDR=ADDRESS, on that IPv4 address instead of 127.0.0.1.
  */
 
 #include <sys/types.h>
@@ -91,6 +92,24 @@ unix_sock(struct sockaddr_un *sun)
 	return (1);
 }
 
+/*
+ * RB_ADDR=ADDRESS in the environment: that IPv4 address instead of
+ * 127.0.0.1, for servers and clients alike (the short-connection test
+ * runs them in network namespaces).
+ */
+static in_addr_t
+inet_addr_env(void)
+{
+	const char	*a = getenv("RB_ADDR");
+	struct in_addr	 in;
+
+	if (a == NULL)
+		return (htonl(INADDR_LOOPBACK));
+	if (inet_pton(AF_INET, a, &in) != 1)
+		errx(1, "RB_ADDR %s: not an IPv4 address", a);
+	return (in.s_addr);
+}
+
 static int
 connect_port(int port)
 {
@@ -111,7 +130,7 @@ connect_port(int port)
 		return (-1);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_addr.s_addr = inet_addr_env();
 	sin.sin_port = htons(port);
 	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
 		close(s);
@@ -166,7 +185,7 @@ listen_portfile(const char *portfile, int secs)
 		    sizeof(on));
 		memset(&sin, 0, sizeof(sin));
 		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_addr.s_addr = inet_addr_env();
 		if (bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
 		    listen(l, 4096) == -1 ||
 		    getsockname(l, (struct sockaddr *)&sin, &len) == -1)

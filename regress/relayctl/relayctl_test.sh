@@ -169,6 +169,37 @@ monitor_cleanup()
 	stop_all
 }
 
+atf_test_case monitor_not_reading cleanup
+monitor_not_reading_head()
+{
+	atf_set descr "a monitor that never reads is dropped past the cap; one that reads is not"
+	atf_set require.user root
+	atf_set timeout 60
+}
+monitor_not_reading_body()
+{
+	setup_daemon
+	# 3000 pairs: 6000 events, past what a socket holds and the cap
+	atf_check -o match:"^closed [0-9]+\$" \
+	    "$TOP/regress/tools/ctlflood" relayd.sock 127.0.0.1 3000
+	wait_log 10 "control: monitor of uid 0 does not read (1024 events waiting), connection closed" ||
+	    atf_fail "no log line"
+	# a monitor that reads keeps up with the same flood
+	"$RELAYCTL" -s relayd.sock monitor >monitor.out 2>&1 &
+	echo $! >monitor.pid
+	atf_check -o match:"^closed [0-9]+\$" \
+	    "$TOP/regress/tools/ctlflood" relayd.sock 127.0.0.1 3000
+	atf_check kill -0 "$(cat monitor.pid)"
+	atf_check -o inline:"2\n" grep -c "does not read" relayd.log
+	# the daemon still answers, and pfe did not grow without bound
+	atf_check -o match:"www" "$RELAYCTL" -s relayd.sock show relays
+}
+monitor_not_reading_cleanup()
+{
+	[ -f monitor.pid ] && kill "$(cat monitor.pid)" 2>/dev/null
+	stop_all
+}
+
 atf_test_case socket_mode cleanup
 socket_mode_head()
 {
@@ -227,6 +258,7 @@ atf_init_test_cases()
 	atf_add_test_case status
 	atf_add_test_case log_verbose_brief
 	atf_add_test_case monitor
+	atf_add_test_case monitor_not_reading
 	atf_add_test_case socket_mode
 	atf_add_test_case malformed_requests
 }

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -802,10 +803,54 @@ ATF_TC_BODY(engine_choice, tc)
 #endif
 }
 
+/*
+ * The relay sets a protocol's socket options on its listener only: an
+ * accepted socket must come with them (Linux and the BSDs copy them).
+ */
+ATF_TC_WITHOUT_HEAD(accepted_inherits_options);
+ATF_TC_BODY(accepted_inherits_options, tc)
+{
+	struct protocol		 p;
+	struct sockaddr_in	 sin;
+	socklen_t		 len = sizeof(sin);
+	int			 l, a, b, val;
+
+	memset(&p, 0, sizeof(p));
+	p.tcpflags = TCPFLAG_NODELAY | TCPFLAG_BUFSIZ | TCPFLAG_IPTTL;
+	p.tcpbufsiz = 40000;
+	p.tcpipttl = 33;
+	ATF_REQUIRE((l = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	relay_socket_opts(l, AF_INET, &p, 1);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ATF_REQUIRE(bind(l, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	ATF_REQUIRE(listen(l, 1) == 0);
+	ATF_REQUIRE(getsockname(l, (struct sockaddr *)&sin, &len) == 0);
+	ATF_REQUIRE((a = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	ATF_REQUIRE(connect(a, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	ATF_REQUIRE((b = accept(l, NULL, NULL)) != -1);
+
+	len = sizeof(val);
+	ATF_REQUIRE(getsockopt(b, IPPROTO_TCP, TCP_NODELAY, &val, &len) == 0);
+	ATF_CHECK(val != 0);
+	ATF_REQUIRE(getsockopt(b, IPPROTO_IP, IP_TTL, &val, &len) == 0);
+	ATF_CHECK_EQ(val, 33);
+	/* Linux reports twice what was set, the BSDs what was set */
+	ATF_REQUIRE(getsockopt(b, SOL_SOCKET, SO_RCVBUF, &val, &len) == 0);
+	ATF_CHECK(val == 40000 || val == 80000);
+	ATF_REQUIRE(getsockopt(b, SOL_SOCKET, SO_SNDBUF, &val, &len) == 0);
+	ATF_CHECK(val == 40000 || val == 80000);
+	close(a);
+	close(b);
+	close(l);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	signal(SIGPIPE, SIG_IGN);
 	ATF_TP_ADD_TC(tp, engine_choice);
+	ATF_TP_ADD_TC(tp, accepted_inherits_options);
 	ATF_TP_ADD_TC(tp, pipe_counts_spliced);
 	ATF_TP_ADD_TC(tp, pipe_fallback_counts_copied);
 	ADD_ENGINE_TCS(tp, moves_waiting_data);

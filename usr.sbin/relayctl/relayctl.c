@@ -325,6 +325,7 @@ sum_stats(struct relay *rlay, struct relay_stats *crs)
 		crs->active += rs->active;
 		crs->sessions += rs->sessions;
 		crs->requests += rs->requests;
+		crs->deferred += rs->deferred;
 		for (d = 0; d < 2; d++)
 			for (k = 0; k < 2; k++)
 				crs->bytes[d][k] += rs->bytes[d][k];
@@ -595,6 +596,9 @@ show_status_msg(struct imsg *imsg)
 		    (unsigned long long)crs.active,
 		    (unsigned long long)crs.sessions);
 		print_bytes("\t", &crs);
+		if (crs.deferred > 0)
+			printf("\taccept deferred: %llu times, out of "
+			    "descriptors\n", (unsigned long long)crs.deferred);
 		break;
 	case IMSG_CTL_TABLE:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))

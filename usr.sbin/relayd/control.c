@@ -33,6 +33,7 @@
 #include "relayd.h"
 
 #define CONTROL_BACKLOG	5
+#define CONTROL_MAXQUEUED	1024	/* events waiting for one monitor */
 
 static struct ctl_connlist	 ctl_conns = TAILQ_HEAD_INITIALIZER(ctl_conns);
 static struct event		 ctl_ev;
@@ -185,14 +186,12 @@ control_accept(int listenfd, short event, void *arg)
 	}
 	imsg_init(&c->iev.ibuf, connfd);
 	c->iev.handler = control_dispatch_imsg;
-	c->iev.events = EV_READ;
 	c->iev.data = c;
 	c->id = ++ctl_lastid;
 	if (c->id == 0)
 		c->id = ++ctl_lastid;
 	c->uid = uid;
-	event_set(&c->iev.ev, connfd, c->iev.events, c->iev.handler, c);
-	event_add(&c->iev.ev, NULL);
+	imsg_event_add(&c->iev);
 	TAILQ_INSERT_TAIL(&ctl_conns, c, entry);
 }
 
@@ -378,16 +377,29 @@ control_imsg_forward(struct privsep *ps, struct imsg *imsg)
 	control_notify(imsg->hdr.type, imsg->data, IMSG_DATA_SIZE(imsg));
 }
 
-/* An event for every relayctl monitor. */
+/*
+ * An event for every relayctl monitor.  A monitor that does not read
+ * is dropped once CONTROL_MAXQUEUED events wait for it beyond what its
+ * socket holds: pfe's memory is not its backlog.
+ */
 void
 control_notify(uint32_t type, const void *data, size_t len)
 {
-	struct ctl_conn	*c;
+	struct ctl_conn	*c, *next;
 
-	TAILQ_FOREACH(c, &ctl_conns, entry)
-		if (c->flags & CTL_CONN_NOTIFY)
-			imsg_compose_event(&c->iev, type, 0, 0, -1, data,
-			    len);
+	for (c = TAILQ_FIRST(&ctl_conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if ((c->flags & CTL_CONN_NOTIFY) == 0)
+			continue;
+		if (c->iev.ibuf.w.queued >= CONTROL_MAXQUEUED) {
+			log_warnx("control: monitor of uid %u does not read "
+			    "(%u events waiting), connection closed",
+			    (unsigned int)c->uid, c->iev.ibuf.w.queued);
+			control_close(c);
+			continue;
+		}
+		imsg_compose_event(&c->iev, type, 0, 0, -1, data, len);
+	}
 }
 
 /* Answer a relayctl request that went to another process. */

@@ -224,8 +224,7 @@ proc_newiev(struct privsep *ps, struct privsep_proc *p, int fd,
 	iev->peer = id;
 	iev->instance = instance;
 	ps->ps_ievs[id][instance] = iev;
-	event_set(&iev->ev, fd, EV_READ, proc_dispatch, iev);
-	event_add(&iev->ev, NULL);
+	imsg_event_add(iev);
 	return (iev);
 }
 
@@ -495,18 +494,34 @@ proc_dispatch(int fd, short event, void *arg)
 	imsg_event_add(iev);
 }
 
+/*
+ * What is queued leaves at once if the socket takes it; only what it
+ * does not take waits for EV_WRITE.  The read event is persistent and
+ * is set again only when EV_WRITE comes or goes: an idle channel and
+ * a message the socket takes cost no epoll_ctl(2)/kevent(2) calls.
+ */
 void
 imsg_event_add(struct imsgev *iev)
 {
+	short	 events;
+
 	if (iev->handler == NULL) {
 		(void)imsg_flush(&iev->ibuf);
 		return;
 	}
-	iev->events = EV_READ;
+	/* an error shows again, and is handled, in the EV_WRITE handler */
 	if (iev->ibuf.w.queued)
-		iev->events |= EV_WRITE;
-	event_del(&iev->ev);
-	event_set(&iev->ev, iev->ibuf.fd, iev->events, iev->handler, iev->data);
+		(void)msgbuf_write(&iev->ibuf.w);
+	events = EV_READ | EV_PERSIST;
+	if (iev->ibuf.w.queued)
+		events |= EV_WRITE;
+	if (events == iev->events && event_initialized(&iev->ev) &&
+	    event_pending(&iev->ev, EV_READ, NULL))
+		return;
+	if (event_initialized(&iev->ev))
+		event_del(&iev->ev);
+	iev->events = events;
+	event_set(&iev->ev, iev->ibuf.fd, events, iev->handler, iev->data);
 	event_add(&iev->ev, NULL);
 }
 

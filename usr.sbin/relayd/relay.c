@@ -49,6 +49,10 @@
 #include "relayd.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
+#define RELAY_DEFERLOG		60	/* seconds between deferral logs */
+#define RELAY_PORTWAITS		5	/* tries without a local port, */
+#define RELAY_PORTWAIT_US	5000	/* the first after 5 ms, doubling */
+#define RELAY_PORTMOVES		2	/* then other hosts of the table */
 #define RELAY_LOG_MAX		1024	/* texts of the end line */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
@@ -66,6 +70,10 @@ static int	 relay_original_dst(struct rsession *);
 static int	 relay_pick(struct rsession *);
 static void	 relay_reset(struct imsg *);
 static void	 relay_accept(int, short, void *);
+static void	 relay_accept_defer(struct relay *, int);
+static int	 relay_portwait(struct rsession *, int);
+static void	 relay_portwait_done(int, short, void *);
+static void	 relay_portlog(struct rsession *, int, int);
 static int	 relay_fds_left(void);
 static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
@@ -450,6 +458,39 @@ relay_fds_left(void)
 	return (left - FD_NEEDED);
 }
 
+/*
+ * Accepting stops for a second when descriptors (or memory) run out.
+ * Each stop counts (relayctl status); the log says so once a minute
+ * per relay process, with the numbers and what to do about it.
+ */
+static void
+relay_accept_defer(struct relay *rlay, int error)
+{
+	static time_t	 last;
+	static uint64_t	 since;
+	time_t		 now;
+
+	log_debug("%s: deferring connections", __func__);
+	rlay->rl_stats[rps->ps_instance].deferred++;
+	since++;
+	now = time(NULL);
+	if (last != 0 && now - last < RELAY_DEFERLOG)
+		return;
+	last = now;
+	if (error == EMFILE || error == ENFILE)
+		log_warnx("relay %s: out of file descriptors (%d open, limit "
+		    "%d, %d sessions): accepting deferred %llu times; raise "
+		    "relayd's descriptor limit (ulimit -n, LimitNOFILE)",
+		    rlay->rl_conf.name, getdtablecount(), relay_maxfds,
+		    relay_nsessions, (unsigned long long)since);
+	else
+		log_warnx("relay %s: out of memory for sockets (%s, %d "
+		    "sessions): accepting deferred %llu times",
+		    rlay->rl_conf.name, strerror(error), relay_nsessions,
+		    (unsigned long long)since);
+	since = 0;
+}
+
 static void
 relay_accept(int fd, short event, void *arg)
 {
@@ -483,8 +524,7 @@ relay_accept(int fd, short event, void *arg)
 			if (errno == ENFILE || errno == EMFILE ||
 			    errno == ENOBUFS || errno == ENOMEM) {
 				/* no room: stop accepting for a second */
-				log_debug("%s: deferring connections",
-				    __func__);
+				relay_accept_defer(rlay, errno);
 				event_del(&rlay->rl_ev);
 				evtimer_add(&rlay->rl_evt, &tv);
 			} else if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -515,7 +555,6 @@ static void
 relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 {
 	struct rsession	*con;
-	socklen_t	 slen;
 	int		 i, trusted;
 
 	if ((con = calloc(1, sizeof(*con))) == NULL) {
@@ -545,11 +584,11 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
 	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
 	gettimeofday(&con->se_tv_start, NULL);
-	slen = sizeof(con->se_sockname);
-	if (getsockname(s, (struct sockaddr *)&con->se_sockname,
-	    &slen) == -1)
-		memset(&con->se_sockname, 0, sizeof(con->se_sockname));
-	relay_socket_opts(s, ss->ss_family, rlay->rl_proto, 0);
+	/*
+	 * The socket has the listener's options: Linux and the BSDs copy
+	 * TCP_NODELAY, the buffer sizes and the TTL to an accepted socket.
+	 * Its local address is asked for when something needs it.
+	 */
 
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
@@ -566,6 +605,26 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 		return;
 	}
 	relay_session_begin(con);
+}
+
+/*
+ * The address the client reached (the one its PROXY header named, if
+ * any), asked for once and only when a feature needs it.
+ */
+struct sockaddr_storage *
+relay_sockname(struct rsession *con)
+{
+	socklen_t	 slen;
+
+	if (!con->se_socknamed) {
+		con->se_socknamed = 1;
+		slen = sizeof(con->se_sockname);
+		if (getsockname(con->se_in.s,
+		    (struct sockaddr *)&con->se_sockname, &slen) == -1)
+			memset(&con->se_sockname, 0,
+			    sizeof(con->se_sockname));
+	}
+	return (&con->se_sockname);
 }
 
 /* The client's first bytes are its own: TLS, or the protocol. */
@@ -660,6 +719,7 @@ relay_pp_read(int fd, short event, void *arg)
 	if (src.ss_family != AF_UNSPEC) {
 		con->se_in.ss = src;
 		con->se_sockname = dst;
+		con->se_socknamed = 1;
 	}
 	free(con->se_pp);
 	con->se_pp = NULL;
@@ -874,11 +934,92 @@ relay_connect_start(struct rsession *con, int s)
 		return (0);
 	}
 	if (connect(s, (struct sockaddr *)&con->se_out.ss,
-	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS)
+	    ss_len(&con->se_out.ss)) == -1 && errno != EINPROGRESS) {
+		if (errno == EADDRNOTAVAIL || errno == EAGAIN)
+			return (relay_portwait(con, errno));
 		return (relay_retry(con, RELAY_CFAIL_SESSION, errno));
+	}
 	event_set(&con->se_ev, s, EV_WRITE | EV_TIMEOUT, relay_connected, con);
 	event_add(&con->se_ev, timerisset(&tv) ? &tv : NULL);
 	return (0);
+}
+
+/*
+ * connect(2) found no local port: the ephemeral ports toward this
+ * destination sit in TIME_WAIT (EADDRNOTAVAIL), or the kernel had no
+ * room (EAGAIN).  Ports come free as TIME_WAIT ends: try again after
+ * 5, 10, 20, 40 and 80 ms, then on another host of the table, then as
+ * any failed connect (retry, or the end).  The log says so once a
+ * minute per relay process, with what to do about it.
+ */
+static int
+relay_portwait(struct rsession *con, int error)
+{
+	struct relay	*rlay = con->se_relay;
+	struct timeval	 tv;
+
+	close(con->se_out.s);
+	con->se_out.s = -1;
+	con->se_cstate = RELAY_CONN_NONE;
+	if (con->se_portwaits < RELAY_PORTWAITS) {
+		relay_portlog(con, error, 0);
+		tv.tv_sec = 0;
+		tv.tv_usec = RELAY_PORTWAIT_US << con->se_portwaits;
+		con->se_portwaits++;
+		con->se_cstate = RELAY_CONN_PORTWAIT;
+		evtimer_set(&con->se_ev, relay_portwait_done, con);
+		evtimer_add(&con->se_ev, &tv);
+		return (0);
+	}
+	if (!TAILQ_EMPTY(&rlay->rl_tables) &&
+	    con->se_portmoves < RELAY_PORTMOVES &&
+	    (rlay->rl_conf.flags & (F_DIVERT | F_NATLOOK)) == 0) {
+		con->se_portmoves++;
+		con->se_portwaits = 0;
+		if (relay_pick(con) == -1)
+			return (-1);
+		return (relay_connect_socket(con));
+	}
+	relay_portlog(con, error, 1);
+	return (relay_retry(con, RELAY_CFAIL_SESSION, error));
+}
+
+static void
+relay_portwait_done(int fd, short event, void *arg)
+{
+	struct rsession	*con = arg;
+
+	(void)fd;
+	(void)event;
+	con->se_cstate = RELAY_CONN_NONE;
+	(void)relay_connect_socket(con);
+}
+
+static void
+relay_portlog(struct rsession *con, int error, int failed)
+{
+	static time_t	 last;
+	static uint64_t	 waits, fails;
+	char		 addr[INET6_ADDRSTRLEN];
+	time_t		 now;
+
+	if (failed)
+		fails++;
+	else
+		waits++;
+	now = time(NULL);
+	if (last != 0 && now - last < RELAY_DEFERLOG)
+		return;
+	last = now;
+	if (print_host(&con->se_out.ss, addr, sizeof(addr)) == NULL)
+		(void)strlcpy(addr, "?", sizeof(addr));
+	log_warnx("relay %s: no local port to connect to %s:%d (%s): %llu "
+	    "connects waited, %llu gave up; set net.ipv4.tcp_tw_reuse=1, "
+	    "widen net.ipv4.ip_local_port_range or add source addresses",
+	    con->se_relay->rl_conf.name, addr, ss_port(&con->se_out.ss),
+	    strerror(error), (unsigned long long)waits,
+	    (unsigned long long)fails);
+	waits = fails = 0;
 }
 
 /* The other forward lines: a table's host, or the fixed address. */
@@ -924,7 +1065,7 @@ relay_original_dst(struct rsession *con)
 
 	memset(&ss, 0, sizeof(ss));
 	if (rlay->rl_conf.flags & F_DIVERT) {
-		if (con->se_sockname.ss_family == AF_UNSPEC)
+		if (relay_sockname(con)->ss_family == AF_UNSPEC)
 			return (1);
 		ss = con->se_sockname;
 	} else if (compat_natlook(con->se_in.s, &ss) == -1) {
@@ -1060,6 +1201,7 @@ relay_reconnect(struct rsession *con)
 	out->toread = TOREAD_UNLIMITED;
 	con->se_cstate = RELAY_CONN_NONE;
 	con->se_retrycount = 0;
+	con->se_portwaits = con->se_portmoves = 0;
 	return (relay_connect(con));
 }
 
@@ -1163,7 +1305,7 @@ relay_pp_send(struct rsession *con)
 	ssize_t		 len;
 
 	len = pp_header((con->se_relay->rl_conf.flags & F_PROXYV1) ? 1 : 2,
-	    &con->se_in.ss, &con->se_sockname, buf, sizeof(buf));
+	    &con->se_in.ss, relay_sockname(con), buf, sizeof(buf));
 	if (len == -1 || send(con->se_out.s, buf, len, MSG_NOSIGNAL) != len) {
 		relay_close(con, "PROXY header: write failed", 1);
 		return (-1);
@@ -1619,9 +1761,12 @@ relay_shutdown(struct ctl_relay_event *cre)
 		return;		/* relay_write() calls again */
 	if (dst->tls != NULL)
 		(void)tls_close(dst->tls);
-	(void)shutdown(dst->s, SHUT_WR);
-	if (dst->done)
+	/* both ways done: close(2) sends the FIN */
+	if (dst->done) {
 		relay_close(cre->con, "done", 0);
+		return;
+	}
+	(void)shutdown(dst->s, SHUT_WR);
 }
 
 /*

@@ -783,7 +783,7 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	struct protocol		*proto = con->se_relay->rl_proto;
 	struct relay_rule	*r;
 	struct http_act		 acts[HTTP_ACTIONS_MAX], act, decided;
-	struct sockaddr_storage	*local = &con->se_sockname;
+	struct sockaddr_storage	*local;
 	struct relay_table	*rlt;
 	const char		*fwd = NULL;
 	size_t			 len;
@@ -792,6 +792,7 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	*table = NULL;
 	if (TAILQ_EMPTY(&proto->rules))
 		return (0);
+	local = relay_sockname(con);
 	decided.ha_rule = NULL;
 	TAILQ_FOREACH(r, &proto->rules, rule_entry) {
 		if ((match = http_rule_match(cre, m, r, local, &act)) == -1)

@@ -237,14 +237,18 @@ relay_bindany(struct privsep *ps, struct imsg *imsg)
 	if (bnd.instance >= proc_ninstances(ps, PROC_RELAY))
 		return;
 	if ((s = socket(bnd.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, IPPROTO_TCP)) == -1 ||
-	    compat_transparent(s, bnd.ss.ss_family) == -1 ||
-	    bind(s, (struct sockaddr *)&bnd.ss, ss_len(&bnd.ss)) == -1) {
-		log_warn("%s: session %u", __func__, bnd.id);
-		if (s != -1)
+	    SOCK_CLOEXEC, IPPROTO_TCP)) != -1) {
+		/* the client's address; the port comes with connect(2) */
+		compat_bind_noport(s);
+		if (compat_transparent(s, bnd.ss.ss_family) == -1 ||
+		    bind(s, (struct sockaddr *)&bnd.ss,
+		    ss_len(&bnd.ss)) == -1) {
 			close(s);
-		s = -1;
+			s = -1;
+		}
 	}
+	if (s == -1)
+		log_warn("%s: session %u", __func__, bnd.id);
 	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
 	    &bnd, sizeof(bnd));
 }

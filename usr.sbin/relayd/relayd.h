@@ -697,6 +697,7 @@ struct relay_stats {
 	uint64_t		 sessions;
 	uint64_t		 requests;	/* http */
 	uint64_t		 bytes[2][2];	/* [dir][spliced, copied] */
+	uint64_t		 deferred;	/* accept stopped: no fds */
 	objid_t			 id;
 	unsigned int		 proc;
 };
@@ -862,6 +863,7 @@ enum relay_cstate {
 	RELAY_CONN_NONE,		/* no socket yet */
 	RELAY_CONN_BINDANY,		/* the parent makes a transparent one */
 	RELAY_CONN_UNIX,		/* the parent connects a unix one */
+	RELAY_CONN_PORTWAIT,		/* no local port: trying again soon */
 	RELAY_CONN_CONNECTING,		/* connect(2) under way */
 	RELAY_CONN_CONNECTED
 };
@@ -892,11 +894,14 @@ struct rsession {
 	size_t			 se_loglen;
 	int			 se_retry;
 	int			 se_retrycount;
+	int			 se_portwaits;	/* tries without a local port */
+	int			 se_portmoves;	/* other hosts tried for one */
 	int			 se_nosplice;
 	enum relay_cstate	 se_cstate;	/* the backend's connect */
 	uint32_t		 se_cseq;	/* asks of the parent */
 	const char		*se_endmsg;	/* ends once output is out */
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
+	int			 se_socknamed;	/* se_sockname is known */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
@@ -1062,6 +1067,8 @@ void		 relay_socket_opts(int, int, struct protocol *, int);
 int		 relay_connect(struct rsession *);
 int		 relay_reconnect(struct rsession *);
 void		 relay_session_accepted(struct rsession *);
+struct sockaddr_storage
+		*relay_sockname(struct rsession *);
 void		 relay_session_start(struct rsession *);
 void		 relay_tls_established(struct ctl_relay_event *);
 int		 relay_wait_start(struct rsession *, struct event *, int,

@@ -296,6 +296,13 @@ pipe_read(int fd, short event, void *arg)
 		ps->ps_inpipe += n;
 		if (pipe_flush(sp) != 1)
 			return;
+		/*
+		 * Less than asked for: the socket is most likely empty.
+		 * The read event is level-triggered and comes back if it
+		 * is not; asking again here would cost an EAGAIN a time.
+		 */
+		if ((size_t)n < want)
+			break;
 	}
 	/* empty: back to the pool until the source has more */
 	if (pipe_flush(sp) == 1)

@@ -48,3 +48,23 @@ compat_minttl(int s, int af, int ttl)
 	errno = ENOPROTOOPT;
 	return (-1);
 }
+
+/*
+ * A socket bound to a source address before connect(2) takes its port
+ * at connect time, as a socket that is not bound does: bind(2) would
+ * reserve a port for any destination and run out of ports long before
+ * connect(2) would (Linux's IP_BIND_ADDRESS_NO_PORT).  Nothing to do
+ * where the system lacks it.
+ */
+void
+compat_bind_noport(int s)
+{
+#ifdef IP_BIND_ADDRESS_NO_PORT
+	int	 on = 1;
+
+	(void)setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &on,
+	    sizeof(on));
+#else
+	(void)s;
+#endif
+}

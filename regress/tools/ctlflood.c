@@ -1,0 +1,137 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * ctlflood: a relayctl monitor that never reads, and a flood of events
+ * for it.
+ *
+ *   ctlflood SOCKET HOST PAIRS
+ *
+ * opens a monitor connection to relayd's control SOCKET and reads
+ * nothing from it, then disables and enables HOST PAIRS times over a
+ * second connection (each answer read: two events per pair), then
+ * reads the monitor for at most 10 seconds.  It prints "closed N" when
+ * the daemon closed the monitor (N bytes of events came before the
+ * end), "open N" when it is still connected.
+ */
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+static int
+ctl_connect(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 s;
+
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		err(1, "socket");
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path))
+		errx(1, "%s: name too long", path);
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		err(1, "connect %s", path);
+	return (s);
+}
+
+static void
+ctl_request(struct imsgbuf *ib, uint32_t type, struct ctl_id *id)
+{
+	struct imsg	 imsg;
+	ssize_t		 n;
+
+	if (imsg_compose(ib, type, 0, 0, -1, id, sizeof(*id)) == -1 ||
+	    imsg_flush(ib) == -1)
+		err(1, "send");
+	for (;;) {
+		if ((n = imsg_get(ib, &imsg)) == -1)
+			errx(1, "bad answer");
+		if (n > 0) {
+			if (imsg.hdr.type != IMSG_CTL_OK)
+				errx(1, "request refused (%u)",
+				    imsg.hdr.type);
+			imsg_free(&imsg);
+			return;
+		}
+		if ((n = imsg_read(ib)) == -1 && errno != EAGAIN)
+			err(1, "read");
+		if (n == 0)
+			errx(1, "the daemon closed the request connection");
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct imsgbuf	 mon, req;
+	struct ctl_id	 id;
+	struct pollfd	 pfd;
+	char		 buf[65536];
+	unsigned long	 total = 0;
+	ssize_t		 n;
+	int		 i, pairs, waited;
+
+	if (argc != 4)
+		errx(2, "usage: ctlflood SOCKET HOST PAIRS");
+	pairs = atoi(argv[3]);
+	imsg_init(&mon, ctl_connect(argv[1]));
+	if (imsg_compose(&mon, IMSG_CTL_NOTIFY, 0, 0, -1, NULL, 0) == -1 ||
+	    imsg_flush(&mon) == -1)
+		err(1, "monitor");
+	imsg_init(&req, ctl_connect(argv[1]));
+	memset(&id, 0, sizeof(id));
+	id.id = EMPTY_ID;
+	if (strlcpy(id.name, argv[2], sizeof(id.name)) >= sizeof(id.name))
+		errx(1, "%s: name too long", argv[2]);
+	for (i = 0; i < pairs; i++) {
+		ctl_request(&req, IMSG_CTL_HOST_DISABLE, &id);
+		ctl_request(&req, IMSG_CTL_HOST_ENABLE, &id);
+	}
+
+	pfd.fd = mon.fd;
+	pfd.events = POLLIN;
+	for (waited = 0; waited < 10000; ) {
+		if (poll(&pfd, 1, 100) == 0) {
+			waited += 100;
+			continue;
+		}
+		if ((n = read(mon.fd, buf, sizeof(buf))) == -1) {
+			if (errno == ECONNRESET)
+				n = 0;
+			else
+				err(1, "read monitor");
+		}
+		if (n == 0) {
+			printf("closed %lu\n", total);
+			return (0);
+		}
+		total += n;
+	}
+	printf("open %lu\n", total);
+	return (0);
+}
