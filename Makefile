@@ -33,11 +33,11 @@ SERVICEDIR =	$(SYSTEMDDIR)
 SERVICENAME =	relayd.service
 SERVICEMODE =	444
 YACC ?=		byacc
-PKGS =		libbsd-overlay libevent libtls libcrypto libseccomp
+PKGS =		libbsd-overlay libevent libtls libssl libcrypto libseccomp
 CPPFLAGS +=	-D_GNU_SOURCE -DHAVE_SECCOMP \
 		$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
-		    echo -lbsd -levent -ltls -lcrypto -lseccomp)
+		    echo -lbsd -levent -ltls -lssl -lcrypto -lseccomp)
 # Count the installed ones: dpkg-query says nothing on stdout of a
 # package it has never heard of.
 DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
@@ -55,7 +55,7 @@ SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
-LDLIBS +=	-levent -ltls -lcrypto -lutil
+LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
 DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
 endif
@@ -68,7 +68,7 @@ SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
-LDLIBS +=	-levent -ltls -lcrypto -lutil
+LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	true
 DEPS_INSTALL =	true
 endif
@@ -94,7 +94,7 @@ RC =		usr.sbin/relayctl
 COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
 		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
-		$(RD)/compat/sockopt.c
+		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
@@ -123,7 +123,7 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
 .PHONY: all deps test check run install lint lint-so-splice bench \
-	bench-deps bench-hce fuzz clean
+	bench-deps bench-hce bench-syscalls fuzz clean
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -237,6 +237,9 @@ bench-deps:
 
 bench-hce: all regress/tools/rtool
 	@sh regress/perf/hcebench.sh
+
+bench-syscalls: bench-deps all regress/perf/relaybench
+	@sh regress/perf/syscalls.sh
 
 fuzz: $(RD)/parse.c
 	@$(DEPS_CHECK_FUZZ) || $(DEPS_INSTALL_FUZZ)

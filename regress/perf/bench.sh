@@ -699,6 +699,7 @@ tls directory "$work/ssl"
 protocol t {
 	tcp { nodelay, backlog 512 }
 	tls keypair bench-$1
+	tls session tickets
 }
 relay t {
 	listen on 127.0.0.1 port $LS tls
@@ -750,12 +751,22 @@ CONF
 measure_tls()
 {
 	name=$1
-	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"
+	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"; : >"$work/tr3"
+	: >"$work/tr2"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
 		    -time "$HSECS" 2>/dev/null | awk '/connections in .* real/ {
 		    printf "%d\n", $1 / $4 }' >>"$work/th"
+		# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids;
+		# a request read to its end (a TLS 1.3 ticket comes after
+		# the handshake)
+		for v in 3 2; do
+			$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" \
+			    -reuse -tls1_$v -www /1 -time "$HSECS" 2>/dev/null |
+			    awk '/connections in .* real/ {
+			    printf "%d\n", $1 / $4 }' >>"$work/tr$v"
+		done
 		c0=$(cpu_ticks)
 		b=$($ONCLIENT curl -sk -o /dev/null -w '%{speed_download}' \
 		    "https://127.0.0.1:$LS/$HBYTES")
@@ -764,8 +775,9 @@ measure_tls()
 		cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/tbc"
 		r=$((r + 1))
 	done
-	printf '%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
-	    "$(median <"$work/tb")" "$(median <"$work/tbc")" >>"$work/tls.csv"
+	printf '%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
+	    "$(median <"$work/tb")" "$(median <"$work/tbc")" \
+	    "$(median <"$work/tr3")" "$(median <"$work/tr2")" >>"$work/tls.csv"
 	echo "  $name done" >&2
 }
 
@@ -806,7 +818,7 @@ if [ -n "${HTTPB:-}" ]; then
 		    tls_contender nginx-tls-$k start_nginx_tls $k
 	done
 	{
-		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib"
+		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s"
 		cat "$work/tls.csv"
 	} >"$PERF/results/tls-$stamp.csv"
 	echo
@@ -814,16 +826,17 @@ if [ -n "${HTTPB:-}" ]; then
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 { row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[n[3]] = $0 }
 END {
-	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | stream Gbit/s | vs HAProxy | CPU s/GiB |"
-	print "|---|---|---|---|---|---|"
+	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | stream Gbit/s | vs HAProxy | CPU s/GiB |"
+	print "|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= NR; i++) {
 		split(row[i], f, ","); split(f[1], n, "-"); split(h[n[3]], g, ",")
-		printf "| %s | %s | %s | %s | %s | %s |\n", f[1], f[2],
-		    ratio(f[2], g[2]), f[3], ratio(f[3], g[3]), f[4]
+		printf "| %s | %s | %s | %s | %s | %s/%s | %s | %s | %s |\n", f[1],
+		    f[2], ratio(f[2], g[2]), f[5], f[6], ratio(f[5], g[5]),
+		    ratio(f[6], g[6]), f[3], ratio(f[3], g[3]), f[4]
 	}
 }' "$work/tls.csv"
 	echo
-	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
+	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client), and -reuse -tls1_3, -tls1_2 -www /1 for resumed handshakes, each with a 1-byte request (relayd with tls session tickets); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
 fi
 
 # Short connections over veth links in network namespaces of their own

@@ -29,7 +29,8 @@
  *   relaybench probe PORT                   exit 0 when PORT accepts
  *   relaybench idle PORT CONNS SECONDS      hold CONNS idle connections;
  *                                           print "ready" once they are up
- *   relaybench http PORTFILE SECONDS        HTTP/1.1 backend, keep-alive:
+ *   relaybench http PORTFILE SECONDS        HTTP/1.1 backend, keep-alive
+ *                                           (an HTTP/1.0 request closes):
  *                                           GET /N answers N bytes, a
  *                                           request body is discarded
  *   relaybench get PORT BYTES               download BYTES, print Gbit/s
@@ -259,7 +260,7 @@ serve_http_conn(int s)
 	size_t		 have = 0, used;
 	long long	 len, n;
 	ssize_t		 r;
-	int		 one = 1, get;
+	int		 one = 1, get, last;
 
 	(void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	for (;;) {
@@ -270,6 +271,10 @@ serve_http_conn(int s)
 			have += r;
 		}
 		*end = '\0';
+		/* an HTTP/1.0 request: the answer, then the end */
+		if ((p = strstr(buf, "\r\n")) == NULL)
+			p = end;
+		last = p - buf >= 8 && strncmp(p - 8, "HTTP/1.0", 8) == 0;
 		get = strncmp(buf, "GET /", 5) == 0;
 		n = get ? atoll(buf + 5) : 0;
 		len = 0;
@@ -295,6 +300,8 @@ serve_http_conn(int s)
 		r = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\n"
 		    "Content-Length: %lld\r\n\r\n", n);
 		write_zeros(s, out, r, n);
+		if (last)
+			_exit(0);
 	}
 }
 

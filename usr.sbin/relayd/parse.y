@@ -847,14 +847,7 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 		}
 		;
 
-tlsflags	: SESSION TICKETS		{
-			if (!RELAYD_TLS_TICKETS) {
-				yyerror("tls session tickets: not supported, "
-				    "libtls on OpenSSL issues no tickets");
-				YYERROR;
-			}
-			proto->tickets = 1;
-		}
+tlsflags	: SESSION TICKETS		{ proto->tickets = 1; }
 		| NO SESSION TICKETS		{ proto->tickets = 0; }
 		| CIPHERS STRING		{
 			if (tls_validate("ciphers", $2) == -1 ||

@@ -181,9 +181,6 @@ copy_read(int fd, short event, void *arg)
 		}
 		cs->cs_off = 0;
 		cs->cs_len = n;
-		/* short: most likely empty, the read event says if not */
-		if (n < room)
-			break;
 	}
 	(void)copy_flush(sp);
 }

@@ -28,16 +28,8 @@
 #define nitems(_a)	(sizeof((_a)) / sizeof((_a)[0]))
 #endif
 
-/*
- * TLS session tickets: LibreSSL's libtls issues them; libretls on
- * OpenSSL (Linux, FreeBSD's port) takes the ticket keys and issues none.
- */
-#include <openssl/opensslv.h>
-#ifdef LIBRESSL_VERSION_NUMBER
-#define RELAYD_TLS_TICKETS	1
-#else
-#define RELAYD_TLS_TICKETS	0
-#endif
+/* tlsticket.c: session tickets with libtls on OpenSSL (see there) */
+int	 compat_tlsticket_init(void);
 
 /*
  * The system's name in "needs pf(4), not available on ..." and what it
