@@ -243,11 +243,11 @@ relay_bindany(struct privsep *ps, struct imsg *imsg)
 		if (compat_transparent(s, bnd.ss.ss_family) == -1 ||
 		    bind(s, (struct sockaddr *)&bnd.ss,
 		    ss_len(&bnd.ss)) == -1) {
+			log_warn("%s: session %u", __func__, bnd.id);
 			close(s);
 			s = -1;
 		}
-	}
-	if (s == -1)
+	} else
 		log_warn("%s: session %u", __func__, bnd.id);
 	proc_compose_imsg(ps, PROC_RELAY, bnd.instance, IMSG_BINDANY, 0, s,
 	    &bnd, sizeof(bnd));
