@@ -86,7 +86,7 @@ endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
-		socat iproute2 nftables curl python3 haproxy
+		socat iproute2 nftables curl python3 haproxy bind9-dnsutils
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -99,7 +99,7 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
-		$(RD)/relay_priv.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
+		$(RD)/relay_priv.c $(RD)/relay_udp.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
@@ -117,7 +117,7 @@ HDRS =		$(RD)/relayd.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \
 		regress/splice/splice_test regress/tools/rtool \
 		regress/tools/ctlflood \
-		regress/perf/relaybench regress/perf/barerelay \
+		regress/perf/relaybench regress/perf/barerelay regress/perf/dnsecho \
 		regress/daemon/relayd-sbtest
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
@@ -178,6 +178,9 @@ regress/tools/ctlflood: regress/tools/ctlflood.c $(LIB) $(HDRS)
 regress/perf/relaybench: regress/perf/relaybench.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+regress/perf/dnsecho: regress/perf/dnsecho.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 regress/perf/barerelay: regress/perf/barerelay.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
@@ -229,7 +232,8 @@ lint-so-splice:
 
 # HAProxy, nginx and gnuplot are installed when missing, as make test
 # installs what it needs.
-bench: bench-deps all regress/perf/relaybench regress/perf/barerelay
+bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
+		regress/perf/dnsecho
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-deps:

@@ -578,7 +578,7 @@ reload_keeps_streams_cleanup()
 atf_test_case reload_keeps_sessions cleanup
 reload_keeps_sessions_head()
 {
-	atf_set descr "a reload refused for constructs not implemented yet leaves the running sessions alone"
+	atf_set descr "a reload refused for an error in the new file leaves the running sessions alone"
 	atf_set require.user root
 	atf_set timeout 40
 }
@@ -595,15 +595,14 @@ reload_keeps_sessions_body()
 	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^session [0-9]*:[0-9]'" ||
 	    atf_fail "no session"
 	cat >>relayd.conf <<CONF
-dns protocol web {
-	match request header set "X-Test" value "1"
+protocol web {
+	tcp backlog 1000
 }
 CONF
 	kill -HUP "$(cat relayd.pid)"
 	wait_log 10 "rejected, the running configuration stays" ||
 	    atf_fail "no rejection logged"
-	atf_check -o match:"relayd.conf:9: dns protocol: not implemented yet" cat relayd.log
-	atf_check -o match:"relayd.conf: 1 construct not implemented yet" cat relayd.log
+	atf_check -o match:"relayd.conf:10: invalid backlog: 1000 \(0 to 512\)" cat relayd.log
 	atf_check -o match:"^session [0-9]+:[0-9]+ " "$RELAYCTL" -s relayd.sock show sessions
 	wait "$tpid" || atf_fail "the session did not survive the refused reload: $(cat trickle.out)"
 	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"

@@ -2,7 +2,7 @@
 # The fuzz targets build and run: the parser's over the compatibility
 # corpus, the imsg framing's from nothing, the control socket's from one
 # request of each kind, the HTTP parser's from a few messages, the PROXY header parser's
-# from a few headers, briefly,
+# from a few headers, the DNS parser's from a few messages, briefly,
 # so make fuzz keeps working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
@@ -10,7 +10,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control, http and pp fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http, pp and dns fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -43,6 +43,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/pp_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    pp "$_dir/pp-seeds"
+	mkdir dns
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/dns_fuzz" -runs=100000 -close_fd_mask=3 -timeout=10 \
+	    dns "$_dir/dns-seeds"
 }
 
 atf_init_test_cases()

@@ -512,10 +512,10 @@ ERR_TC(err_proto_twice, "protocol p {\n}\nprotocol p {\n}\n",
 ERR_TC(err_proto_name_long,
     "protocol aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     " {\n}\n", "t.conf:1: protocol name truncated\n")
-ERR_TC(err_proto_dns, "dns protocol p {\n}\n" RELAY_OK,
-    "t.conf:1: dns protocol: not implemented yet\n"
-    "t.conf: unused protocol: p\n"
-    "t.conf: 1 construct not implemented yet\n")
+ERR_TC(err_proto_dns, "dns protocol p\nrelay r {\n"
+    "\tlisten on 127.0.0.1 port 5353 tls\n\tprotocol p\n"
+    "\tforward to 127.0.0.1 port 53\n}\n",
+    "t.conf:6: relay r: tls over udp is not supported\n")
 ERR_TC(err_backlog, "protocol p {\n\ttcp backlog 1000\n}\n",
     "t.conf:2: invalid backlog: 1000 (0 to 512)\n")
 ERR_TC(err_bufsize, "protocol p {\n\ttcp socket buffer -1\n}\n",

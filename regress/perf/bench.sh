@@ -21,6 +21,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	REPEAT=1
 	SETTLE=0.2
 	SCSECS=10		# short connections over veth
+	DSECS=2			# DNS: seconds a row
 else
 	HBYTES=1073741824	# HTTP: 1 GiB bodies
 	HSECS=10		# HTTP: seconds of requests
@@ -32,6 +33,7 @@ else
 	REPEAT=${REPEAT:-3}
 	SETTLE=1
 	SCSECS=90
+	DSECS=10
 fi
 WORKERS=1
 # PIN=1: client and backends on CPU 0, every proxy process on CPU 1.
@@ -872,6 +874,51 @@ if { selected relayd-shortconn || selected haproxy-shortconn; } &&
 		(t > 0) ? 100 * $5 / t : 0, $6 }' "$work/short.txt"
 	echo
 	echo "Short connections: client, proxy and server in three network namespaces on veth links, ${SCSECS} s a row; CSV in regress/perf/results/shortconn-$stamp.csv"
+fi
+
+# DNS over UDP (dnsbench.sh): dnsperf against a fast local server,
+# directly, through relayd's dns relay and through dnsdist, each proxy
+# on one CPU; DSECS seconds at full load, then DSECS at a steady rate
+# for the latency.
+if { selected dns-direct || selected relayd-dns || selected dnsdist-dns; } &&
+    command -v dnsperf >/dev/null; then
+	stop_proxy
+	: >"$work/dns.txt"
+	dns=""
+	for c in dns-direct relayd-dns dnsdist-dns; do
+		selected $c && dns="$dns $c"
+	done
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		echo "bench: dns run $((r + 1)) of $REPEAT, ${DSECS} s a row" >&2
+		# shellcheck disable=SC2086
+		sh "$PERF/dnsbench.sh" "$DSECS" $dns >>"$work/dns.txt"
+		r=$((r + 1))
+	done
+	{
+		echo "contender,queries_per_s,lost,cpu_s_per_100k,avg_us,p99_us"
+		tr ' ' , <"$work/dns.txt"
+	} >"$PERF/results/dns-$stamp.csv"
+	echo
+	# the median run of each contender, by queries/s
+	sort -k1,1 -k2,2n "$work/dns.txt" | awk '
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+{ n[$1]++; row[$1, n[$1]] = $0 }
+END {
+	for (c in n) { split(row[c, int((n[c] + 1) / 2)], f, " "); med[c] = row[c, int((n[c] + 1) / 2)] }
+	split(med["dnsdist-dns"], g, " "); split(med["dns-direct"], d, " ")
+	print "| DNS contender | queries/s | vs direct | vs dnsdist | lost | CPU s/100k queries | latency avg/p99 us |"
+	print "|---|---|---|---|---|---|---|"
+	split("dns-direct relayd-dns dnsdist-dns", order, " ")
+	for (i = 1; i <= 3; i++) {
+		if (!(order[i] in med)) continue
+		split(med[order[i]], f, " ")
+		printf "| %s | %s | %s | %s | %s | %s | %s / %s |\n", f[1], f[2],
+		    ratio(f[2], d[2]), ratio(f[2], g[2]), f[3], f[4], f[5], f[6]
+	}
+}'
+	echo
+	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
 fi
 
 # The chart: throughput and CPU per GiB, one group of bars a contender.

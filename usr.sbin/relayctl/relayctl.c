@@ -326,6 +326,7 @@ sum_stats(struct relay *rlay, struct relay_stats *crs)
 		crs->sessions += rs->sessions;
 		crs->requests += rs->requests;
 		crs->deferred += rs->deferred;
+		crs->dropped += rs->dropped;
 		for (d = 0; d < 2; d++)
 			for (k = 0; k < 2; k++)
 				crs->bytes[d][k] += rs->bytes[d][k];
@@ -599,6 +600,9 @@ show_status_msg(struct imsg *imsg)
 		if (crs.deferred > 0)
 			printf("\taccept deferred: %llu times, out of "
 			    "descriptors\n", (unsigned long long)crs.deferred);
+		if (crs.dropped > 0)
+			printf("\tdatagrams dropped: %llu\n",
+			    (unsigned long long)crs.dropped);
 		break;
 	case IMSG_CTL_TABLE:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))

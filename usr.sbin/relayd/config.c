@@ -163,6 +163,8 @@ config_purge(struct relayd *env)
 		}
 		if (r->rl_s != -1)
 			close(r->rl_s);
+		if (r->rl_us != -1)
+			close(r->rl_us);
 		relay_tls_free(r);
 		free(r);
 	}
@@ -525,12 +527,16 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		proc_compose(ps, PROC_PFE, IMSG_CFG_RELAY_TABLE, &crt,
 		    sizeof(crt));
 	}
-	/* the parent keeps its listener for the next reload */
-	if (rlay->rl_s != -1) {
-		if ((fd = fcntl(rlay->rl_s, F_DUPFD_CLOEXEC, 0)) == -1)
+	/* the parent keeps its sockets for the next reload */
+	for (i = 0; i < 2; i++) {
+		fd = i == RELAY_FD_UDP ? rlay->rl_us : rlay->rl_s;
+		if (fd == -1)
+			continue;
+		if ((fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
 			fatal("%s: dup", __func__);
 		memset(&rfd, 0, sizeof(rfd));
 		rfd.relayid = rlay->rl_conf.id;
+		rfd.type = i;
 		proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CFG_RELAY_FD, 0,
 		    fd, &rfd, sizeof(rfd));
 	}
@@ -548,6 +554,7 @@ config_getrelay(struct relayd *env, struct imsg *imsg)
 	memcpy(&rlay->rl_conf, imsg->data, sizeof(rlay->rl_conf));
 	rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
 	rlay->rl_s = -1;
+	rlay->rl_us = -1;
 	TAILQ_INIT(&rlay->rl_tables);
 	TAILQ_INIT(&rlay->rl_certs);
 	if ((rlay->rl_proto = proto_find(env, rlay->rl_conf.proto)) == NULL)
@@ -596,6 +603,12 @@ config_getrelayfd(struct relayd *env, struct imsg *imsg)
 		if (imsg->fd != -1)
 			close(imsg->fd);
 		return (-1);
+	}
+	if (rfd.type == RELAY_FD_UDP) {
+		if (rlay->rl_us != -1)
+			close(rlay->rl_us);
+		rlay->rl_us = imsg->fd;
+		return (0);
 	}
 	if (rlay->rl_s != -1)
 		close(rlay->rl_s);

@@ -187,6 +187,7 @@ static struct table *
 static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
+static int	 relay_dnscheck(struct relay *);
 static void	 relay_free(struct relay *);
 static void	 relay_ppfrom(struct relay *, int);
 static int	 sockperm_ok(void);
@@ -704,8 +705,6 @@ protodef	: prototype PROTO STRING	{
 			FREEARG($3);
 			p->id = ++last_proto_id;
 			p->type = $1;
-			if (p->type == RELAY_PROTO_DNS)
-				not_implemented("dns protocol");
 			proto = p;
 			ruletag = rulelabel = 0;
 		} protobody			{
@@ -1369,6 +1368,7 @@ relaydef	: RELAY STRING			{
 			r->rl_conf.timeout.tv_sec = RELAY_TIMEOUT;
 			r->rl_conf.fwdmode = RELAY_DSTMODE_DEFAULT;
 			r->rl_s = -1;
+			r->rl_us = -1;
 			rlay = r;
 			nlisten = 0;
 			rlay_proto_set = 0;
@@ -3514,6 +3514,7 @@ relay_clone(struct relay *r, struct sockaddr_storage *ss, in_port_t port,
 	c->rl_conf = r->rl_conf;
 	c->rl_proto = r->rl_proto;
 	c->rl_s = -1;
+	c->rl_us = -1;
 	TAILQ_INIT(&c->rl_tables);
 	TAILQ_INIT(&c->rl_certs);
 	if (snprintf(c->rl_conf.name, sizeof(c->rl_conf.name), "%s%d:%u",
@@ -3615,6 +3616,38 @@ relay_tls_load(struct relay *r)
 	return (0);
 }
 
+/* A dns relay listens on UDP (and TCP) and sends datagrams itself. */
+static int
+relay_dnscheck(struct relay *r)
+{
+	int	 i;
+
+	for (i = 0; i < nlisten; i++) {
+		if (listen_tls[i] || (r->rl_conf.flags & F_TLSCLIENT)) {
+			yyerror("relay %s: tls over udp is not supported",
+			    r->rl_conf.name);
+			return (-1);
+		}
+		if (listen_ss[i].ss_family == AF_UNIX) {
+			yyerror("relay %s: a dns protocol needs an IP "
+			    "address to listen on", r->rl_conf.name);
+			return (-1);
+		}
+	}
+	if (r->rl_conf.flags & (F_NATLOOK | F_DIVERT | F_TRANSPARENT)) {
+		yyerror("relay %s: a dns protocol cannot forward to "
+		    "destination, nat lookup or transparently",
+		    r->rl_conf.name);
+		return (-1);
+	}
+	if (r->rl_conf.dstss.ss_family == AF_UNIX) {
+		yyerror("relay %s: a dns protocol cannot forward to a unix "
+		    "socket", r->rl_conf.name);
+		return (-1);
+	}
+	return (0);
+}
+
 static int
 relay_finish(struct relay *r)
 {
@@ -3643,6 +3676,10 @@ relay_finish(struct relay *r)
 	if (r->rl_proto == NULL) {
 		r->rl_proto = &conf->sc_proto_default;
 		r->rl_conf.proto = conf->sc_proto_default.id;
+	}
+	if (r->rl_proto->type == RELAY_PROTO_DNS && relay_dnscheck(r) == -1) {
+		relay_free(r);
+		return (-1);
 	}
 	r->rl_conf.ss = listen_ss[0];
 	r->rl_conf.port = listen_port[0];

@@ -94,8 +94,6 @@ static struct rsession *
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
-static struct host *
-		 relay_from_table(struct rsession *);
 static void	 relay_connected(int, short, void *);
 static int	 relay_retry(struct rsession *, enum relay_cfail, int);
 static int	 relay_connect_failed(struct rsession *, enum relay_cfail, int);
@@ -381,6 +379,8 @@ relay_launch(void)
 			    rlt->rlt_nhosts, rlt->rlt_table->conf.name,
 			    rlt->rlt_table->conf.check ? "" : " (no check)");
 		}
+		if (rlay->rl_us != -1)
+			relay_udp_launch(rlay);
 		if (rlay->rl_s == -1)
 			continue;
 		if (relay_tls_setup(env, rlay) == -1)
@@ -419,6 +419,8 @@ relay_reset(struct imsg *imsg)
 			evtimer_del(&rlay->rl_evt);
 			rlay->rl_up = 0;
 		}
+		/* a dns relay's socket stays for the answers under way */
+		relay_udp_stop(rlay);
 		if (rlay->rl_s != -1) {
 			close(rlay->rl_s);
 			rlay->rl_s = -1;
@@ -552,6 +554,19 @@ relay_accept(int fd, short event, void *arg)
 	}
 }
 
+/* For relay_udp.c: this process's statistics, a relay by its id. */
+struct relay_stats *
+relay_stats_mine(struct relay *rlay)
+{
+	return (&rlay->rl_stats[rps->ps_instance]);
+}
+
+struct relay *
+relay_byid(objid_t id)
+{
+	return (relay_find(env, id));
+}
+
 /* The hooks of a protocol. */
 static const struct relay_ops *
 relay_proto_ops(struct protocol *p)
@@ -561,17 +576,18 @@ relay_proto_ops(struct protocol *p)
 	return (&relay_tcp_ops);
 }
 
-static void
-relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
+/*
+ * A session of rlay, counted: size bytes (a protocol may keep its own
+ * after the rsession), s the client's socket (-1 for a datagram).
+ */
+struct rsession *
+relay_session_new(struct relay *rlay, size_t size,
+    const struct relay_ops *ops, int s, struct sockaddr_storage *ss)
 {
 	struct rsession	*con;
-	int		 i, trusted;
 
-	if ((con = calloc(1, sizeof(*con))) == NULL) {
-		log_warn("%s", __func__);
-		close(s);
-		return;
-	}
+	if ((con = calloc(1, size)) == NULL)
+		return (NULL);
 	con->se_in.s = s;
 	con->se_in.ss = *ss;
 	con->se_in.con = con;
@@ -587,24 +603,39 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	splice_init(&con->se_out.sp);
 	con->se_relay = rlay;
 	con->se_relayid = rlay->rl_conf.id;
-	con->se_ops = relay_proto_ops(rlay->rl_proto);
+	con->se_ops = ops;
 	con->se_id = ++relay_conid;
-	/* TLS records are never spliced */
-	con->se_nosplice =
-	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
-	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
 	gettimeofday(&con->se_tv_start, NULL);
-	/*
-	 * The socket has the listener's options: Linux and the BSDs copy
-	 * TCP_NODELAY, the buffer sizes and the TTL to an accepted socket.
-	 * Its local address is asked for when something needs it.
-	 */
 
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
 	rlay->rl_stats[rps->ps_instance].active++;
 	rlay->rl_stats[rps->ps_instance].last++;
 	rlay->rl_stats[rps->ps_instance].sessions++;
+	return (con);
+}
+
+static void
+relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
+{
+	struct rsession	*con;
+	int		 i, trusted;
+
+	if ((con = relay_session_new(rlay, sizeof(*con),
+	    relay_proto_ops(rlay->rl_proto), s, ss)) == NULL) {
+		log_warn("%s", __func__);
+		close(s);
+		return;
+	}
+	/* TLS records are never spliced */
+	con->se_nosplice =
+	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
+	    (rlay->rl_conf.flags & (F_TLS | F_TLSCLIENT)) != 0;
+	/*
+	 * The socket has the listener's options: Linux and the BSDs copy
+	 * TCP_NODELAY, the buffer sizes and the TTL to an accepted socket.
+	 * Its local address is asked for when something needs it.
+	 */
 
 	/* a trusted balancer: its PROXY header before anything else */
 	trusted = rlay->rl_conf.pp_nfrom == RELAY_PPFROM_ALL;
@@ -775,7 +806,7 @@ ss_addr(struct sockaddr_storage *ss, size_t *len)
 }
 
 /* The backend for a session: first table with a usable host wins. */
-static struct host *
+struct host *
 relay_from_table(struct rsession *con)
 {
 	struct relay		*rlay = con->se_relay;

@@ -39,6 +39,7 @@
 
 #include "relayd.h"
 
+static int	 relay_udp_listen(struct relayd *, struct relay *);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
 
@@ -59,6 +60,10 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 	int		 s, on = 1, backlog;
 
 	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
+	/* a dns relay: datagrams, and TCP for what is too big for them */
+	if (p != NULL && p->type == RELAY_PROTO_DNS &&
+	    relay_udp_listen(old, rlay) == -1)
+		return (-1);
 	if (old != NULL && (prev = relay_findbyaddr(old,
 	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
 		if ((s = fcntl(prev->rl_s, F_DUPFD_CLOEXEC, 0)) == -1) {
@@ -109,6 +114,51 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 		return (-1);
 	}
 	rlay->rl_s = s;
+	return (0);
+}
+
+/*
+ * Parent: the datagram socket of a dns relay, taken over from the
+ * running configuration as a listener is.  Its receive buffer is made
+ * large enough for a burst of queries (the kernel caps it at
+ * net.core.rmem_max).
+ */
+static int
+relay_udp_listen(struct relayd *old, struct relay *rlay)
+{
+	struct relay	*prev;
+	char		 buf[INET6_ADDRSTRLEN];
+	int		 s, on = 1, size = RELAY_DNS_RCVBUF;
+
+	if (old != NULL && (prev = relay_findbyaddr(old,
+	    &rlay->rl_conf)) != NULL && prev->rl_us != -1) {
+		if ((s = fcntl(prev->rl_us, F_DUPFD_CLOEXEC, 0)) == -1) {
+			log_warn("relay %s: dup", rlay->rl_conf.name);
+			return (-1);
+		}
+		rlay->rl_us = s;
+		return (0);
+	}
+	if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_DGRAM |
+	    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_UDP)) == -1) {
+		log_warn("relay %s: socket", rlay->rl_conf.name);
+		return (-1);
+	}
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) == -1) {
+		log_warn("relay %s: setsockopt", rlay->rl_conf.name);
+		close(s);
+		return (-1);
+	}
+	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
+	    ss_len(&rlay->rl_conf.ss)) == -1) {
+		log_warn("relay %s: cannot listen on %s udp port %d",
+		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
+		    sizeof(buf)), rlay->rl_conf.port);
+		close(s);
+		return (-1);
+	}
+	rlay->rl_us = s;
 	return (0);
 }
 

@@ -301,11 +301,16 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 		if (relay_privinit(old, rlay) == -1) {
 			/* the unix sockets it made go again */
 			relay_unix_unlink(env, old);
-			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 				if (rlay->rl_s != -1) {
 					close(rlay->rl_s);
 					rlay->rl_s = -1;
 				}
+				if (rlay->rl_us != -1) {
+					close(rlay->rl_us);
+					rlay->rl_us = -1;
+				}
+			}
 			return (-1);
 		}
 	}

@@ -58,6 +58,7 @@
 #define CHECK_TIMEOUT		200
 #define RELAY_TIMEOUT		600
 #define RELAY_BACKLOG		10
+#define RELAY_DNS_RCVBUF	(1024 * 1024)	/* a dns relay's receive buffer */
 #define RELAY_MAXBACKLOG	512
 #define RELAY_NUMPROC		3
 #define RELAY_MAXHOSTS		32
@@ -681,6 +682,8 @@ struct ctl_relaytable {
 struct ctl_relayfd {
 	objid_t			 relayid;
 	int			 type;
+#define RELAY_FD_LISTEN		 0	/* the TCP (or unix) listener */
+#define RELAY_FD_UDP		 1	/* a dns relay's datagram socket */
 };
 
 struct relay_stats {
@@ -698,6 +701,7 @@ struct relay_stats {
 	uint64_t		 requests;	/* http */
 	uint64_t		 bytes[2][2];	/* [dir][spliced, copied] */
 	uint64_t		 deferred;	/* accept stopped: no fds */
+	uint64_t		 dropped;	/* dns: datagrams dropped */
 	objid_t			 id;
 	unsigned int		 proc;
 };
@@ -773,6 +777,8 @@ struct ctl_keyop {
 	int			 ret;		/* answer: length, -1 */
 };
 
+struct dns_session;
+
 struct relay {
 	TAILQ_ENTRY(relay)	 rl_entry;
 	struct relay_config	 rl_conf;
@@ -782,6 +788,10 @@ struct relay {
 	int			 rl_unlink;	/* parent: its socket file */
 	struct event		 rl_ev;
 	struct event		 rl_evt;
+	int			 rl_us;		/* dns: the datagram socket */
+	struct event		 rl_uev;
+	struct event		 rl_dnst;	/* dns: the oldest query's end */
+	TAILQ_HEAD(, dns_session) rl_dnsq;	/* dns: queries, oldest first */
 	struct relaytables	 rl_tables;
 	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES];
 	struct relay_certs	 rl_certs;
@@ -1090,8 +1100,28 @@ void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_log(struct rsession *, const char *);
 void		 relay_request(struct rsession *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
+struct rsession	*relay_session_new(struct relay *, size_t,
+		    const struct relay_ops *, int, struct sockaddr_storage *);
+struct host	*relay_from_table(struct rsession *);
+struct relay_stats
+		*relay_stats_mine(struct relay *);
+struct relay	*relay_byid(objid_t);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
+
+/* relay_udp.c */
+#define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */
+struct dns_msg {
+	uint16_t		 id;
+	uint8_t			 flags0;
+	uint8_t			 flags1;
+	uint16_t		 qdcount;
+	size_t			 qlen;		/* the first question */
+	uint64_t		 qhash;
+};
+void		 relay_udp_launch(struct relay *);
+void		 relay_udp_stop(struct relay *);
+int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
 
 /* relay_priv.c */
 int		 relay_privinit(struct relayd *, struct relay *);

@@ -102,6 +102,9 @@ static const struct {
 	{ SCMP_SYS(getpeername),	SB_RELAY | SB_HCE | SB_PFE },
 	{ SCMP_SYS(shutdown),		SB_RELAY | SB_HCE | SB_PFE },
 	{ SCMP_SYS(bind),		SB_RELAY },
+	/* dns relays: datagrams in batches */
+	{ SCMP_SYS(recvmmsg),		SB_RELAY },
+	{ SCMP_SYS(sendmmsg),		SB_RELAY },
 	/* the splice engine */
 	{ SCMP_SYS(splice),		SB_RELAY },
 	{ SCMP_SYS(pipe2),		SB_RELAY },

@@ -1,0 +1,797 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * DNS relays (a relay whose protocol is dns), in the relay processes.
+ * As on OpenBSD each query is a session: it comes in on the relay's
+ * datagram socket, goes to a host of the relay's table under an ID of
+ * ours, and its answer goes back to the client under the client's ID;
+ * the session ends with the answer, or with the relay's session timeout.
+ * Queries over TCP are relayed as a tcp relay relays (relay.c).
+ *
+ * Unlike OpenBSD, which opens a socket per query, a relay process keeps
+ * RELAY_DNS_SOCKETS connected sockets per backend address and moves
+ * datagrams RELAY_DNS_BATCH at a time (recvmmsg, sendmmsg).  A connected
+ * socket receives only what its backend's address and port send; an
+ * answer is taken only on the socket its query left by, for an ID that
+ * is pending, with the query's question, once.  The IDs come from a
+ * random choice among the 32768 not used in the last 32768 queries.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "relayd.h"
+
+#define DNS_HDRLEN		12
+#define DNS_QR			0x80	/* flags0: an answer */
+#define DNS_IDS			65536
+#define DNS_RECENT		32768	/* IDs not used again for so long */
+#define DNS_NAMEMAX		255
+#define RELAY_DNS_SOCKETS	4	/* per backend address */
+#define RELAY_DNS_BATCH		32	/* datagrams per system call */
+#define RELAY_DNS_ROUNDS	8	/* batches per wakeup */
+#define RELAY_DNS_QUERYMAX	4096	/* a larger query is dropped */
+#define RELAY_DNS_ANSWERMAX	65536
+#define RELAY_DNS_OUTS		8	/* backend sockets written per batch */
+#define RELAY_DNS_IDLE		60	/* seconds: an unused backend goes */
+
+struct dns_backend {
+	TAILQ_ENTRY(dns_backend) db_entry;
+	struct sockaddr_storage	 db_ss;
+	int			 db_s[RELAY_DNS_SOCKETS];
+	struct event		 db_ev[RELAY_DNS_SOCKETS];
+	unsigned int		 db_pending;
+	objid_t			 db_relayid;	/* the last to use it */
+	time_t			 db_used;
+};
+TAILQ_HEAD(dns_backends, dns_backend);
+
+struct dns_session {
+	struct rsession		 ds_con;	/* first: freed with it */
+	struct dns_backend	*ds_be;
+	int			 ds_sock;	/* the socket it left by */
+	uint16_t		 ds_cid;	/* the client's ID */
+	uint16_t		 ds_bid;	/* ours */
+	int			 ds_pending;	/* waits for its answer */
+	int			 ds_queued;	/* on the relay's list */
+	int			 ds_sent;
+	size_t			 ds_qlen;	/* its question */
+	uint64_t		 ds_qhash;
+	struct timeval		 ds_deadline;
+	TAILQ_ENTRY(dns_session) ds_entry;
+};
+
+/* A batch of datagrams for one socket. */
+struct dns_batch {
+	int			 b_fd;
+	unsigned int		 b_n;
+	struct mmsghdr		 b_msg[RELAY_DNS_BATCH];
+	struct iovec		 b_iov[RELAY_DNS_BATCH];
+	struct dns_session	*b_ds[RELAY_DNS_BATCH];
+};
+
+static void	 relay_dns_msgs(struct mmsghdr *, struct iovec *, uint8_t *,
+		    size_t, struct sockaddr_storage *);
+static void	 relay_udp_server(int, short, void *);
+static void	 relay_dns_query(struct relay *, uint8_t *, size_t,
+		    struct sockaddr_storage *);
+static void	 relay_dns_answers(int, short, void *);
+static void	 relay_dns_timeout(int, short, void *);
+static void	 relay_dns_gc(int, short, void *);
+static void	 relay_dns_free(struct rsession *);
+static void	 relay_dns_drop(struct relay *, const char *,
+		    struct sockaddr_storage *);
+static void	 relay_dns_evict(struct relay *);
+static struct dns_backend
+		*relay_dns_backend(struct relay *, struct sockaddr_storage *);
+static void	 relay_dns_backend_free(struct dns_backend *);
+static uint32_t	 relay_dns_random(void);
+static uint16_t	 relay_dns_id(void);
+static void	 relay_dns_batch_add(struct dns_batch *, uint8_t *, size_t,
+		    struct sockaddr_storage *, struct dns_session *);
+static void	 relay_dns_queries_flush(void);
+static void	 relay_dns_answers_flush(struct dns_batch *);
+static void	 relay_dns_arm(struct relay *);
+
+static const struct relay_ops relay_dns_ops = {
+	.ro_name = "dns",
+	.ro_free = relay_dns_free
+};
+
+static struct dns_session	*dns_pending[DNS_IDS];
+static unsigned int		 dns_npending;
+static struct dns_backends	 dns_backends =
+    TAILQ_HEAD_INITIALIZER(dns_backends);
+static struct event		 dns_gcev;
+static uint16_t			 dns_fresh[DNS_IDS - DNS_RECENT];
+static uint16_t			 dns_recent[DNS_RECENT];
+static unsigned int		 dns_recentpos;
+static uint64_t			 dns_seed;
+static int			 dns_ready;
+
+/* what one wakeup moves; queries and answers stay here until sent */
+static uint8_t			 dns_qbuf[RELAY_DNS_BATCH]
+				    [RELAY_DNS_QUERYMAX];
+static uint8_t			 dns_abuf[RELAY_DNS_BATCH]
+				    [RELAY_DNS_ANSWERMAX];
+static struct sockaddr_storage	 dns_from[RELAY_DNS_BATCH];
+static struct dns_batch		 dns_out[RELAY_DNS_OUTS];
+static unsigned int		 dns_nout;
+static struct dns_batch		 dns_answers;
+
+/*
+ * The header and the first question of a DNS message.  0 with m filled
+ * in, -1 for what is not one.  The question's hash ignores the case of
+ * the name, as the name's comparison does.
+ */
+int
+relay_dns_parse(const uint8_t *buf, size_t len, struct dns_msg *m)
+{
+	size_t		 off, namelen = 0;
+	uint64_t	 h;
+	uint8_t		 c, l;
+
+	memset(m, 0, sizeof(*m));
+	if (len < DNS_HDRLEN)
+		return (-1);
+	m->id = (uint16_t)(buf[0] << 8 | buf[1]);
+	m->flags0 = buf[2];
+	m->flags1 = buf[3];
+	m->qdcount = (uint16_t)(buf[4] << 8 | buf[5]);
+	if (m->qdcount == 0)
+		return (0);
+	for (off = DNS_HDRLEN;;) {
+		if (off >= len)
+			return (-1);
+		l = buf[off];
+		if (l == 0) {
+			off++;
+			break;
+		}
+		if ((l & 0xc0) == 0xc0) {
+			/* a pointer ends the name; it is not followed */
+			if (off + 2 > len)
+				return (-1);
+			off += 2;
+			break;
+		}
+		if (l & 0xc0)
+			return (-1);
+		namelen += l + 1;
+		if (namelen > DNS_NAMEMAX || off + 1 + l > len)
+			return (-1);
+		off += 1 + l;
+	}
+	if (off + 4 > len)
+		return (-1);
+	off += 4;
+	m->qlen = off - DNS_HDRLEN;
+	/* FNV-1a, with a seed of the process's own */
+	h = 0xcbf29ce484222325ULL ^ dns_seed;
+	for (off = DNS_HDRLEN; off < DNS_HDRLEN + m->qlen; off++) {
+		c = buf[off];
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		h = (h ^ c) * 0x100000001b3ULL;
+	}
+	m->qhash = h;
+	return (0);
+}
+
+static void
+relay_dns_setid(uint8_t *buf, uint16_t id)
+{
+	buf[0] = id >> 8;
+	buf[1] = id & 0xff;
+}
+
+/*
+ * IDs: every value is either fresh or among the DNS_RECENT last used.
+ * A query takes a fresh one at random, and the oldest recent one turns
+ * fresh in its place: no ID comes again within DNS_RECENT queries.
+ */
+static void
+relay_dns_idinit(void)
+{
+	static uint16_t	 all[DNS_IDS];
+	uint32_t	 i, j;
+	uint16_t	 t;
+
+	for (i = 0; i < DNS_IDS; i++)
+		all[i] = i;
+	for (i = DNS_IDS - 1; i > 0; i--) {
+		j = arc4random_uniform(i + 1);
+		t = all[i];
+		all[i] = all[j];
+		all[j] = t;
+	}
+	memcpy(dns_fresh, all, sizeof(dns_fresh));
+	memcpy(dns_recent, all + nitems(dns_fresh), sizeof(dns_recent));
+	dns_recentpos = 0;
+}
+
+/*
+ * Random bits a word at a time, from arc4random_buf in bulk: the query
+ * path calls neither arc4random nor, through it, getpid each time.
+ */
+static uint32_t
+relay_dns_random(void)
+{
+	static uint32_t	 pool[256];
+	static size_t	 left;
+
+	if (left == 0) {
+		arc4random_buf(pool, sizeof(pool));
+		left = nitems(pool);
+	}
+	return (pool[--left]);
+}
+
+static uint16_t
+relay_dns_id(void)
+{
+	uint32_t	 r;
+	uint16_t	 id;
+
+	do {
+		/* nitems(dns_fresh) is a power of two */
+		r = relay_dns_random() & (nitems(dns_fresh) - 1);
+		id = dns_fresh[r];
+		dns_fresh[r] = dns_recent[dns_recentpos];
+		dns_recent[dns_recentpos] = id;
+		dns_recentpos = (dns_recentpos + 1) % DNS_RECENT;
+		/* one still pending after so long waits on */
+	} while (dns_pending[id] != NULL);
+	return (id);
+}
+
+/* The relay process: a dns relay's socket is read from now on. */
+void
+relay_udp_launch(struct relay *rlay)
+{
+	struct timeval	 tv = { RELAY_DNS_IDLE, 0 };
+
+	if (!dns_ready) {
+		dns_ready = 1;
+		relay_dns_idinit();
+		arc4random_buf(&dns_seed, sizeof(dns_seed));
+		evtimer_set(&dns_gcev, relay_dns_gc, NULL);
+		evtimer_add(&dns_gcev, &tv);
+	}
+	TAILQ_INIT(&rlay->rl_dnsq);
+	evtimer_set(&rlay->rl_dnst, relay_dns_timeout, rlay);
+	event_set(&rlay->rl_uev, rlay->rl_us, EV_READ | EV_PERSIST,
+	    relay_udp_server, rlay);
+	event_add(&rlay->rl_uev, NULL);
+}
+
+/*
+ * Before a reload: no more queries from this relay's socket.  The
+ * socket stays, for the answers to the queries under way, until the
+ * configuration goes with its last session.
+ */
+void
+relay_udp_stop(struct relay *rlay)
+{
+	if (rlay->rl_us != -1 && event_initialized(&rlay->rl_uev))
+		event_del(&rlay->rl_uev);
+}
+
+/* RELAY_DNS_BATCH messages to receive into bufs, size bytes each. */
+static void
+relay_dns_msgs(struct mmsghdr *msg, struct iovec *iov, uint8_t *bufs,
+    size_t size, struct sockaddr_storage *names)
+{
+	int	 i;
+
+	memset(msg, 0, RELAY_DNS_BATCH * sizeof(*msg));
+	for (i = 0; i < RELAY_DNS_BATCH; i++) {
+		iov[i].iov_base = bufs + i * size;
+		iov[i].iov_len = size;
+		msg[i].msg_hdr.msg_iov = &iov[i];
+		msg[i].msg_hdr.msg_iovlen = 1;
+		if (names != NULL) {
+			msg[i].msg_hdr.msg_name = &names[i];
+			msg[i].msg_hdr.msg_namelen = sizeof(names[i]);
+		}
+	}
+}
+
+/* Queries from clients, a batch at a time. */
+static void
+relay_udp_server(int fd, short event, void *arg)
+{
+	struct relay	*rlay = arg;
+	struct mmsghdr	 msg[RELAY_DNS_BATCH];
+	struct iovec	 iov[RELAY_DNS_BATCH];
+	int		 i, n, round;
+
+	(void)event;
+	for (round = 0; round < RELAY_DNS_ROUNDS; round++) {
+		relay_dns_msgs(msg, iov, dns_qbuf[0], sizeof(dns_qbuf[0]),
+		    dns_from);
+		if ((n = recvmmsg(fd, msg, RELAY_DNS_BATCH, MSG_DONTWAIT,
+		    NULL)) == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				log_warn("relay %s: recvmmsg",
+				    rlay->rl_conf.name);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (msg[i].msg_hdr.msg_namelen < sizeof(sa_family_t))
+				continue;
+			if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				relay_dns_drop(rlay, "query too long",
+				    &dns_from[i]);
+				continue;
+			}
+			relay_dns_query(rlay, dns_qbuf[i], msg[i].msg_len,
+			    &dns_from[i]);
+		}
+		relay_dns_queries_flush();
+		if (n < RELAY_DNS_BATCH)
+			break;
+	}
+}
+
+/* One query: a session, a backend, an ID of ours, on its way. */
+static void
+relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
+    struct sockaddr_storage *from)
+{
+	struct dns_session	*ds;
+	struct rsession		*con;
+	struct host		*h;
+	struct dns_msg		 m;
+	struct timeval		 tv = rlay->rl_conf.timeout;
+
+	if (rlay->rl_conf.flags & F_DISABLE)
+		return;
+	if (relay_dns_parse(buf, len, &m) == -1) {
+		relay_dns_drop(rlay, "not a DNS query", from);
+		return;
+	}
+	if (m.flags0 & DNS_QR) {
+		relay_dns_drop(rlay, "an answer sent as a query", from);
+		return;
+	}
+	if (dns_npending >= RELAY_DNS_MAXPENDING) {
+		relay_dns_evict(rlay);
+		if (dns_npending >= RELAY_DNS_MAXPENDING) {
+			relay_dns_drop(rlay, "too many queries pending",
+			    from);
+			return;
+		}
+	}
+	if ((con = relay_session_new(rlay, sizeof(*ds), &relay_dns_ops, -1,
+	    from)) == NULL) {
+		relay_dns_drop(rlay, "out of memory", from);
+		return;
+	}
+	ds = (struct dns_session *)con;
+	ds->ds_cid = m.id;
+	ds->ds_qlen = m.qlen;
+	ds->ds_qhash = m.qhash;
+	con->se_in.copied = len;
+	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
+		if ((h = relay_from_table(con)) == NULL) {
+			relay_close(con, "session failed: no host up", 1);
+			return;
+		}
+		con->se_host = h;
+		con->se_out.ss = h->conf.ss;
+	} else
+		con->se_out.ss = rlay->rl_conf.dstss;
+	if ((ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL) {
+		relay_close(con, "forward failed", 1);
+		return;
+	}
+	ds->ds_bid = relay_dns_id();
+	ds->ds_pending = 1;
+	dns_pending[ds->ds_bid] = ds;
+	dns_npending++;
+	ds->ds_be->db_pending++;
+	relay_dns_setid(buf, ds->ds_bid);
+
+	timeradd(&con->se_tv_start, &tv, &ds->ds_deadline);
+	TAILQ_INSERT_TAIL(&rlay->rl_dnsq, ds, ds_entry);
+	ds->ds_queued = 1;
+	if (!evtimer_pending(&rlay->rl_dnst, NULL))
+		relay_dns_arm(rlay);
+	con->se_cstate = RELAY_CONN_CONNECTED;
+
+	ds->ds_sock = relay_dns_random() % RELAY_DNS_SOCKETS;
+	relay_dns_batch_add(NULL, buf, len, NULL, ds);
+}
+
+/* The backend sockets' batches go. */
+static void
+relay_dns_queries_flush(void)
+{
+	struct dns_batch	*b;
+	unsigned int		 i, off, retried;
+	int			 n;
+
+	for (i = 0; i < dns_nout; i++) {
+		b = &dns_out[i];
+		for (off = 0, retried = 0; off < b->b_n;) {
+			n = sendmmsg(b->b_fd, b->b_msg + off, b->b_n - off, 0);
+			if (n > 0) {
+				for (; n > 0; n--, off++)
+					b->b_ds[off]->ds_sent = 1;
+				continue;
+			}
+			/*
+			 * A connected socket reports an ICMP error once, on
+			 * the next call: that call is tried again.
+			 */
+			if (n == -1 && !retried && (errno == ECONNREFUSED ||
+			    errno == EINTR || errno == EHOSTUNREACH)) {
+				retried = 1;
+				continue;
+			}
+			relay_close(&b->b_ds[off]->ds_con, "forward failed",
+			    1);
+			off++;
+		}
+		b->b_n = 0;
+	}
+	dns_nout = 0;
+}
+
+/*
+ * A datagram for a batch: b NULL for a query, to the batch of the
+ * socket of its backend (all of them flushed when there is no room).
+ */
+static void
+relay_dns_batch_add(struct dns_batch *b, uint8_t *buf, size_t len,
+    struct sockaddr_storage *to, struct dns_session *ds)
+{
+	struct msghdr	*mh;
+	unsigned int	 i;
+	int		 fd;
+
+	if (b == NULL) {
+		fd = ds->ds_be->db_s[ds->ds_sock];
+		for (i = 0; i < dns_nout; i++)
+			if (dns_out[i].b_fd == fd)
+				break;
+		if (i == dns_nout) {
+			if (dns_nout == RELAY_DNS_OUTS) {
+				relay_dns_queries_flush();
+				i = 0;
+			}
+			dns_out[i].b_fd = fd;
+			dns_out[i].b_n = 0;
+			dns_nout = i + 1;
+		}
+		b = &dns_out[i];
+		if (b->b_n == RELAY_DNS_BATCH) {
+			relay_dns_queries_flush();
+			b = &dns_out[0];
+			b->b_fd = fd;
+			b->b_n = 0;
+			dns_nout = 1;
+		}
+	}
+	i = b->b_n++;
+	b->b_iov[i].iov_base = buf;
+	b->b_iov[i].iov_len = len;
+	mh = &b->b_msg[i].msg_hdr;
+	memset(mh, 0, sizeof(*mh));
+	mh->msg_iov = &b->b_iov[i];
+	mh->msg_iovlen = 1;
+	if (to != NULL) {
+		mh->msg_name = to;
+		mh->msg_namelen = ss_len(to);
+	}
+	b->b_ds[i] = ds;
+}
+
+/* Answers from a backend socket, a batch at a time. */
+static void
+relay_dns_answers(int fd, short event, void *arg)
+{
+	struct dns_backend	*be = arg;
+	struct dns_session	*ds;
+	struct rsession		*con;
+	struct relay		*rlay;
+	struct mmsghdr		 msg[RELAY_DNS_BATCH];
+	struct iovec		 iov[RELAY_DNS_BATCH];
+	struct dns_msg		 m;
+	int			 i, n, round, sock;
+
+	(void)event;
+	for (sock = 0; sock < RELAY_DNS_SOCKETS; sock++)
+		if (be->db_s[sock] == fd)
+			break;
+	for (round = 0; round < RELAY_DNS_ROUNDS; round++) {
+		relay_dns_msgs(msg, iov, dns_abuf[0], sizeof(dns_abuf[0]),
+		    NULL);
+		if ((n = recvmmsg(fd, msg, RELAY_DNS_BATCH, MSG_DONTWAIT,
+		    NULL)) == -1) {
+			/* ECONNREFUSED: an earlier query met a closed port */
+			if (errno == ECONNREFUSED || errno == EHOSTUNREACH ||
+			    errno == EINTR)
+				continue;
+			break;
+		}
+		dns_answers.b_fd = -1;
+		dns_answers.b_n = 0;
+		rlay = relay_byid(be->db_relayid);
+		for (i = 0; i < n; i++) {
+			if (relay_dns_parse(dns_abuf[i], msg[i].msg_len,
+			    &m) == -1 || (m.flags0 & DNS_QR) == 0 ||
+			    (msg[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+				relay_dns_drop(rlay, "not a DNS answer",
+				    &be->db_ss);
+				continue;
+			}
+			ds = dns_pending[m.id];
+			if (ds == NULL || ds->ds_be != be ||
+			    ds->ds_sock != sock) {
+				relay_dns_drop(rlay, "an answer to no "
+				    "pending query", &be->db_ss);
+				continue;
+			}
+			con = &ds->ds_con;
+			if (m.qdcount != 0 && (m.qlen != ds->ds_qlen ||
+			    m.qhash != ds->ds_qhash)) {
+				relay_dns_drop(con->se_relay, "an answer to "
+				    "another question", &be->db_ss);
+				continue;
+			}
+			/* once: a second answer finds nothing pending */
+			dns_pending[m.id] = NULL;
+			dns_npending--;
+			be->db_pending--;
+			ds->ds_pending = 0;
+			relay_dns_setid(dns_abuf[i], ds->ds_cid);
+			con->se_out.copied = msg[i].msg_len;
+			gettimeofday(&con->se_tv_last, NULL);
+			if (dns_answers.b_fd != con->se_relay->rl_us) {
+				relay_dns_answers_flush(&dns_answers);
+				dns_answers.b_fd = con->se_relay->rl_us;
+			}
+			relay_dns_batch_add(&dns_answers, dns_abuf[i],
+			    msg[i].msg_len, &con->se_in.ss, ds);
+		}
+		relay_dns_answers_flush(&dns_answers);
+		if (n < RELAY_DNS_BATCH)
+			break;
+	}
+}
+
+/* Answers to the clients; each ends its session. */
+static void
+relay_dns_answers_flush(struct dns_batch *b)
+{
+	unsigned int	 off = 0, i;
+	int		 n;
+
+	while (off < b->b_n) {
+		n = sendmmsg(b->b_fd, b->b_msg + off, b->b_n - off, 0);
+		if (n > 0) {
+			for (i = 0; i < (unsigned int)n; i++)
+				relay_close(&b->b_ds[off + i]->ds_con,
+				    "session closed", 0);
+			off += n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		relay_close(&b->b_ds[off]->ds_con, "response failed", 1);
+		off++;
+	}
+	b->b_n = 0;
+}
+
+/* The timer of a relay's queries: at the deadline of the oldest. */
+static void
+relay_dns_arm(struct relay *rlay)
+{
+	struct dns_session	*ds;
+	struct timeval		 now, tv;
+
+	if ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) == NULL)
+		return;
+	gettimeofday(&now, NULL);
+	if (timercmp(&ds->ds_deadline, &now, >))
+		timersub(&ds->ds_deadline, &now, &tv);
+	else
+		timerclear(&tv);
+	evtimer_add(&rlay->rl_dnst, &tv);
+}
+
+static void
+relay_dns_timeout(int fd, short event, void *arg)
+{
+	struct relay		*rlay = arg;
+	struct dns_session	*ds;
+	struct timeval		 now;
+
+	(void)fd;
+	(void)event;
+	gettimeofday(&now, NULL);
+	while ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) != NULL &&
+	    !timercmp(&ds->ds_deadline, &now, >))
+		relay_close(&ds->ds_con, "udp timeout", 1);
+	relay_dns_arm(rlay);
+}
+
+/*
+ * RELAY_DNS_MAXPENDING queries wait: the oldest of this relay goes to
+ * make room, unless it is still in the batch being sent.
+ */
+static void
+relay_dns_evict(struct relay *rlay)
+{
+	static time_t		 last;
+	static uint64_t		 since;
+	struct dns_session	*ds;
+	time_t			 now;
+
+	if ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) == NULL || !ds->ds_sent)
+		return;
+	since++;
+	relay_close(&ds->ds_con, "too many queries pending", 1);
+	now = time(NULL);
+	if (now == last)
+		return;
+	last = now;
+	log_warnx("relay %s: %d queries waiting for answers, the oldest "
+	    "ended early (%llu times)", rlay->rl_conf.name,
+	    RELAY_DNS_MAXPENDING, (unsigned long long)since);
+	since = 0;
+}
+
+/* What is dropped is counted, and said once a second at most. */
+static void
+relay_dns_drop(struct relay *rlay, const char *why,
+    struct sockaddr_storage *from)
+{
+	static time_t	 last;
+	static uint64_t	 since;
+	char		 addr[INET6_ADDRSTRLEN];
+	time_t		 now;
+
+	since++;
+	if (rlay != NULL)
+		relay_stats_mine(rlay)->dropped++;
+	now = time(NULL);
+	if (now == last)
+		return;
+	last = now;
+	if (print_host(from, addr, sizeof(addr)) == NULL)
+		(void)strlcpy(addr, "?", sizeof(addr));
+	log_warnx("relay %s: %llu datagrams dropped, the last %s from %s "
+	    "port %d", rlay != NULL ? rlay->rl_conf.name : "(gone)",
+	    (unsigned long long)since, why, addr, ss_port(from));
+	since = 0;
+}
+
+/* The sockets to a backend address, made the first time it is used. */
+static struct dns_backend *
+relay_dns_backend(struct relay *rlay, struct sockaddr_storage *ss)
+{
+	struct dns_backend	*be;
+	int			 i, s;
+
+	TAILQ_FOREACH(be, &dns_backends, db_entry)
+		if (be->db_ss.ss_family == ss->ss_family &&
+		    memcmp(&be->db_ss, ss, ss_len(ss)) == 0)
+			break;
+	if (be != NULL) {
+		be->db_relayid = rlay->rl_conf.id;
+		be->db_used = time(NULL);
+		return (be);
+	}
+	if ((be = calloc(1, sizeof(*be))) == NULL)
+		return (NULL);
+	be->db_ss = *ss;
+	for (i = 0; i < RELAY_DNS_SOCKETS; i++)
+		be->db_s[i] = -1;
+	for (i = 0; i < RELAY_DNS_SOCKETS; i++) {
+		if ((s = socket(ss->ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, IPPROTO_UDP)) == -1 ||
+		    connect(s, (struct sockaddr *)ss, ss_len(ss)) == -1) {
+			log_warn("relay %s: backend socket",
+			    rlay->rl_conf.name);
+			if (s != -1)
+				close(s);
+			relay_dns_backend_free(be);
+			return (NULL);
+		}
+		be->db_s[i] = s;
+		event_set(&be->db_ev[i], s, EV_READ | EV_PERSIST,
+		    relay_dns_answers, be);
+		event_add(&be->db_ev[i], NULL);
+	}
+	be->db_relayid = rlay->rl_conf.id;
+	be->db_used = time(NULL);
+	TAILQ_INSERT_TAIL(&dns_backends, be, db_entry);
+	return (be);
+}
+
+static void
+relay_dns_backend_free(struct dns_backend *be)
+{
+	int	 i;
+
+	for (i = 0; i < RELAY_DNS_SOCKETS; i++)
+		if (be->db_s[i] != -1) {
+			event_del(&be->db_ev[i]);
+			close(be->db_s[i]);
+		}
+	free(be);
+}
+
+/* Backends nobody used for a while (a reload took them away) go. */
+static void
+relay_dns_gc(int fd, short event, void *arg)
+{
+	struct dns_backend	*be, *next;
+	struct timeval		 tv = { RELAY_DNS_IDLE, 0 };
+	time_t			 now = time(NULL);
+
+	(void)fd;
+	(void)event;
+	(void)arg;
+	for (be = TAILQ_FIRST(&dns_backends); be != NULL; be = next) {
+		next = TAILQ_NEXT(be, db_entry);
+		if (be->db_pending == 0 &&
+		    now - be->db_used >= RELAY_DNS_IDLE) {
+			TAILQ_REMOVE(&dns_backends, be, db_entry);
+			relay_dns_backend_free(be);
+		}
+	}
+	evtimer_add(&dns_gcev, &tv);
+}
+
+/* A query's session ends: its ID is free, its relay's list shorter. */
+static void
+relay_dns_free(struct rsession *con)
+{
+	struct dns_session	*ds = (struct dns_session *)con;
+	struct relay		*rlay = con->se_relay;
+
+	if (ds->ds_pending) {
+		dns_pending[ds->ds_bid] = NULL;
+		dns_npending--;
+		ds->ds_be->db_pending--;
+		ds->ds_pending = 0;
+	}
+	if (ds->ds_queued) {
+		TAILQ_REMOVE(&rlay->rl_dnsq, ds, ds_entry);
+		ds->ds_queued = 0;
+		if (TAILQ_EMPTY(&rlay->rl_dnsq))
+			evtimer_del(&rlay->rl_dnst);
+	}
+}
