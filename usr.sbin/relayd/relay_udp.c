@@ -23,8 +23,9 @@
  * Queries over TCP are relayed as a tcp relay relays (relay.c).
  *
  * Unlike OpenBSD, which opens a socket per query, a relay process keeps
- * RELAY_DNS_SOCKETS connected sockets per backend address and moves
- * datagrams RELAY_DNS_BATCH at a time (recvmmsg, sendmmsg).  A connected
+ * RELAY_DNS_SOCKETS connected sockets per backend address (a batch of
+ * queries leaves by one of them, at random) and moves datagrams
+ * RELAY_DNS_BATCH at a time (recvmmsg, sendmmsg).  A connected
  * socket receives only what its backend's address and port send; an
  * answer is taken only on the socket its query left by, for an ID that
  * is pending, with the query's question, once.  The IDs come from a
@@ -144,6 +145,7 @@ static struct sockaddr_storage	 dns_from[RELAY_DNS_BATCH];
 static struct dns_batch		 dns_out[RELAY_DNS_OUTS];
 static unsigned int		 dns_nout;
 static struct dns_batch		 dns_answers;
+static int			 dns_sock;	/* this batch's, at random */
 
 /*
  * The header and the first question of a DNS message.  0 with m filled
@@ -336,6 +338,8 @@ relay_udp_server(int fd, short event, void *arg)
 	for (round = 0; round < RELAY_DNS_ROUNDS; round++) {
 		relay_dns_msgs(msg, iov, dns_qbuf[0], sizeof(dns_qbuf[0]),
 		    dns_from);
+		/* a batch of queries leaves by one socket: one sendmmsg */
+		dns_sock = relay_dns_random() % RELAY_DNS_SOCKETS;
 		if ((n = recvmmsg(fd, msg, RELAY_DNS_BATCH, MSG_DONTWAIT,
 		    NULL)) == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -427,7 +431,7 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 		relay_dns_arm(rlay);
 	con->se_cstate = RELAY_CONN_CONNECTED;
 
-	ds->ds_sock = relay_dns_random() % RELAY_DNS_SOCKETS;
+	ds->ds_sock = dns_sock;
 	relay_dns_batch_add(NULL, buf, len, NULL, ds);
 }
 
