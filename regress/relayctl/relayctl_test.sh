@@ -200,6 +200,101 @@ monitor_not_reading_cleanup()
 	stop_all
 }
 
+atf_test_case show_metrics cleanup
+show_metrics_head()
+{
+	atf_set descr "show metrics: counters that match show relays and the log's byte lines to the byte, hosts and tables, after known traffic"
+	atf_set require.user root
+	atf_set timeout 60
+}
+show_metrics_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 2
+interval 1
+socket "$PWD/relayd.sock"
+log connection
+table <echo> { 127.0.0.1 }
+table <none> { 127.0.0.2 }
+relay echo {
+	listen on 127.0.0.1 port $port
+	forward to <echo> port $bport check tcp
+}
+relay down {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <none> port 9 check tcp
+}
+CONF
+	PREFORK=2 start_relayd
+	wait_log 10 "host 127.0.0.1, check tcp.*state unknown -> up" ||
+	    atf_fail "the backend is not up"
+	for n in 1 1000 70000; do
+		head -c "$n" /dev/zero >data
+		socat -t 5 - "TCP:127.0.0.1:$port" <data >back ||
+		    atf_fail "no relaying"
+		[ "$(wc -c <back)" -eq "$n" ] || atf_fail "$(wc -c <back) of $n bytes back"
+	done
+	wait_for 10 sh -c "[ \$(grep -c '^relay echo, session [0-9]*, bytes ' relayd.log) -ge 3 ]" ||
+	    atf_fail "no byte lines: $(cat relayd.log)"
+	in=$(sed -n 's/^relay echo, session [0-9]*, bytes in \([0-9]*\) .*/\1/p' relayd.log | awk '{ s += $1 } END { print s }')
+	out=$(sed -n 's/^relay echo, session [0-9]*, bytes in .*, out \([0-9]*\) .*/\1/p' relayd.log | awk '{ s += $1 } END { print s }')
+	[ "$in" -eq 71001 ] && [ "$out" -eq 71001 ] ||
+	    atf_fail "the log says in $in, out $out"
+	# the statistics reach pfe every second
+	wait_for 5 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show metrics | grep -q '^relayd_relay_sessions_total{relay=\"echo\"} 3\$'" ||
+	    atf_fail "not 3 sessions: $("$RELAYCTL" -s relayd.sock show metrics)"
+	"$RELAYCTL" -s relayd.sock show metrics >metrics
+	for d in in out; do
+		n=$(awk -v d="$d" -F'[{}]' '$1 == "relayd_relay_bytes_total" &&
+		    $2 ~ /relay="echo"/ && $2 ~ "direction=\"" d "\"" {
+			split($3, v, " "); s += v[1] } END { print s }' metrics)
+		[ "$n" -eq 71001 ] || atf_fail "metrics: $d $n bytes"
+	done
+	atf_check -o match:"total: 3 sessions" \
+	    -o match:"bytes: in 71001 \(spliced [0-9]+, copied [0-9]+\), out 71001 " \
+	    "$RELAYCTL" -s relayd.sock show relays
+	atf_check -o match:'^relayd_relay_session_ends_total\{relay="echo",end="ok"\} 3$' \
+	    -o match:'^relayd_relay_sessions_active\{relay="echo"\} 0$' \
+	    -o match:'^relayd_relay_connect_failures_total\{relay="echo"\} 0$' \
+	    -o match:'^relayd_host_up\{table="echo:[0-9]+",host="127\.0\.0\.1"\} 1$' \
+	    -o match:'^relayd_table_hosts_up\{table="echo:[0-9]+"\} 1$' \
+	    -o match:'^relayd_host_up\{table="none:9",host="127\.0\.0\.2"\} 0$' \
+	    -o match:'^relayd_build_info\{version="[0-9.]+",splice_engine="pipe"\} 1$' \
+	    -o match:'^# EOF$' cat metrics
+	# every sample has its family's TYPE and HELP before it
+	atf_check -o inline:"" awk '/^# TYPE / { t[$3] = 1 } /^# HELP / { h[$3] = 1 }
+	    /^[a-z]/ { n = $1; sub(/[{ ].*/, "", n)
+		if (!(n in t) || !(n in h)) print "no TYPE or HELP: " n }' metrics
+}
+show_metrics_cleanup()
+{
+	stop_all
+}
+
+atf_test_case show_metrics_promtool cleanup
+show_metrics_promtool_head()
+{
+	atf_set descr "show metrics passes promtool check metrics"
+	atf_set require.user root
+	atf_set timeout 30
+}
+show_metrics_promtool_body()
+{
+	command -v promtool >/dev/null 2>&1 ||
+	    atf_skip "no promtool (Debian's prometheus package; make deps does not install it, as it starts a server)"
+	setup_daemon
+	"$RELAYCTL" -s relayd.sock show metrics >metrics ||
+	    atf_fail "show metrics failed"
+	atf_check -o empty -e empty promtool check metrics <metrics
+}
+show_metrics_promtool_cleanup()
+{
+	stop_all
+}
+
 atf_test_case socket_mode cleanup
 socket_mode_head()
 {
@@ -259,6 +354,8 @@ atf_init_test_cases()
 	atf_add_test_case log_verbose_brief
 	atf_add_test_case monitor
 	atf_add_test_case monitor_not_reading
+	atf_add_test_case show_metrics
+	atf_add_test_case show_metrics_promtool
 	atf_add_test_case socket_mode
 	atf_add_test_case malformed_requests
 }

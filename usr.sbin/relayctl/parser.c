@@ -83,6 +83,7 @@ static const struct token t_show[] = {
 	{KEYWORD,	"relays",	SHOW_RELAYS,	NULL},
 	{KEYWORD,	"routers",	SHOW_ROUTERS,	NULL},
 	{KEYWORD,	"sessions",	SHOW_SESSIONS,	NULL},
+	{KEYWORD,	"metrics",	SHOW_METRICS,	NULL},
 	{ENDTOKEN,	"",		NONE,		NULL}
 };
 

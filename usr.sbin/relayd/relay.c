@@ -1282,6 +1282,7 @@ relay_connect_failed(struct rsession *con, enum relay_cfail why, int error)
 	};
 	char	*msg = NULL;
 
+	relay_stats_mine(con->se_relay)->cfailed++;
 	if (con->se_ops->ro_abort == NULL) {
 		relay_close(con, fails[why].plain, 1);
 		return (-1);
@@ -2093,6 +2094,8 @@ relay_close(struct rsession *con, const char *msg, int err)
 	}
 	if (st->active > 0)
 		st->active--;
+	st->ends[!err ? RELAY_END_OK : strstr(msg, "timeout") != NULL ?
+	    RELAY_END_TIMEOUT : RELAY_END_ERROR]++;
 	relay_log_end(con, msg, err, b);
 	relay_session_free(con);
 	relay_accept_resume();

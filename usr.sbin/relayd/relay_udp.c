@@ -406,6 +406,7 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	con->se_in.copied = len;
 	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
 		if ((h = relay_from_table(con)) == NULL) {
+			relay_stats_mine(rlay)->cfailed++;
 			relay_close(con, "session failed: no host up", 1);
 			return;
 		}
@@ -414,6 +415,7 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	} else
 		con->se_out.ss = rlay->rl_conf.dstss;
 	if ((ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL) {
+		relay_stats_mine(rlay)->cfailed++;
 		relay_close(con, "forward failed", 1);
 		return;
 	}

@@ -686,6 +686,14 @@ struct ctl_relayfd {
 #define RELAY_FD_UDP		 1	/* a dns relay's datagram socket */
 };
 
+/* How sessions ended, for relayctl show metrics */
+enum relay_end {
+	RELAY_END_OK = 0,		/* an end that is no error */
+	RELAY_END_ERROR,		/* failed, refused, reset, aborted */
+	RELAY_END_TIMEOUT,		/* a timeout of any kind */
+	RELAY_END_MAX
+};
+
 struct relay_stats {
 	uint64_t		 interval;
 	uint64_t		 cnt;
@@ -702,6 +710,8 @@ struct relay_stats {
 	uint64_t		 bytes[2][2];	/* [dir][spliced, copied] */
 	uint64_t		 deferred;	/* accept stopped: no fds */
 	uint64_t		 dropped;	/* dns: datagrams dropped */
+	uint64_t		 ends[RELAY_END_MAX];	/* how sessions ended */
+	uint64_t		 cfailed;	/* found no backend */
 	objid_t			 id;
 	unsigned int		 proc;
 };
