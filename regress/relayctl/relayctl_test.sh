@@ -295,6 +295,73 @@ show_metrics_promtool_cleanup()
 	stop_all
 }
 
+atf_test_case metrics_listener cleanup
+metrics_listener_head()
+{
+	atf_set descr "metrics listen on: GET /metrics answers what show metrics prints, anything else 404 or 405; 4 scrapes at once at most; scrapes while 1 GiB is relayed do not stall it"
+	atf_set require.user root
+	atf_set timeout 120
+}
+metrics_listener_body()
+{
+	require_daemon
+	command -v curl >/dev/null 2>&1 || atf_skip "no curl (make deps installs it)"
+	bport=$(start_backend echo echo)
+	port=$(freeport)
+	mport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 2
+socket "$PWD/relayd.sock"
+metrics listen on 127.0.0.1 port $mport
+table <echo> { 127.0.0.1 }
+relay echo {
+	listen on 127.0.0.1 port $port
+	forward to <echo> port $bport
+}
+CONF
+	PREFORK=2 start_relayd
+	atf_check -o match:"^metrics listen on 127\.0\.0\.1 port $mport\$" \
+	    -e ignore "$RELAYD" -nv -f relayd.conf
+	curl -s -D head -o body "http://127.0.0.1:$mport/metrics" ||
+	    atf_fail "no answer"
+	atf_check -o match:"^HTTP/1.1 200 OK" \
+	    -o match:"^Content-Type: text/plain; version=0.0.4" cat head
+	# the same series as relayctl show metrics (the values move)
+	"$RELAYCTL" -s relayd.sock show metrics | sed 's/ [0-9]*$//' >ctl.series
+	sed 's/ [0-9]*$//' body >http.series
+	atf_check -o empty diff ctl.series http.series
+	atf_check -o match:"^404\$" curl -s -o /dev/null -w "%{http_code}\n" \
+	    "http://127.0.0.1:$mport/"
+	atf_check -o match:"^405\$" curl -s -o /dev/null -w "%{http_code}\n" \
+	    -X POST "http://127.0.0.1:$mport/metrics"
+	# four idle connections: a fifth is closed at once, and after their
+	# timeout (5 s) scrapes work again
+	"$RTOOL" hold "$mport" 4 7 >hold.out 2>&1 &
+	echo $! >hold.pid
+	sleep 1
+	atf_check -s not-exit:0 -o ignore -e ignore curl -s -m 3 \
+	    "http://127.0.0.1:$mport/metrics"
+	wait_log 5 "metrics: 4 scrapes at once already" ||
+	    atf_fail "no log of the refusal"
+	wait_for 10 curl -s -f -o /dev/null "http://127.0.0.1:$mport/metrics" ||
+	    atf_fail "the listener does not recover"
+	# relaying goes on while scrapes come
+	"$RTOOL" client "$port" 2 536870912 60 >client.out 2>&1 &
+	cpid=$!
+	n=0
+	while kill -0 "$cpid" 2>/dev/null && [ "$n" -lt 200 ]; do
+		curl -s -f -o /dev/null "http://127.0.0.1:$mport/metrics" ||
+		    atf_fail "a scrape failed under load"
+		n=$((n + 1))
+	done
+	wait "$cpid" || atf_fail "relaying under scrapes: $(cat client.out)"
+	atf_check -o match:"^ok 2 streams 1073741824 bytes" cat client.out
+}
+metrics_listener_cleanup()
+{
+	stop_all
+}
+
 atf_test_case socket_mode cleanup
 socket_mode_head()
 {
@@ -356,6 +423,7 @@ atf_init_test_cases()
 	atf_add_test_case monitor_not_reading
 	atf_add_test_case show_metrics
 	atf_add_test_case show_metrics_promtool
+	atf_add_test_case metrics_listener
 	atf_add_test_case socket_mode
 	atf_add_test_case malformed_requests
 }

@@ -21,7 +21,6 @@
 #include <sys/un.h>
 
 #include <ctype.h>
-#include <stddef.h>
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
@@ -43,7 +42,6 @@ static int	 show_metrics_msg(struct imsg *);
 static int	 show_command_output(struct imsg *);
 static int	 monitor(struct imsg *);
 static void	 print_stats(struct relay_stats *);
-static void	 sum_stats(struct relay *, struct relay_stats *);
 static const char *
 		 print_hostport(struct sockaddr_storage *, char *, size_t);
 
@@ -310,37 +308,6 @@ monitor(struct imsg *imsg)
 	return (done);
 }
 
-static void
-sum_stats(struct relay *rlay, struct relay_stats *crs)
-{
-	unsigned int	 i;
-	int		 d, k;
-
-	memset(crs, 0, sizeof(*crs));
-	crs->interval = RELAY_STATINTERVAL;
-	for (i = 0; i < PROC_MAX_INSTANCES; i++) {
-		struct relay_stats *rs = &rlay->rl_stats[i];
-
-		crs->cnt += rs->cnt;
-		crs->last += rs->last;
-		crs->avg += rs->avg;
-		crs->last_hour += rs->last_hour;
-		crs->avg_hour += rs->avg_hour;
-		crs->last_day += rs->last_day;
-		crs->avg_day += rs->avg_day;
-		crs->active += rs->active;
-		crs->sessions += rs->sessions;
-		crs->requests += rs->requests;
-		crs->deferred += rs->deferred;
-		crs->dropped += rs->dropped;
-		crs->cfailed += rs->cfailed;
-		for (d = 0; d < RELAY_END_MAX; d++)
-			crs->ends[d] += rs->ends[d];
-		for (d = 0; d < 2; d++)
-			for (k = 0; k < 2; k++)
-				crs->bytes[d][k] += rs->bytes[d][k];
-	}
-}
 
 static void
 print_bytes(const char *indent, struct relay_stats *crs)
@@ -411,7 +378,7 @@ show_summary_msg(struct imsg *imsg, int type)
 		    rlay->rl_conf.id, "relay", rlay->rl_conf.name, "",
 		    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active");
 		if (type == SHOW_RELAYS) {
-			sum_stats(rlay, &crs);
+			relay_stats_sum(rlay, &crs);
 			print_stats(&crs);
 		}
 		break;
@@ -599,7 +566,7 @@ show_status_msg(struct imsg *imsg)
 		}
 		rlay = imsg->data;
 		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
-		sum_stats(rlay, &crs);
+		relay_stats_sum(rlay, &crs);
 		printf("relay %s: %s, sessions: %llu active, %llu total\n",
 		    rlay->rl_conf.name,
 		    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active",
@@ -639,221 +606,24 @@ show_status_msg(struct imsg *imsg)
 	return (0);
 }
 
-/*
- * relayctl show metrics: the state of relayctl status in the Prometheus
- * text format (0.0.4, which promtool checks), every sample of a family
- * together: gathered until the end, then printed.  An extension.
- */
-struct metric_relay {
-	char			 name[MAX_NAME_SIZE];
-	struct relay_stats	 st;
-};
-struct metric_host {
-	char			 table[MAX_NAME_SIZE];
-	char			 name[RELAYD_HOSTNAME_MAX];
-	int			 up;
-	unsigned long		 checks;
-	unsigned long		 checks_up;
-};
-struct metric_table {
-	char			 name[MAX_NAME_SIZE];
-	int			 disabled;
-	int			 nocheck;	/* its hosts count as up */
-	int			 up;
-};
-
-static struct metric_relay	*m_relays;
-static struct metric_table	*m_tables;
-static struct metric_host	*m_hosts;
-static size_t			 m_nrelays, m_ntables, m_nhosts;
-
-static void *
-metric_grow(void *p, size_t n, size_t size)
-{
-	if ((p = reallocarray(p, n + 1, size)) == NULL)
-		err(1, NULL);
-	memset((char *)p + n * size, 0, size);
-	return (p);
-}
-
-/* a label value: backslash, double quote and newline escaped */
-static void
-metric_label(const char *name, const char *value)
-{
-	const char	*p;
-
-	printf("%s=\"", name);
-	for (p = value; *p != '\0'; p++) {
-		if (*p == '\\' || *p == '"')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			printf("\\n");
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
-static void
-metric_family(const char *name, const char *type, const char *help)
-{
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void
-metric_relay_values(const char *name, size_t field)
-{
-	size_t	 i;
-
-	for (i = 0; i < m_nrelays; i++) {
-		printf("%s{", name);
-		metric_label("relay", m_relays[i].name);
-		printf("} %llu\n", (unsigned long long)
-		    *(uint64_t *)((char *)&m_relays[i].st + field));
-	}
-}
-
-/* which: 0 up, 1 checks, 2 checks that found it up */
-static void
-metric_host_values(const char *name, int which)
-{
-	struct metric_host	*mh;
-	size_t			 i;
-
-	for (i = 0; i < m_nhosts; i++) {
-		mh = &m_hosts[i];
-		printf("%s{", name);
-		metric_label("table", mh->table);
-		putchar(',');
-		metric_label("host", mh->name);
-		printf("} %lu\n", which == 0 ? (unsigned long)mh->up :
-		    which == 1 ? mh->checks : mh->checks_up);
-	}
-}
-
-static void
-metric_print(struct ctl_status *st)
-{
-	static const char	*ends[RELAY_END_MAX] = {
-		"ok", "error", "timeout"
-	};
-	static const char	*dirs[2] = { "in", "out" };
-	static const struct {
-		const char	*name;
-		const char	*type;
-		const char	*help;
-		size_t		 field;
-	} simple[] = {
-		{ "relayd_relay_sessions_total", "counter",
-		    "Sessions the relay accepted (dns relays: queries).",
-		    offsetof(struct relay_stats, sessions) },
-		{ "relayd_relay_sessions_active", "gauge",
-		    "Sessions of the relay under way.",
-		    offsetof(struct relay_stats, active) },
-		{ "relayd_relay_requests_total", "counter",
-		    "HTTP requests the relay read.",
-		    offsetof(struct relay_stats, requests) },
-		{ "relayd_relay_connect_failures_total", "counter",
-		    "Sessions that found no backend to connect to.",
-		    offsetof(struct relay_stats, cfailed) },
-		{ "relayd_relay_accept_deferred_total", "counter",
-		    "Times the relay stopped accepting for a second: no "
-		    "descriptors.", offsetof(struct relay_stats, deferred) },
-		{ "relayd_relay_datagrams_dropped_total", "counter",
-		    "Datagrams a dns relay dropped.",
-		    offsetof(struct relay_stats, dropped) }
-	};
-	static const char	*kinds[2] = { "spliced", "copied" };
-	size_t			 i;
-	int			 d, k;
-
-	metric_family("relayd_build_info", "gauge",
-	    "The version of relayd and the splice engine it uses.");
-	printf("relayd_build_info{");
-	metric_label("version", st->version);
-	putchar(',');
-	metric_label("splice_engine", st->engine);
-	printf("} 1\n");
-	metric_family("relayd_start_time_seconds", "gauge",
-	    "When relayd started, in seconds since the epoch.");
-	printf("relayd_start_time_seconds %lld\n", (long long)st->started);
-
-	for (i = 0; i < nitems(simple); i++) {
-		metric_family(simple[i].name, simple[i].type, simple[i].help);
-		metric_relay_values(simple[i].name, simple[i].field);
-	}
-	metric_family("relayd_relay_session_ends_total", "counter",
-	    "Sessions that ended, by how: ok, error or timeout.");
-	for (i = 0; i < m_nrelays; i++)
-		for (k = 0; k < RELAY_END_MAX; k++) {
-			printf("relayd_relay_session_ends_total{");
-			metric_label("relay", m_relays[i].name);
-			putchar(',');
-			metric_label("end", ends[k]);
-			printf("} %llu\n",
-			    (unsigned long long)m_relays[i].st.ends[k]);
-		}
-	metric_family("relayd_relay_bytes_total", "counter",
-	    "Bytes relayed: in from clients, out from backends, spliced "
-	    "by the kernel or copied by the relay.");
-	for (i = 0; i < m_nrelays; i++)
-		for (d = 0; d < 2; d++)
-			for (k = 0; k < 2; k++) {
-				printf("relayd_relay_bytes_total{");
-				metric_label("relay", m_relays[i].name);
-				putchar(',');
-				metric_label("direction", dirs[d]);
-				putchar(',');
-				metric_label("mode", kinds[k]);
-				printf("} %llu\n", (unsigned long long)
-				    m_relays[i].st.bytes[d][k]);
-			}
-
-	metric_family("relayd_table_hosts_up", "gauge",
-	    "Hosts of the table that are up.");
-	for (i = 0; i < m_ntables; i++) {
-		printf("relayd_table_hosts_up{");
-		metric_label("table", m_tables[i].name);
-		printf("} %d\n", m_tables[i].up);
-	}
-	metric_family("relayd_table_enabled", "gauge",
-	    "1 for a table that is enabled, 0 for one that is disabled.");
-	for (i = 0; i < m_ntables; i++) {
-		printf("relayd_table_enabled{");
-		metric_label("table", m_tables[i].name);
-		printf("} %d\n", !m_tables[i].disabled);
-	}
-	metric_family("relayd_host_up", "gauge",
-	    "1 for a host that is up (or in a table without checks), 0 for "
-	    "one that is down, unknown or disabled.");
-	metric_host_values("relayd_host_up", 0);
-	metric_family("relayd_host_checks_total", "counter",
-	    "Checks of the host.");
-	metric_host_values("relayd_host_checks_total", 1);
-	metric_family("relayd_host_checks_up_total", "counter",
-	    "Checks of the host that found it up.");
-	metric_host_values("relayd_host_checks_up_total", 2);
-	printf("# EOF\n");
-}
-
+/* relayctl show metrics (an extension): metrics.c writes the text. */
 static int
 show_metrics_msg(struct imsg *imsg)
 {
-	static struct ctl_status	 st;
-	struct relay			*rlay;
-	struct table			*tb;
-	struct host			*h;
-	struct metric_relay		*mr;
-	struct metric_table		*mt;
-	struct metric_host		*mh;
+	static struct metrics	*m;
+	struct ctl_status	 st;
+	struct relay		*rlay;
+	struct table		*tb;
+	struct host		*h;
 
+	if (m == NULL && (m = metrics_new()) == NULL)
+		err(1, NULL);
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_STATUS_INFO:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(st))
 			errx(1, "bad status message");
 		memcpy(&st, imsg->data, sizeof(st));
-		st.version[sizeof(st.version) - 1] = '\0';
-		st.engine[sizeof(st.engine) - 1] = '\0';
+		metrics_status(m, &st);
 		break;
 	case IMSG_CTL_PROC:
 		break;
@@ -861,39 +631,30 @@ show_metrics_msg(struct imsg *imsg)
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
 			errx(1, "bad relay message");
 		rlay = imsg->data;
-		m_relays = metric_grow(m_relays, m_nrelays, sizeof(*mr));
-		mr = &m_relays[m_nrelays++];
-		(void)strlcpy(mr->name, rlay->rl_conf.name, sizeof(mr->name));
-		sum_stats(rlay, &mr->st);
+		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
+		if (metrics_relay(m, rlay) == -1)
+			err(1, NULL);
 		break;
 	case IMSG_CTL_TABLE:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))
 			errx(1, "bad table message");
 		tb = imsg->data;
-		m_tables = metric_grow(m_tables, m_ntables, sizeof(*mt));
-		mt = &m_tables[m_ntables++];
-		(void)strlcpy(mt->name, tb->conf.name, sizeof(mt->name));
-		mt->disabled = (tb->conf.flags & F_DISABLE) != 0;
-		mt->nocheck = tb->conf.check == CHECK_NOCHECK;
+		tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
+		if (metrics_table(m, tb) == -1)
+			err(1, NULL);
 		break;
 	case IMSG_CTL_HOST:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*h) || m_ntables == 0)
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*h))
 			errx(1, "bad host message");
 		h = imsg->data;
-		mt = &m_tables[m_ntables - 1];
-		m_hosts = metric_grow(m_hosts, m_nhosts, sizeof(*mh));
-		mh = &m_hosts[m_nhosts++];
-		(void)strlcpy(mh->table, mt->name, sizeof(mh->table));
 		h->conf.name[sizeof(h->conf.name) - 1] = '\0';
-		(void)strlcpy(mh->name, h->conf.name, sizeof(mh->name));
-		mh->up = (h->up == HOST_UP || mt->nocheck) &&
-		    (h->flags & F_DISABLE) == 0;
-		mh->checks = h->check_cnt;
-		mh->checks_up = h->up_cnt;
-		mt->up += mh->up;
+		if (metrics_host(m, h) == -1)
+			err(1, NULL);
 		break;
 	case IMSG_CTL_END:
-		metric_print(&st);
+		metrics_print(m, stdout);
+		metrics_free(m);
+		m = NULL;
 		return (1);
 	default:
 		errx(1, "wrong message in metrics: %u", imsg->hdr.type);

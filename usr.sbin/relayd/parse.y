@@ -404,6 +404,29 @@ main		: INTERVAL NUMBER		{
 			conf->sc_conf.splice_engine = id;
 			FREEARG($3);
 		}
+		| STRING LISTEN ON STRING port	{
+			struct sockaddr_storage	 ss;
+
+			/* ours; "metrics" is not reserved */
+			if (strcmp($1, "metrics") != 0) {
+				yyerror("syntax error");
+				FREEARG($1);
+				FREEARG($4);
+				YYERROR;
+			}
+			FREEARG($1);
+			if (host_resolve($4, &ss, 1) <= 0 ||
+			    (ss.ss_family != AF_INET &&
+			    ss.ss_family != AF_INET6)) {
+				yyerror("metrics listen on: invalid address: "
+				    "%s", $4);
+				FREEARG($4);
+				YYERROR;
+			}
+			FREEARG($4);
+			ss_setport(&ss, $5);
+			conf->sc_conf.metrics_ss = ss;
+		}
 		| AGENTX			{
 			conf->sc_conf.flags |= F_AGENTX;
 			(void)strlcpy(conf->sc_conf.agentx_path, AGENTX_PATH,

@@ -40,7 +40,23 @@ static int	 pfe_dispatch_hce(int, struct privsep_proc *, struct imsg *);
 static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 		    struct imsg *);
 
+static void	 status_info(struct ctl_status *);
+static void	 pfe_metrics_listen(int);
+static void	 pfe_metrics_accept(int, short, void *);
+static void	 pfe_metrics_read(struct bufferevent *, void *);
+static void	 pfe_metrics_written(struct bufferevent *, void *);
+static void	 pfe_metrics_error(struct bufferevent *, short, void *);
+static void	 pfe_metrics_answer(struct bufferevent *, int, const char *,
+		    const char *, size_t);
+static void	 pfe_metrics_close(struct bufferevent *);
+
+#define METRICS_MAXCONNS	4	/* scrapes at once */
+#define METRICS_TIMEOUT		5	/* seconds for a request and answer */
+#define METRICS_MAXHEAD		4096	/* a request head's size */
+
 static struct relayd		*env;
+static struct event		 metrics_ev;
+static unsigned int		 metrics_nconns;
 
 static struct privsep_proc procs[] = {
 	{ "parent",	PROC_PARENT,	pfe_dispatch_parent,	NULL, NULL },
@@ -80,6 +96,11 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 			fatalx("%s: no control socket", __func__);
 		memcpy(&gid, imsg->data, sizeof(gid));
 		control_listen(env, imsg->fd, gid);
+		break;
+	case IMSG_CTL_METRICSFD:
+		if (imsg->fd == -1)
+			fatalx("%s: no metrics socket", __func__);
+		pfe_metrics_listen(imsg->fd);
 		break;
 	case IMSG_CTL_PROCINFO:
 		IMSG_EXACT_SIZE_CHECK(imsg, &pi);
@@ -329,30 +350,37 @@ show(struct ctl_conn *c)
 	imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
 }
 
+static void
+status_info(struct ctl_status *st)
+{
+	struct relay	*rlay;
+	struct table	*tb;
+	struct host	*h;
+
+	memset(st, 0, sizeof(*st));
+	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
+	st->parent_pid = env->sc_parentpid;
+	st->started = env->sc_started;
+	st->now = time(NULL);
+	(void)strlcpy(st->engine, env->sc_engine[0] != '\0' ?
+	    env->sc_engine : "-", sizeof(st->engine));
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		st->nrelays++;
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		st->ntables++;
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			st->nhosts++;
+	}
+}
+
 /* relayctl status: the daemon, its processes, and its relays. */
 void
 show_status(struct ctl_conn *c)
 {
 	struct ctl_status	 st;
-	struct relay		*rlay;
-	struct table		*tb;
-	struct host		*h;
 	unsigned int		 i;
 
-	memset(&st, 0, sizeof(st));
-	(void)strlcpy(st.version, RELAYD_VERSION, sizeof(st.version));
-	st.parent_pid = env->sc_parentpid;
-	st.started = env->sc_started;
-	st.now = time(NULL);
-	(void)strlcpy(st.engine, env->sc_engine[0] != '\0' ? env->sc_engine :
-	    "-", sizeof(st.engine));
-	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
-		st.nrelays++;
-	TAILQ_FOREACH(tb, env->sc_tables, entry) {
-		st.ntables++;
-		TAILQ_FOREACH(h, &tb->hosts, entry)
-			st.nhosts++;
-	}
+	status_info(&st);
 	imsg_compose_event(&c->iev, IMSG_CTL_STATUS_INFO, 0, 0, -1, &st,
 	    sizeof(st));
 	for (i = 0; i < env->sc_nprocinfo; i++)
@@ -376,4 +404,167 @@ show_sessions(struct ctl_conn *c)
 	}
 	proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CTL_SESSION, c->id, -1,
 	    NULL, 0);
+}
+
+/*
+ * The metrics listener (metrics listen on, ours): GET /metrics answers
+ * the text of relayctl show metrics, anything else 404 or 405, every
+ * connection closed after one answer.  At most METRICS_MAXCONNS at once
+ * (more are closed at once), each given METRICS_TIMEOUT seconds.
+ */
+static void
+pfe_metrics_listen(int fd)
+{
+	event_set(&metrics_ev, fd, EV_READ | EV_PERSIST, pfe_metrics_accept,
+	    NULL);
+	event_add(&metrics_ev, NULL);
+}
+
+static void
+pfe_metrics_accept(int fd, short event, void *arg)
+{
+	static time_t		 last;
+	struct bufferevent	*bev;
+	struct timeval		 tv = { METRICS_TIMEOUT, 0 };
+	time_t			 now;
+	int			 s;
+
+	(void)event;
+	(void)arg;
+	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+		return;
+	if (metrics_nconns >= METRICS_MAXCONNS) {
+		close(s);
+		now = time(NULL);
+		if (now - last >= 60) {
+			last = now;
+			log_warnx("metrics: %d scrapes at once already, a "
+			    "connection refused", METRICS_MAXCONNS);
+		}
+		return;
+	}
+	if ((bev = bufferevent_socket_new(NULL, s, BEV_OPT_CLOSE_ON_FREE)) ==
+	    NULL) {
+		close(s);
+		return;
+	}
+	metrics_nconns++;
+	bufferevent_setcb(bev, pfe_metrics_read, NULL, pfe_metrics_error,
+	    NULL);
+	bufferevent_set_timeouts(bev, &tv, &tv);
+	bufferevent_enable(bev, EV_READ);
+}
+
+/* The request line, once the head is in; its headers do not matter. */
+static void
+pfe_metrics_read(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_ptr	 end;
+	struct metrics		*m;
+	struct relay		*rlay;
+	struct table		*tb;
+	struct host		*h;
+	struct ctl_status	 st;
+	FILE			*f;
+	char			*line, *text = NULL;
+	size_t			 len = 0;
+
+	(void)arg;
+	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	if (end.pos == -1) {
+		end = evbuffer_search(in, "\n\n", 2, NULL);
+		if (end.pos == -1) {
+			if (evbuffer_get_length(in) > METRICS_MAXHEAD)
+				pfe_metrics_close(bev);
+			return;
+		}
+	}
+	bufferevent_disable(bev, EV_READ);
+	if ((line = evbuffer_readln(in, NULL, EVBUFFER_EOL_CRLF)) == NULL) {
+		pfe_metrics_close(bev);
+		return;
+	}
+	if (strncmp(line, "GET ", 4) != 0 && strncmp(line, "HEAD ", 5) != 0) {
+		pfe_metrics_answer(bev, 405, "Method Not Allowed",
+		    "GET /metrics only\n", 18);
+		free(line);
+		return;
+	}
+	if (strncmp(strchr(line, ' ') + 1, "/metrics ", 9) != 0 &&
+	    strcmp(strchr(line, ' ') + 1, "/metrics") != 0) {
+		pfe_metrics_answer(bev, 404, "Not Found",
+		    "GET /metrics only\n", 18);
+		free(line);
+		return;
+	}
+	if ((m = metrics_new()) == NULL ||
+	    (f = open_memstream(&text, &len)) == NULL) {
+		metrics_free(m);
+		pfe_metrics_close(bev);
+		free(line);
+		return;
+	}
+	status_info(&st);
+	metrics_status(m, &st);
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (metrics_relay(m, rlay) == -1)
+			break;
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		if (metrics_table(m, tb) == -1)
+			break;
+		TAILQ_FOREACH(h, &tb->hosts, entry)
+			if (metrics_host(m, h) == -1)
+				break;
+	}
+	metrics_print(m, f);
+	metrics_free(m);
+	if (fclose(f) != 0 || text == NULL)
+		pfe_metrics_close(bev);
+	else
+		pfe_metrics_answer(bev, 200, "OK", line[0] == 'H' ? NULL :
+		    text, len);
+	free(text);
+	free(line);
+}
+
+static void
+pfe_metrics_answer(struct bufferevent *bev, int code, const char *reason,
+    const char *body, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(bev);
+
+	if (evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: "
+	    "text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: "
+	    "%zu\r\nConnection: close\r\n\r\n", code, reason, len) == -1 ||
+	    (body != NULL && evbuffer_add(out, body, len) == -1)) {
+		pfe_metrics_close(bev);
+		return;
+	}
+	bufferevent_setcb(bev, NULL, pfe_metrics_written, pfe_metrics_error,
+	    NULL);
+	bufferevent_enable(bev, EV_WRITE);
+}
+
+static void
+pfe_metrics_written(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		pfe_metrics_close(bev);
+}
+
+static void
+pfe_metrics_error(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	pfe_metrics_close(bev);
+}
+
+static void
+pfe_metrics_close(struct bufferevent *bev)
+{
+	bufferevent_free(bev);
+	metrics_nconns--;
 }

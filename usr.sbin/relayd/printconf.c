@@ -446,6 +446,13 @@ print_config(struct relayd *env)
 		print_str(c->agentx_path);
 		printf("\t# ignored\n");
 	}
+	if (c->metrics_ss.ss_family != AF_UNSPEC) {
+		char	 addr[INET6_ADDRSTRLEN];
+
+		printf("metrics listen on %s port %d\n",
+		    print_host(&c->metrics_ss, addr, sizeof(addr)),
+		    ss_port(&c->metrics_ss));
+	}
 	printf("splice engine %s\n", splice_engine_name(c->splice_engine));
 	printf("tls directory ");
 	print_str(c->tlsdir[0] != '\0' ? c->tlsdir : TLS_CERT_DIR);

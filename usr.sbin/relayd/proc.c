@@ -49,6 +49,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CTL_VERBOSE] = "ctl_verbose",
 	[IMSG_CTL_PROCFD] = "ctl_procfd",
 	[IMSG_CTL_SOCKFD] = "ctl_sockfd",
+	[IMSG_CTL_METRICSFD] = "ctl_metricsfd",
 	[IMSG_CTL_PROCINFO] = "ctl_procinfo",
 	[IMSG_CTL_RESET] = "ctl_reset",
 	[IMSG_CTL_START] = "ctl_start",

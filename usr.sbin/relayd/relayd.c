@@ -54,6 +54,7 @@ static void	 parent_push(struct relayd *);
 static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
 static void	 parent_send_procinfo(struct relayd *);
+static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
 
 static struct event	 parent_rekey_ev;
@@ -207,7 +208,7 @@ static __dead void
 parent_run(struct relayd *env, int argc, char *argv[])
 {
 	struct privsep	*ps = env->sc_ps;
-	int		 debug = ps->ps_debug;
+	int		 debug = ps->ps_debug, mfd = -1;
 
 	if (geteuid())
 		errx(1, "need root privileges");
@@ -226,6 +227,11 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	    &ps->ps_csock_gid)) == -1)
 		exit(1);
 	if (parent_open_sockets(env, NULL) == -1) {
+		control_cleanup(env->sc_conf.socket);
+		exit(1);
+	}
+	if (env->sc_conf.metrics_ss.ss_family != AF_UNSPEC &&
+	    (mfd = parent_metrics_listen(&env->sc_conf.metrics_ss)) == -1) {
 		control_cleanup(env->sc_conf.socket);
 		exit(1);
 	}
@@ -255,11 +261,39 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_SOCKFD, 0, ps->ps_csock,
 	    &ps->ps_csock_gid, sizeof(ps->ps_csock_gid));
 	ps->ps_csock = -1;
+	/* ours: the metrics listener, served by pfe */
+	if (mfd != -1)
+		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_METRICSFD, 0, mfd,
+		    NULL, 0);
 	parent_push(env);
 
 	event_dispatch();
 
 	parent_shutdown(env);
+}
+
+/*
+ * The metrics listener (metrics listen on): opened once, at the start,
+ * as the control socket is; pfe accepts on it.
+ */
+static int
+parent_metrics_listen(struct sockaddr_storage *ss)
+{
+	char	 buf[INET6_ADDRSTRLEN];
+	int	 s, on = 1;
+
+	if ((s = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, IPPROTO_TCP)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(s, (struct sockaddr *)ss, ss_len(ss)) == -1 ||
+	    listen(s, 16) == -1) {
+		log_warn("metrics: cannot listen on %s port %d",
+		    print_host(ss, buf, sizeof(buf)), ss_port(ss));
+		if (s != -1)
+			close(s);
+		return (-1);
+	}
+	return (s);
 }
 
 static void
@@ -436,6 +470,12 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		    "next start");
 		(void)strlcpy(new->sc_conf.socket, env->sc_conf.socket,
 		    sizeof(new->sc_conf.socket));
+	}
+	if (memcmp(&new->sc_conf.metrics_ss, &env->sc_conf.metrics_ss,
+	    sizeof(new->sc_conf.metrics_ss)) != 0) {
+		log_warnx("metrics listen on change ignored: it takes "
+		    "effect at the next start");
+		new->sc_conf.metrics_ss = env->sc_conf.metrics_ss;
 	}
 
 	log_info("reloading configuration from %s", filename);

@@ -92,6 +92,7 @@ enum imsg_type {
 	IMSG_CTL_VERBOSE,
 	IMSG_CTL_PROCFD,		/* parent -> child: socket to a peer */
 	IMSG_CTL_SOCKFD,		/* parent -> pfe: control socket */
+	IMSG_CTL_METRICSFD,		/* parent -> pfe: metrics listener */
 	IMSG_CTL_PROCINFO,		/* parent -> pfe: who runs where */
 	IMSG_CTL_RESET,			/* parent -> children: purge config */
 	IMSG_CTL_START,			/* parent -> children: go live */
@@ -246,6 +247,7 @@ struct relayd_config {
 	char			 tlsdir[PATH_MAX];	/* tls directory */
 	char			 agentx_context[32];
 	char			 agentx_path[108];	/* sun_path */
+	struct sockaddr_storage	 metrics_ss;	/* metrics listen on */
 };
 
 #define RELAYD_OPT_VERBOSE	0x01
@@ -1132,6 +1134,17 @@ struct dns_msg {
 void		 relay_udp_launch(struct relay *);
 void		 relay_udp_stop(struct relay *);
 int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
+
+/* metrics.c */
+struct metrics;
+void		 relay_stats_sum(struct relay *, struct relay_stats *);
+struct metrics	*metrics_new(void);
+void		 metrics_free(struct metrics *);
+void		 metrics_status(struct metrics *, struct ctl_status *);
+int		 metrics_relay(struct metrics *, struct relay *);
+int		 metrics_table(struct metrics *, struct table *);
+int		 metrics_host(struct metrics *, struct host *);
+void		 metrics_print(struct metrics *, FILE *);
 
 /* relay_priv.c */
 int		 relay_privinit(struct relayd *, struct relay *);

@@ -1,0 +1,366 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The metrics text (an extension): the state relayctl status shows, in
+ * the Prometheus text format (0.0.4, which promtool checks), each family
+ * with its HELP and TYPE and all of its samples together.  relayctl
+ * show metrics feeds it what pfe sends; pfe's metrics listener feeds it
+ * its own state.  Both gather first and print at the end.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "relayd.h"
+
+struct metric_relay {
+	char			 name[MAX_NAME_SIZE];
+	struct relay_stats	 st;
+};
+
+struct metric_table {
+	char			 name[MAX_NAME_SIZE];
+	int			 disabled;
+	int			 nocheck;	/* its hosts count as up */
+	int			 up;
+};
+
+struct metric_host {
+	size_t			 table;		/* index in m_tables */
+	char			 name[RELAYD_HOSTNAME_MAX];
+	int			 up;
+	unsigned long		 checks;
+	unsigned long		 checks_up;
+};
+
+struct metrics {
+	struct ctl_status	 m_st;
+	struct metric_relay	*m_relays;
+	struct metric_table	*m_tables;
+	struct metric_host	*m_hosts;
+	size_t			 m_nrelays;
+	size_t			 m_ntables;
+	size_t			 m_nhosts;
+	int			 m_skip;	/* hosts of a table seen */
+};
+
+static int	 metric_grow(void *, size_t, size_t);
+static void	 metric_label(FILE *, const char *, const char *);
+static void	 metric_family(FILE *, const char *, const char *,
+		    const char *);
+static void	 metric_relay_values(struct metrics *, FILE *, const char *,
+		    size_t);
+static void	 metric_host_values(struct metrics *, FILE *, const char *,
+		    int);
+
+/* The statistics of every relay process of a relay, summed. */
+void
+relay_stats_sum(struct relay *rlay, struct relay_stats *crs)
+{
+	struct relay_stats	*rs;
+	unsigned int		 i;
+	int			 d, k;
+
+	memset(crs, 0, sizeof(*crs));
+	crs->interval = RELAY_STATINTERVAL;
+	for (i = 0; i < PROC_MAX_INSTANCES; i++) {
+		rs = &rlay->rl_stats[i];
+		crs->cnt += rs->cnt;
+		crs->last += rs->last;
+		crs->avg += rs->avg;
+		crs->last_hour += rs->last_hour;
+		crs->avg_hour += rs->avg_hour;
+		crs->last_day += rs->last_day;
+		crs->avg_day += rs->avg_day;
+		crs->active += rs->active;
+		crs->sessions += rs->sessions;
+		crs->requests += rs->requests;
+		crs->deferred += rs->deferred;
+		crs->dropped += rs->dropped;
+		crs->cfailed += rs->cfailed;
+		for (d = 0; d < RELAY_END_MAX; d++)
+			crs->ends[d] += rs->ends[d];
+		for (d = 0; d < 2; d++)
+			for (k = 0; k < 2; k++)
+				crs->bytes[d][k] += rs->bytes[d][k];
+	}
+}
+
+struct metrics *
+metrics_new(void)
+{
+	return (calloc(1, sizeof(struct metrics)));
+}
+
+void
+metrics_free(struct metrics *m)
+{
+	if (m == NULL)
+		return;
+	free(m->m_relays);
+	free(m->m_tables);
+	free(m->m_hosts);
+	free(m);
+}
+
+/* One more element of size bytes, zeroed, at *(void **)pp + n. */
+static int
+metric_grow(void *pp, size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = reallocarray(*(void **)pp, n + 1, size)) == NULL)
+		return (-1);
+	memset((char *)p + n * size, 0, size);
+	*(void **)pp = p;
+	return (0);
+}
+
+void
+metrics_status(struct metrics *m, struct ctl_status *st)
+{
+	m->m_st = *st;
+	m->m_st.version[sizeof(m->m_st.version) - 1] = '\0';
+	m->m_st.engine[sizeof(m->m_st.engine) - 1] = '\0';
+}
+
+int
+metrics_relay(struct metrics *m, struct relay *rlay)
+{
+	struct metric_relay	*mr;
+
+	if (metric_grow(&m->m_relays, m->m_nrelays, sizeof(*mr)) == -1)
+		return (-1);
+	mr = &m->m_relays[m->m_nrelays++];
+	(void)strlcpy(mr->name, rlay->rl_conf.name, sizeof(mr->name));
+	relay_stats_sum(rlay, &mr->st);
+	return (0);
+}
+
+/* A table used by several relays comes once; its hosts follow it. */
+int
+metrics_table(struct metrics *m, struct table *tb)
+{
+	struct metric_table	*mt;
+	size_t			 i;
+
+	m->m_skip = 0;
+	for (i = 0; i < m->m_ntables; i++)
+		if (strcmp(m->m_tables[i].name, tb->conf.name) == 0) {
+			m->m_skip = 1;
+			return (0);
+		}
+	if (metric_grow(&m->m_tables, m->m_ntables, sizeof(*mt)) == -1)
+		return (-1);
+	mt = &m->m_tables[m->m_ntables++];
+	(void)strlcpy(mt->name, tb->conf.name, sizeof(mt->name));
+	mt->disabled = (tb->conf.flags & F_DISABLE) != 0;
+	mt->nocheck = tb->conf.check == CHECK_NOCHECK;
+	return (0);
+}
+
+/* A host of the last table. */
+int
+metrics_host(struct metrics *m, struct host *h)
+{
+	struct metric_table	*mt;
+	struct metric_host	*mh;
+
+	if (m->m_skip || m->m_ntables == 0)
+		return (0);
+	mt = &m->m_tables[m->m_ntables - 1];
+	if (metric_grow(&m->m_hosts, m->m_nhosts, sizeof(*mh)) == -1)
+		return (-1);
+	mh = &m->m_hosts[m->m_nhosts++];
+	mh->table = m->m_ntables - 1;
+	(void)strlcpy(mh->name, h->conf.name, sizeof(mh->name));
+	mh->up = (h->up == HOST_UP || mt->nocheck) &&
+	    (h->flags & F_DISABLE) == 0;
+	mh->checks = h->check_cnt;
+	mh->checks_up = h->up_cnt;
+	mt->up += mh->up;
+	return (0);
+}
+
+/* a label value: backslash, double quote and newline escaped */
+static void
+metric_label(FILE *f, const char *name, const char *value)
+{
+	const char	*p;
+
+	fprintf(f, "%s=\"", name);
+	for (p = value; *p != '\0'; p++) {
+		if (*p == '\\' || *p == '"')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void
+metric_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+metric_relay_values(struct metrics *m, FILE *f, const char *name,
+    size_t field)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_nrelays; i++) {
+		fprintf(f, "%s{", name);
+		metric_label(f, "relay", m->m_relays[i].name);
+		fprintf(f, "} %llu\n", (unsigned long long)
+		    *(uint64_t *)((char *)&m->m_relays[i].st + field));
+	}
+}
+
+/* which: 0 up, 1 checks, 2 checks that found it up */
+static void
+metric_host_values(struct metrics *m, FILE *f, const char *name, int which)
+{
+	struct metric_host	*mh;
+	size_t			 i;
+
+	for (i = 0; i < m->m_nhosts; i++) {
+		mh = &m->m_hosts[i];
+		fprintf(f, "%s{", name);
+		metric_label(f, "table", m->m_tables[mh->table].name);
+		fputc(',', f);
+		metric_label(f, "host", mh->name);
+		fprintf(f, "} %lu\n", which == 0 ? (unsigned long)mh->up :
+		    which == 1 ? mh->checks : mh->checks_up);
+	}
+}
+
+void
+metrics_print(struct metrics *m, FILE *f)
+{
+	static const char	*ends[RELAY_END_MAX] = {
+		"ok", "error", "timeout"
+	};
+	static const char	*dirs[2] = { "in", "out" };
+	static const struct {
+		const char	*name;
+		const char	*type;
+		const char	*help;
+		size_t		 field;
+	} simple[] = {
+		{ "relayd_relay_sessions_total", "counter",
+		    "Sessions the relay accepted (dns relays: queries).",
+		    offsetof(struct relay_stats, sessions) },
+		{ "relayd_relay_sessions_active", "gauge",
+		    "Sessions of the relay under way.",
+		    offsetof(struct relay_stats, active) },
+		{ "relayd_relay_requests_total", "counter",
+		    "HTTP requests the relay read.",
+		    offsetof(struct relay_stats, requests) },
+		{ "relayd_relay_connect_failures_total", "counter",
+		    "Sessions that found no backend to connect to.",
+		    offsetof(struct relay_stats, cfailed) },
+		{ "relayd_relay_accept_deferred_total", "counter",
+		    "Times the relay stopped accepting for a second: no "
+		    "descriptors.", offsetof(struct relay_stats, deferred) },
+		{ "relayd_relay_datagrams_dropped_total", "counter",
+		    "Datagrams a dns relay dropped.",
+		    offsetof(struct relay_stats, dropped) }
+	};
+	static const char	*kinds[2] = { "spliced", "copied" };
+	struct ctl_status	*st = &m->m_st;
+	size_t			 i;
+	int			 d, k;
+
+	metric_family(f, "relayd_build_info", "gauge",
+	    "The version of relayd and the splice engine it uses.");
+	fprintf(f, "relayd_build_info{");
+	metric_label(f, "version", st->version);
+	fputc(',', f);
+	metric_label(f, "splice_engine", st->engine);
+	fprintf(f, "} 1\n");
+	metric_family(f, "relayd_start_time_seconds", "gauge",
+	    "When relayd started, in seconds since the epoch.");
+	fprintf(f, "relayd_start_time_seconds %lld\n", (long long)st->started);
+
+	for (i = 0; i < nitems(simple); i++) {
+		metric_family(f, simple[i].name, simple[i].type,
+		    simple[i].help);
+		metric_relay_values(m, f, simple[i].name, simple[i].field);
+	}
+	metric_family(f, "relayd_relay_session_ends_total", "counter",
+	    "Sessions that ended, by how: ok, error or timeout.");
+	for (i = 0; i < m->m_nrelays; i++)
+		for (k = 0; k < RELAY_END_MAX; k++) {
+			fprintf(f, "relayd_relay_session_ends_total{");
+			metric_label(f, "relay", m->m_relays[i].name);
+			fputc(',', f);
+			metric_label(f, "end", ends[k]);
+			fprintf(f, "} %llu\n",
+			    (unsigned long long)m->m_relays[i].st.ends[k]);
+		}
+	metric_family(f, "relayd_relay_bytes_total", "counter",
+	    "Bytes relayed: in from clients, out from backends, spliced "
+	    "by the kernel or copied by the relay.");
+	for (i = 0; i < m->m_nrelays; i++)
+		for (d = 0; d < 2; d++)
+			for (k = 0; k < 2; k++) {
+				fprintf(f, "relayd_relay_bytes_total{");
+				metric_label(f, "relay", m->m_relays[i].name);
+				fputc(',', f);
+				metric_label(f, "direction", dirs[d]);
+				fputc(',', f);
+				metric_label(f, "mode", kinds[k]);
+				fprintf(f, "} %llu\n", (unsigned long long)
+				    m->m_relays[i].st.bytes[d][k]);
+			}
+
+	metric_family(f, "relayd_table_hosts_up", "gauge",
+	    "Hosts of the table that are up.");
+	for (i = 0; i < m->m_ntables; i++) {
+		fprintf(f, "relayd_table_hosts_up{");
+		metric_label(f, "table", m->m_tables[i].name);
+		fprintf(f, "} %d\n", m->m_tables[i].up);
+	}
+	metric_family(f, "relayd_table_enabled", "gauge",
+	    "1 for a table that is enabled, 0 for one that is disabled.");
+	for (i = 0; i < m->m_ntables; i++) {
+		fprintf(f, "relayd_table_enabled{");
+		metric_label(f, "table", m->m_tables[i].name);
+		fprintf(f, "} %d\n", !m->m_tables[i].disabled);
+	}
+	metric_family(f, "relayd_host_up", "gauge",
+	    "1 for a host that is up (or in a table without checks), 0 for "
+	    "one that is down, unknown or disabled.");
+	metric_host_values(m, f, "relayd_host_up", 0);
+	metric_family(f, "relayd_host_checks_total", "counter",
+	    "Checks of the host.");
+	metric_host_values(m, f, "relayd_host_checks_total", 1);
+	metric_family(f, "relayd_host_checks_up_total", "counter",
+	    "Checks of the host that found it up.");
+	metric_host_values(m, f, "relayd_host_checks_up_total", 2);
+	fprintf(f, "# EOF\n");
+}
