@@ -264,6 +264,13 @@ CONF
 	    -o match:'^relayd_host_up\{table="none:9",host="127\.0\.0\.2"\} 0$' \
 	    -o match:'^relayd_build_info\{version="[0-9.]+",splice_engine="pipe"\} 1$' \
 	    -o match:'^# EOF$' cat metrics
+	atf_check -o match:'^relayd_config_generation 1$' \
+	    -o match:'^relayd_reloads_total 0$' \
+	    -o match:'^relayd_host_check_duration_seconds\{table="echo:[0-9]+",host="127\.0\.0\.1"\} 0\.[0-9]{6}$' \
+	    cat metrics
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show metrics | grep -q '^relayd_reloads_total 1\$'" ||
+	    atf_fail "the reload is not counted"
 	# every sample has its family's TYPE and HELP before it
 	atf_check -o inline:"" awk '/^# TYPE / { t[$3] = 1 } /^# HELP / { h[$3] = 1 }
 	    /^[a-z]/ { n = $1; sub(/[{ ].*/, "", n)

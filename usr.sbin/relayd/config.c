@@ -741,6 +741,7 @@ config_dispatch(struct relayd *env, struct imsg *imsg)
 		ret = config_getrelaycert(env, imsg);
 		break;
 	case IMSG_CFG_DONE:
+		env->sc_generation++;
 		ret = proc_compose(env->sc_ps, PROC_PARENT, IMSG_CFG_DONE,
 		    NULL, 0);
 		break;

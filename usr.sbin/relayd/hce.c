@@ -342,18 +342,18 @@ hce_notify_state(struct host *h, enum host_error he, int up)
 	st.up_cnt = h->up_cnt;
 	st.he = he;
 	st.code = h->code;
+	gettimeofday(&now, NULL);
+	if (timerisset(&h->check_start) &&
+	    timercmp(&now, &h->check_start, >=)) {
+		timersub(&now, &h->check_start, &d);
+		st.check_us = (uint64_t)d.tv_sec * 1000000 + d.tv_usec;
+	}
+	ms = st.check_us / 1000;
 	proc_compose(env->sc_ps, PROC_PFE, IMSG_HOST_STATUS, &st, sizeof(st));
 
 	opt = h->up != h->last_up ? RELAYD_OPT_LOGUPDATE :
 	    RELAYD_OPT_LOGHOSTCHECK;
 	if (env->sc_conf.opts & opt) {
-		gettimeofday(&now, NULL);
-		if (timerisset(&h->check_start) &&
-		    timercmp(&now, &h->check_start, >=)) {
-			timersub(&now, &h->check_start, &d);
-			ms = d.tv_sec * 1000 + d.tv_usec / 1000;
-		} else
-			ms = 0;
 		if (h->code > 0)
 			(void)snprintf(code, sizeof(code), ",%d", h->code);
 		else

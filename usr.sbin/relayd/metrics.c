@@ -51,6 +51,7 @@ struct metric_host {
 	int			 up;
 	unsigned long		 checks;
 	unsigned long		 checks_up;
+	uint64_t		 check_us;
 };
 
 struct metrics {
@@ -198,6 +199,7 @@ metrics_host(struct metrics *m, struct host *h)
 	    (h->flags & F_DISABLE) == 0;
 	mh->checks = h->check_cnt;
 	mh->checks_up = h->up_cnt;
+	mh->check_us = h->check_us;
 	mt->up += mh->up;
 	return (0);
 }
@@ -240,7 +242,7 @@ metric_relay_values(struct metrics *m, FILE *f, const char *name,
 	}
 }
 
-/* which: 0 up, 1 checks, 2 checks that found it up */
+/* which: 0 up, 1 checks, 2 checks that found it up, 3 the last's time */
 static void
 metric_host_values(struct metrics *m, FILE *f, const char *name, int which)
 {
@@ -253,8 +255,14 @@ metric_host_values(struct metrics *m, FILE *f, const char *name, int which)
 		metric_label(f, "table", m->m_tables[mh->table].name);
 		fputc(',', f);
 		metric_label(f, "host", mh->name);
-		fprintf(f, "} %lu\n", which == 0 ? (unsigned long)mh->up :
-		    which == 1 ? mh->checks : mh->checks_up);
+		if (which == 3)
+			fprintf(f, "} %llu.%06llu\n",
+			    (unsigned long long)(mh->check_us / 1000000),
+			    (unsigned long long)(mh->check_us % 1000000));
+		else
+			fprintf(f, "} %lu\n", which == 0 ?
+			    (unsigned long)mh->up : which == 1 ? mh->checks :
+			    mh->checks_up);
 	}
 }
 
@@ -305,6 +313,14 @@ metrics_print(struct metrics *m, FILE *f)
 	metric_family(f, "relayd_start_time_seconds", "gauge",
 	    "When relayd started, in seconds since the epoch.");
 	fprintf(f, "relayd_start_time_seconds %lld\n", (long long)st->started);
+	metric_family(f, "relayd_config_generation", "gauge",
+	    "The configuration running: 1 at the start, one more each "
+	    "reload.");
+	fprintf(f, "relayd_config_generation %u\n", st->generation);
+	metric_family(f, "relayd_reloads_total", "counter",
+	    "Configurations loaded since the start.");
+	fprintf(f, "relayd_reloads_total %u\n",
+	    st->generation > 0 ? st->generation - 1 : 0);
 
 	for (i = 0; i < nitems(simple); i++) {
 		metric_family(f, simple[i].name, simple[i].type,
@@ -362,5 +378,8 @@ metrics_print(struct metrics *m, FILE *f)
 	metric_family(f, "relayd_host_checks_up_total", "counter",
 	    "Checks of the host that found it up.");
 	metric_host_values(m, f, "relayd_host_checks_up_total", 2);
+	metric_family(f, "relayd_host_check_duration_seconds", "gauge",
+	    "How long the host's last check took.");
+	metric_host_values(m, f, "relayd_host_check_duration_seconds", 3);
 	fprintf(f, "# EOF\n");
 }

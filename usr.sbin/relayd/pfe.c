@@ -151,6 +151,7 @@ pfe_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
 		h->up_cnt = st.up_cnt;
 		h->he = st.he;
 		h->code = st.code;
+		h->check_us = st.check_us;
 		changed = h->up != st.up;
 		if (HOST_ISUP(st.up) && !HOST_ISUP(h->up))
 			tb->up++;
@@ -364,6 +365,7 @@ status_info(struct ctl_status *st)
 	st->now = time(NULL);
 	(void)strlcpy(st->engine, env->sc_engine[0] != '\0' ?
 	    env->sc_engine : "-", sizeof(st->engine));
+	st->generation = env->sc_generation;
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		st->nrelays++;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {

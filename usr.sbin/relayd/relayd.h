@@ -387,6 +387,7 @@ struct host {
 	int			 idx;
 	enum host_error		 he;
 	int			 code;		/* http code of the last check */
+	uint64_t		 check_us;	/* how long it took */
 	struct timeval		 check_start;
 	struct check_event	*cte;		/* hce: the check under way */
 };
@@ -401,6 +402,7 @@ struct ctl_hoststatus {
 	unsigned long		 up_cnt;
 	enum host_error		 he;
 	int			 code;
+	uint64_t		 check_us;	/* the check's duration */
 };
 
 /* hce <-> parent: check script */
@@ -958,6 +960,7 @@ struct ctl_status {
 	unsigned int		 nrelays;
 	unsigned int		 ntables;
 	unsigned int		 nhosts;
+	unsigned int		 generation;	/* the configuration's */
 };
 
 /* Control connections (pfe) */
@@ -989,6 +992,7 @@ struct relayd {
 	unsigned int		 sc_nprocinfo;
 	int			 sc_unimplemented; /* parse: constructs */
 	char			 sc_engine[16];	/* pfe: as the relays say */
+	unsigned int		 sc_generation;	/* configurations received */
 	int			 sc_nsessions;	/* relay: of a replaced one */
 };
 
