@@ -606,50 +606,48 @@ show_status_msg(struct imsg *imsg)
 	return (0);
 }
 
+/* The data of a message that must be size bytes, or exit. */
+static void *
+msg_data(struct imsg *imsg, size_t size, const char *what)
+{
+	if (IMSG_DATA_SIZE(imsg) != size)
+		errx(1, "bad %s message", what);
+	return (imsg->data);
+}
+
 /* relayctl show metrics (an extension): metrics.c writes the text. */
 static int
 show_metrics_msg(struct imsg *imsg)
 {
 	static struct metrics	*m;
-	struct ctl_status	 st;
 	struct relay		*rlay;
 	struct table		*tb;
 	struct host		*h;
+	int			 r = 0;
 
 	if (m == NULL && (m = metrics_new()) == NULL)
 		err(1, NULL);
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_STATUS_INFO:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(st))
-			errx(1, "bad status message");
-		memcpy(&st, imsg->data, sizeof(st));
-		metrics_status(m, &st);
+		metrics_status(m, msg_data(imsg, sizeof(struct ctl_status),
+		    "status"));
 		break;
 	case IMSG_CTL_PROC:
 		break;
 	case IMSG_CTL_RELAY:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
-			errx(1, "bad relay message");
-		rlay = imsg->data;
+		rlay = msg_data(imsg, sizeof(*rlay), "relay");
 		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
-		if (metrics_relay(m, rlay) == -1)
-			err(1, NULL);
+		r = metrics_relay(m, rlay);
 		break;
 	case IMSG_CTL_TABLE:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))
-			errx(1, "bad table message");
-		tb = imsg->data;
+		tb = msg_data(imsg, sizeof(*tb), "table");
 		tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
-		if (metrics_table(m, tb) == -1)
-			err(1, NULL);
+		r = metrics_table(m, tb);
 		break;
 	case IMSG_CTL_HOST:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*h))
-			errx(1, "bad host message");
-		h = imsg->data;
+		h = msg_data(imsg, sizeof(*h), "host");
 		h->conf.name[sizeof(h->conf.name) - 1] = '\0';
-		if (metrics_host(m, h) == -1)
-			err(1, NULL);
+		r = metrics_host(m, h);
 		break;
 	case IMSG_CTL_END:
 		metrics_print(m, stdout);
@@ -659,6 +657,8 @@ show_metrics_msg(struct imsg *imsg)
 	default:
 		errx(1, "wrong message in metrics: %u", imsg->hdr.type);
 	}
+	if (r == -1)
+		err(1, NULL);
 	return (0);
 }
 

@@ -128,6 +128,7 @@ static struct privsep		*rps;
 static struct sessionlist	 relay_sessions =
 				    TAILQ_HEAD_INITIALIZER(relay_sessions);
 static int			 relay_nsessions;
+static int			 relay_ndgrams;	/* of them, dns queries */
 static objid_t			 relay_conid;
 static int			 relay_basefds;
 static int			 relay_maxfds;
@@ -463,7 +464,9 @@ relay_fds_left(void)
 {
 	int	 left;
 
-	left = relay_maxfds - relay_basefds - 2 * relay_nsessions -
+	/* a dns query's session holds no descriptor */
+	left = relay_maxfds - relay_basefds -
+	    2 * (relay_nsessions - relay_ndgrams) -
 	    splice_fds_held() - FD_RESERVE;
 	if (left < 8 * FD_NEEDED)
 		left = relay_maxfds - getdtablecount() - FD_RESERVE;
@@ -609,6 +612,10 @@ relay_session_new(struct relay *rlay, size_t size,
 
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
+	if (s == -1) {
+		con->se_dgram = 1;
+		relay_ndgrams++;
+	}
 	rlay->rl_stats[rps->ps_instance].active++;
 	rlay->rl_stats[rps->ps_instance].last++;
 	rlay->rl_stats[rps->ps_instance].sessions++;
@@ -2055,6 +2062,8 @@ relay_session_free(struct rsession *con)
 	free(con->se_pp);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	relay_nsessions--;
+	if (con->se_dgram)
+		relay_ndgrams--;
 	/* the last session of a configuration a reload replaced */
 	if (con->se_conf != NULL && --con->se_conf->sc_nsessions == 0)
 		config_free(con->se_conf);

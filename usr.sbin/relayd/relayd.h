@@ -921,6 +921,7 @@ struct rsession {
 	int			 se_portwaits;	/* tries without a local port */
 	int			 se_portmoves;	/* other hosts tried for one */
 	int			 se_nosplice;
+	int			 se_dgram;	/* a datagram's: no socket */
 	enum relay_cstate	 se_cstate;	/* the backend's connect */
 	uint32_t		 se_cseq;	/* asks of the parent */
 	const char		*se_endmsg;	/* ends once output is out */
