@@ -33,11 +33,15 @@ SERVICEDIR =	$(SYSTEMDDIR)
 SERVICENAME =	relayd.service
 SERVICEMODE =	444
 YACC ?=		byacc
-PKGS =		libbsd-overlay libevent libtls libssl libcrypto libseccomp
+PKGS =		libbsd-overlay libevent libtls libssl libcrypto libseccomp \
+		libnftables libmnl
 CPPFLAGS +=	-D_GNU_SOURCE -DHAVE_SECCOMP \
 		$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
-		    echo -lbsd -levent -ltls -lssl -lcrypto -lseccomp)
+		    echo -lbsd -levent -ltls -lssl -lcrypto -lseccomp \
+		    -lnftables -lmnl)
+# redirections on nftables, routers on rtnetlink
+KERNEL_SRCS =	$(RD)/compat/kernel_linux.c
 # Count the installed ones: dpkg-query says nothing on stdout of a
 # package it has never heard of.
 DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
@@ -58,6 +62,7 @@ LDFLAGS +=	-L/usr/local/lib
 LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
 DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
+KERNEL_SRCS =	$(RD)/compat/kernel_none.c
 endif
 ifeq ($(UNAME_S),OpenBSD)
 # OpenBSD: everything is in base but kyua and libevent 2.
@@ -71,6 +76,7 @@ LDFLAGS +=	-L/usr/local/lib
 LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	true
 DEPS_INSTALL =	true
+KERNEL_SRCS =	$(RD)/compat/kernel_none.c
 endif
 
 # make fuzz: clang with the libFuzzer and sanitizer runtimes
@@ -85,6 +91,7 @@ DEPS_INSTALL_FUZZ = true
 endif
 
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
+		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils
 
@@ -94,7 +101,8 @@ RC =		usr.sbin/relayctl
 COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
 		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
-		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c
+		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c \
+		$(KERNEL_SRCS)
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
@@ -103,7 +111,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
-		$(RD)/check_script.c $(SPLICE_SRCS) $(COMPAT_SRCS)
+		$(RD)/check_script.c $(RD)/kernel.c $(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c
 

@@ -76,5 +76,7 @@ main(int argc, char *argv[])
 	seed(argv[1], "table_disable", IMSG_CTL_TABLE_DISABLE, &id,
 	    sizeof(id));
 	seed(argv[1], "table_enable", IMSG_CTL_TABLE_ENABLE, &id, sizeof(id));
+	seed(argv[1], "rdr_disable", IMSG_CTL_RDR_DISABLE, &id, sizeof(id));
+	seed(argv[1], "rdr_enable", IMSG_CTL_RDR_ENABLE, &id, sizeof(id));
 	return (0);
 }

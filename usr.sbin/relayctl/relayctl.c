@@ -42,6 +42,9 @@ static int	 show_metrics_msg(struct imsg *);
 static int	 show_command_output(struct imsg *);
 static int	 monitor(struct imsg *);
 static void	 print_stats(struct relay_stats *);
+static void	*msg_data(struct imsg *, size_t, const char *);
+static const char *rdr_status(struct rdr *);
+static void	 print_rdr_stats(struct ctl_rdrstats *);
 static const char *
 		 print_hostport(struct sockaddr_storage *, char *, size_t);
 
@@ -52,6 +55,8 @@ struct imsgname {
 
 static const struct imsgname imsgs[] = {
 	{ IMSG_HOST_STATUS,		"host_status" },
+	{ IMSG_CTL_RDR_DISABLE,		"ctl_rdr_disable" },
+	{ IMSG_CTL_RDR_ENABLE,		"ctl_rdr_enable" },
 	{ IMSG_CTL_TABLE_ENABLE,	"ctl_table_enable" },
 	{ IMSG_CTL_TABLE_DISABLE,	"ctl_table_disable" },
 	{ IMSG_CTL_HOST_ENABLE,		"ctl_host_enable" },
@@ -147,9 +152,13 @@ main(int argc, char *argv[])
 		imsg_compose(ibuf, IMSG_CTL_STATUS, 0, 0, -1, NULL, 0);
 		break;
 	case RDR_ENABLE:
+		imsg_compose(ibuf, IMSG_CTL_RDR_ENABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
 	case RDR_DISABLE:
-		errx(1, "redirections need pf(4), not available on this "
-		    "platform");
+		imsg_compose(ibuf, IMSG_CTL_RDR_DISABLE, 0, 0, -1,
+		    &res->id, sizeof(res->id));
+		break;
 	case TABLE_ENABLE:
 		imsg_compose(ibuf, IMSG_CTL_TABLE_ENABLE, 0, 0, -1,
 		    &res->id, sizeof(res->id));
@@ -356,9 +365,42 @@ print_stats(struct relay_stats *crs)
 	print_bytes(indent, crs);
 }
 
+/* A redirection's state, as OpenBSD's relayctl says it. */
+static const char *
+rdr_status(struct rdr *rdr)
+{
+	if (rdr->conf.flags & F_DISABLE)
+		return ("disabled");
+	switch (rdr->state) {
+	case RDR_ACTIVE:
+		return ("active");
+	case RDR_BACKUP:
+		return ("active (using backup table)");
+	default:
+		return ("down");
+	}
+}
+
+/* The kernel's counters of a redirection (nftables and conntrack). */
+static void
+print_rdr_stats(struct ctl_rdrstats *st)
+{
+	if (st->sessions == 0)
+		return;
+	printf("\t%8s\ttotal: %llu sessions\n", "",
+	    (unsigned long long)st->sessions);
+	printf("\t%8s\tactive: %llu states\n", "",
+	    (unsigned long long)st->states);
+	printf("\t%8s\tpackets: %llu, bytes: %llu\n", "",
+	    (unsigned long long)st->packets, (unsigned long long)st->bytes);
+}
+
 static int
 show_summary_msg(struct imsg *imsg, int type)
 {
+	struct rdr		*rdr;
+	struct router		*rt;
+	int			 i;
 	struct relay		*rlay;
 	struct relay_stats	 crs;
 	struct table		*tb;
@@ -366,6 +408,39 @@ show_summary_msg(struct imsg *imsg, int type)
 	char			 name[RELAYD_HOSTNAME_MAX + 32];
 
 	switch (imsg->hdr.type) {
+	case IMSG_CTL_RDR:
+		if (type == SHOW_HOSTS || type == SHOW_RELAYS ||
+		    type == SHOW_ROUTERS)
+			break;
+		rdr = msg_data(imsg, sizeof(*rdr), "redirect");
+		rdr->conf.name[sizeof(rdr->conf.name) - 1] = '\0';
+		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+		    rdr->conf.id, "redirect", rdr->conf.name, "",
+		    rdr_status(rdr));
+		if (type == SHOW_RDRS)
+			print_rdr_stats(&rdr->stats);
+		break;
+	case IMSG_CTL_ROUTER:
+		if (type == SHOW_HOSTS || type == SHOW_RELAYS ||
+		    type == SHOW_RDRS)
+			break;
+		rt = msg_data(imsg, sizeof(*rt), "router");
+		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
+		rt->conf.label[sizeof(rt->conf.label) - 1] = '\0';
+		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+		    rt->conf.id, "router", rt->conf.name, "",
+		    (rt->conf.flags & F_DISABLE) ? "disabled" : "active");
+		if (type != SHOW_ROUTERS)
+			break;
+		printf("\t%8s\trtable: %d\n", "", rt->conf.rtable);
+		if (rt->conf.label[0] != '\0')
+			printf("\t%8s\trtlabel: %s\n", "", rt->conf.label);
+		for (i = 0; i < rt->conf.nroutes && i < ROUTER_MAXROUTES;
+		    i++)
+			printf("\t%8s\troute: %s/%d\n", "",
+			    print_host(&rt->conf.routes[i], name,
+			    sizeof(name)), rt->conf.prefixlen[i]);
+		break;
 	case IMSG_CTL_RELAY:
 		if (type == SHOW_HOSTS || type == SHOW_RDRS ||
 		    type == SHOW_ROUTERS)
@@ -507,6 +582,8 @@ show_status_msg(struct imsg *imsg)
 	static enum privsep_procid	 lastproc = PROC_MAX;
 	struct ctl_procinfo		*pi;
 	struct relay			*rlay;
+	struct rdr			*rdr;
+	struct router			*rt;
 	struct relay_stats		 crs;
 	struct table			*tb;
 	struct host			*h;
@@ -580,6 +657,28 @@ show_status_msg(struct imsg *imsg)
 			printf("\tdatagrams dropped: %llu\n",
 			    (unsigned long long)crs.dropped);
 		break;
+	case IMSG_CTL_RDR:
+		rdr = msg_data(imsg, sizeof(*rdr), "redirect");
+		if (lastproc != PROC_MAX) {
+			printf("\n");
+			lastproc = PROC_MAX;
+		}
+		rdr->conf.name[sizeof(rdr->conf.name) - 1] = '\0';
+		printf("redirect %s: %s, states: %llu, sessions: %llu "
+		    "total\n", rdr->conf.name, rdr_status(rdr),
+		    (unsigned long long)rdr->stats.states,
+		    (unsigned long long)rdr->stats.sessions);
+		break;
+	case IMSG_CTL_ROUTER:
+		rt = msg_data(imsg, sizeof(*rt), "router");
+		if (lastproc != PROC_MAX) {
+			printf("\n");
+			lastproc = PROC_MAX;
+		}
+		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
+		printf("router %s: %d routes, %u gateways\n", rt->conf.name,
+		    rt->conf.nroutes, rt->ks.nhosts);
+		break;
 	case IMSG_CTL_TABLE:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*tb))
 			errx(1, "bad table message");
@@ -621,6 +720,8 @@ show_metrics_msg(struct imsg *imsg)
 {
 	static struct metrics	*m;
 	struct relay		*rlay;
+	struct rdr		*rdr;
+	struct router		*rt;
 	struct table		*tb;
 	struct host		*h;
 	int			 r = 0;
@@ -638,6 +739,16 @@ show_metrics_msg(struct imsg *imsg)
 		rlay = msg_data(imsg, sizeof(*rlay), "relay");
 		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
 		r = metrics_relay(m, rlay);
+		break;
+	case IMSG_CTL_RDR:
+		rdr = msg_data(imsg, sizeof(*rdr), "redirect");
+		rdr->conf.name[sizeof(rdr->conf.name) - 1] = '\0';
+		r = metrics_rdr(m, rdr);
+		break;
+	case IMSG_CTL_ROUTER:
+		rt = msg_data(imsg, sizeof(*rt), "router");
+		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
+		r = metrics_router(m, rt);
 		break;
 	case IMSG_CTL_TABLE:
 		tb = msg_data(imsg, sizeof(*tb), "table");

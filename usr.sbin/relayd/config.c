@@ -47,6 +47,8 @@ config_init(struct relayd *env)
 	TAILQ_INIT(env->sc_relays);
 	TAILQ_INIT(env->sc_protos);
 	TAILQ_INIT(&env->sc_hosts);
+	TAILQ_INIT(&env->sc_rdrs);
+	TAILQ_INIT(&env->sc_routers);
 
 	env->sc_conf.interval.tv_sec = CHECK_INTERVAL;
 	env->sc_conf.interval.tv_usec = 0;
@@ -144,7 +146,17 @@ config_purge(struct relayd *env)
 	struct relay		*r;
 	struct relay_table	*rlt;
 	struct protocol		*p;
+	struct rdr		*rdr;
+	struct router		*rt;
 
+	while ((rdr = TAILQ_FIRST(&env->sc_rdrs)) != NULL) {
+		TAILQ_REMOVE(&env->sc_rdrs, rdr, entry);
+		free(rdr);
+	}
+	while ((rt = TAILQ_FIRST(&env->sc_routers)) != NULL) {
+		TAILQ_REMOVE(&env->sc_routers, rt, entry);
+		free(rt);
+	}
 	while ((tb = TAILQ_FIRST(env->sc_tables)) != NULL) {
 		TAILQ_REMOVE(env->sc_tables, tb, entry);
 		while ((h = TAILQ_FIRST(&tb->hosts)) != NULL) {
@@ -209,6 +221,10 @@ config_replace(struct relayd *env, struct relayd *new)
 	env->sc_protos = new->sc_protos;
 	TAILQ_INIT(&env->sc_hosts);
 	TAILQ_CONCAT(&env->sc_hosts, &new->sc_hosts, globalentry);
+	TAILQ_INIT(&env->sc_rdrs);
+	TAILQ_CONCAT(&env->sc_rdrs, &new->sc_rdrs, entry);
+	TAILQ_INIT(&env->sc_routers);
+	TAILQ_CONCAT(&env->sc_routers, &new->sc_routers, entry);
 	/* relays point at the default protocol of the env they came in */
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		if (rlay->rl_proto == &new->sc_proto_default)
@@ -689,6 +705,60 @@ config_getrelaycert(struct relayd *env, struct imsg *imsg)
 	return (0);
 }
 
+/* Redirections and routers go to pfe only: it keeps their state. */
+int
+config_setrdr(struct relayd *env, struct rdr *rdr)
+{
+	return (proc_compose(env->sc_ps, PROC_PFE, IMSG_CFG_RDR, &rdr->conf,
+	    sizeof(rdr->conf)));
+}
+
+int
+config_getrdr(struct relayd *env, struct imsg *imsg)
+{
+	struct rdr	*rdr;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &rdr->conf);
+	if ((rdr = calloc(1, sizeof(*rdr))) == NULL)
+		return (-1);
+	memcpy(&rdr->conf, imsg->data, sizeof(rdr->conf));
+	rdr->conf.name[sizeof(rdr->conf.name) - 1] = '\0';
+	rdr->conf.tag[sizeof(rdr->conf.tag) - 1] = '\0';
+	if (rdr->conf.nvirts < 0 || rdr->conf.nvirts > RDR_MAXVIRTS) {
+		free(rdr);
+		return (-1);
+	}
+	rdr->stats.id = rdr->conf.id;
+	TAILQ_INSERT_TAIL(&env->sc_rdrs, rdr, entry);
+	return (0);
+}
+
+int
+config_setrouter(struct relayd *env, struct router *rt)
+{
+	return (proc_compose(env->sc_ps, PROC_PFE, IMSG_CFG_ROUTER,
+	    &rt->conf, sizeof(rt->conf)));
+}
+
+int
+config_getrouter(struct relayd *env, struct imsg *imsg)
+{
+	struct router	*rt;
+
+	IMSG_EXACT_SIZE_CHECK(imsg, &rt->conf);
+	if ((rt = calloc(1, sizeof(*rt))) == NULL)
+		return (-1);
+	memcpy(&rt->conf, imsg->data, sizeof(rt->conf));
+	rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
+	rt->conf.label[sizeof(rt->conf.label) - 1] = '\0';
+	if (rt->conf.nroutes < 0 || rt->conf.nroutes > ROUTER_MAXROUTES) {
+		free(rt);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&env->sc_routers, rt, entry);
+	return (0);
+}
+
 int
 config_setdone(struct relayd *env)
 {
@@ -739,6 +809,12 @@ config_dispatch(struct relayd *env, struct imsg *imsg)
 		break;
 	case IMSG_CFG_RELAY_CERT:
 		ret = config_getrelaycert(env, imsg);
+		break;
+	case IMSG_CFG_RDR:
+		ret = config_getrdr(env, imsg);
+		break;
+	case IMSG_CFG_ROUTER:
+		ret = config_getrouter(env, imsg);
 		break;
 	case IMSG_CFG_DONE:
 		env->sc_generation++;

@@ -356,6 +356,15 @@ control_dispatch_imsg(int fd, short event, void *arg)
 			    pfe_enable(imsg.hdr.type, &id) == 0 ?
 			    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
 			break;
+		case IMSG_CTL_RDR_ENABLE:
+		case IMSG_CTL_RDR_DISABLE:
+			if (IMSG_DATA_SIZE(&imsg) != sizeof(id))
+				goto bad;
+			memcpy(&id, imsg.data, sizeof(id));
+			imsg_compose_event(&c->iev,
+			    pfe_rdr_enable(imsg.hdr.type, &id) == 0 ?
+			    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
+			break;
 		default:
 			goto bad;
 		}

@@ -54,8 +54,23 @@ struct metric_host {
 	uint64_t		 check_us;
 };
 
+struct metric_rdr {
+	char			 name[MAX_NAME_SIZE];
+	int			 state;		/* enum rdr_state */
+	struct ctl_rdrstats	 st;
+};
+
+struct metric_router {
+	char			 name[MAX_NAME_SIZE];
+	unsigned int		 gateways;
+};
+
 struct metrics {
 	struct ctl_status	 m_st;
+	struct metric_rdr	*m_rdrs;
+	struct metric_router	*m_routers;
+	size_t			 m_nrdrs;
+	size_t			 m_nrouters;
 	struct metric_relay	*m_relays;
 	struct metric_table	*m_tables;
 	struct metric_host	*m_hosts;
@@ -119,6 +134,8 @@ metrics_free(struct metrics *m)
 	if (m == NULL)
 		return;
 	free(m->m_relays);
+	free(m->m_rdrs);
+	free(m->m_routers);
 	free(m->m_tables);
 	free(m->m_hosts);
 	free(m);
@@ -156,6 +173,55 @@ metrics_relay(struct metrics *m, struct relay *rlay)
 	(void)strlcpy(mr->name, rlay->rl_conf.name, sizeof(mr->name));
 	relay_stats_sum(rlay, &mr->st);
 	return (0);
+}
+
+int
+metrics_rdr(struct metrics *m, struct rdr *rdr)
+{
+	struct metric_rdr	*mr;
+
+	if (metric_grow(&m->m_rdrs, m->m_nrdrs, sizeof(*mr)) == -1)
+		return (-1);
+	mr = &m->m_rdrs[m->m_nrdrs++];
+	(void)strlcpy(mr->name, rdr->conf.name, sizeof(mr->name));
+	mr->state = (rdr->conf.flags & F_DISABLE) ? RDR_DOWN : rdr->state;
+	mr->st = rdr->stats;
+	return (0);
+}
+
+int
+metrics_router(struct metrics *m, struct router *rt)
+{
+	struct metric_router	*mr;
+
+	if (metric_grow(&m->m_routers, m->m_nrouters, sizeof(*mr)) == -1)
+		return (-1);
+	mr = &m->m_routers[m->m_nrouters++];
+	(void)strlcpy(mr->name, rt->conf.name, sizeof(mr->name));
+	mr->gateways = rt->ks.nhosts;
+	return (0);
+}
+
+/* which: 0 up, 1 by its backup table, 2.. a counter of ctl_rdrstats */
+static void
+metric_rdr_values(struct metrics *m, FILE *f, const char *name, int which,
+    size_t field)
+{
+	struct metric_rdr	*mr;
+	size_t			 i;
+
+	for (i = 0; i < m->m_nrdrs; i++) {
+		mr = &m->m_rdrs[i];
+		fprintf(f, "%s{", name);
+		metric_label(f, "redirect", mr->name);
+		if (which == 0)
+			fprintf(f, "} %d\n", mr->state != RDR_DOWN);
+		else if (which == 1)
+			fprintf(f, "} %d\n", mr->state == RDR_BACKUP);
+		else
+			fprintf(f, "} %llu\n", (unsigned long long)
+			    *(uint64_t *)((char *)&mr->st + field));
+	}
 }
 
 /* A table used by several relays comes once; its hosts follow it. */
@@ -298,6 +364,25 @@ metrics_print(struct metrics *m, FILE *f)
 		    "Datagrams a dns relay dropped.",
 		    offsetof(struct relay_stats, dropped) }
 	};
+	static const struct {
+		const char	*name;
+		const char	*type;
+		const char	*help;
+		size_t		 field;
+	} rdrstats[] = {
+		{ "relayd_redirect_sessions_total", "counter",
+		    "Connections the redirection redirected.",
+		    offsetof(struct ctl_rdrstats, sessions) },
+		{ "relayd_redirect_packets_total", "counter",
+		    "Packets of redirected connections, both ways.",
+		    offsetof(struct ctl_rdrstats, packets) },
+		{ "relayd_redirect_bytes_total", "counter",
+		    "Bytes of redirected connections, both ways.",
+		    offsetof(struct ctl_rdrstats, bytes) },
+		{ "relayd_redirect_states", "gauge",
+		    "Connection tracking entries of the redirection.",
+		    offsetof(struct ctl_rdrstats, states) }
+	};
 	static const char	*kinds[2] = { "spliced", "copied" };
 	struct ctl_status	*st = &m->m_st;
 	size_t			 i;
@@ -353,6 +438,27 @@ metrics_print(struct metrics *m, FILE *f)
 				fprintf(f, "} %llu\n", (unsigned long long)
 				    m->m_relays[i].st.bytes[d][k]);
 			}
+
+	metric_family(f, "relayd_redirect_up", "gauge",
+	    "1 for a redirection that redirects (a host of its table or "
+	    "backup table is up), else 0.");
+	metric_rdr_values(m, f, "relayd_redirect_up", 0, 0);
+	metric_family(f, "relayd_redirect_backup", "gauge",
+	    "1 for a redirection that uses its backup table.");
+	metric_rdr_values(m, f, "relayd_redirect_backup", 1, 0);
+	for (i = 0; i < nitems(rdrstats); i++) {
+		metric_family(f, rdrstats[i].name, rdrstats[i].type,
+		    rdrstats[i].help);
+		metric_rdr_values(m, f, rdrstats[i].name, 2,
+		    rdrstats[i].field);
+	}
+	metric_family(f, "relayd_router_gateways_up", "gauge",
+	    "Gateways of the router's routes (0: its routes are removed).");
+	for (i = 0; i < m->m_nrouters; i++) {
+		fprintf(f, "relayd_router_gateways_up{");
+		metric_label(f, "router", m->m_routers[i].name);
+		fprintf(f, "} %u\n", m->m_routers[i].gateways);
+	}
 
 	metric_family(f, "relayd_table_hosts_up", "gauge",
 	    "Hosts of the table that are up.");

@@ -150,25 +150,22 @@ static objid_t			 last_host_id;
 static objid_t			 last_proto_id;
 static objid_t			 last_rule_id;
 
-/* Redirections and routers: parsed for their errors, never run here. */
-struct pfobj {
-	char			 name[MAX_NAME_SIZE];
-	TAILQ_ENTRY(pfobj)	 entry;
-};
-TAILQ_HEAD(pfobjlist, pfobj);
-static struct pfobjlist	 rdrs, routers;
+/* The redirection or router being parsed, and what is counted of it. */
+static struct rdr	*rdr;
+static struct router	*router;
 static struct {
 	int			 active;
 	int			 ntables;
-	int			 nvirts;
-	int			 mode;
 	in_port_t		 port;
-	in_port_t		 tableport;
-	int			 af;
-	int			 nroutes;
-	int			 rtable;
-	char			 name[MAX_NAME_SIZE];
+	in_port_t		 port_high;	/* of the last port range */
 } pfo;
+static objid_t		 last_rdr_id, last_router_id;
+static char		(*pfnames)[MAX_NAME_SIZE];	/* of both */
+static int		 npfnames;
+static char		 pftags[64][64];	/* pftag names: mark order */
+static int		 npftags;
+static char		 rtlabels[ROUTER_PROTO_MAX - ROUTER_PROTO_LABEL + 1][64];
+static int		 nrtlabels;
 
 static struct relay_rule	*rule;
 static char			*rulefile;
@@ -195,7 +192,8 @@ static int	 table_unix(struct table *);
 static int	 parse_hashkey(const char *, uint8_t *);
 static void	 not_implemented(const char *);
 static void	 needs_pf(const char *);
-static int	 pfobj_add(struct pfobjlist *, const char *, const char *);
+static int	 rdr_name_taken(const char *, const char *);
+static int	 rdr_table(int, char **, char **);
 static int	 table_defined(const char *, int);
 static int	 addr_prefix(char *, int64_t, struct rule_addr *);
 static int	 rule_add(struct protocol *, struct relay_rule *,
@@ -206,7 +204,7 @@ static int	 rule_kv_check(struct relay_rule *, const char *);
 static int	 proto_strset(char **, char *, const char *);
 static int	 tls_validate(const char *, char *);
 static int	 relay_tls_load(struct relay *);
-static void	 pfobj_purge(struct pfobjlist *);
+static void	 rdr_purge(void);
 static int	 translate_string(char *);
 static int	 binary_sendbuf(void);
 static int	 table_samecheck(struct table *, struct table_opts *);
@@ -252,7 +250,7 @@ typedef struct {
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action ruledir quick ruleaf key_option optmatch
 %type	<v.number>	kvmatch kvmatch1
-%type	<v.number>	redirect_proto optproxyproto optport
+%type	<v.number>	redirect_proto optproxyproto optport pflog
 %type	<v.string>	hostname optcrl
 %type	<v.tv>		timeout
 %type	<v.mode>	dstmode
@@ -483,24 +481,30 @@ timeout		: NUMBER			{
 		;
 
 port		: PORT NUMBER			{
+			pfo.port_high = 0;
 			if ($2 <= 0 || $2 > 0xffff) {
 				yyerror("invalid port: %lld", (long long)$2);
 				YYERROR;
 			}
 			$$ = $2;
 		}
-		| PORT HTTP			{ $$ = 80; }
+		| PORT HTTP			{
+			pfo.port_high = 0;
+			$$ = 80;
+		}
 		| PORT STRING			{
 			struct servent	*s;
 			const char	*errstr;
 			char		*hi;
 
+			pfo.port_high = 0;
 			/* a range, min:max, is for redirections only */
 			if ((hi = strchr($2, ':')) != NULL && pfo.active) {
 				*hi++ = '\0';
 				$$ = strtonum($2, 1, 0xffff, &errstr);
 				if (errstr == NULL)
-					(void)strtonum(hi, $$, 0xffff, &errstr);
+					pfo.port_high = strtonum(hi, $$,
+					    0xffff, &errstr);
 				if (errstr != NULL) {
 					yyerror("invalid port range: %s:%s",
 					    $2, hi);
@@ -1443,8 +1447,7 @@ relayoptsl	: LISTEN ON STRING optport opttls	{
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_DEFAULT;
 			if ($1 == FWD_ROUTE) {
-				yyerror("route to: no route for relays, "
-				    "only redirections route (needs pf(4))");
+				yyerror("route to: no route for relays");
 				YYERROR;
 			}
 			if ($1 == FWD_TRANS)
@@ -1986,32 +1989,52 @@ dstmode		: LOADBALANCE		{ $$ = RELAY_DSTMODE_LOADBALANCE; }
 
 
 /*
- * Redirections and routers need pf(4) and the routing socket: they are
- * parsed, checked as OpenBSD checks them, and refused.
+ * Redirections and routers: checked as OpenBSD checks them, run on
+ * nftables and rtnetlink (see kernel.c).
  */
 rdrdef		: REDIRECT STRING		{
-			if (pfobj_add(&rdrs, $2, "redirection") == -1) {
+			if (!compat_kernel_available()) {
+				yyerror("redirect %s: redirections are not "
+				    "available on %s", $2, RELAYD_PLATFORM);
 				FREEARG($2);
 				YYERROR;
 			}
-			yyerror("redirect %s needs pf(4), not available on %s",
-			    $2, RELAYD_PLATFORM);
-			memset(&pfo, 0, sizeof(pfo));
-			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
+			if (rdr_name_taken($2, "redirection") == -1) {
+				FREEARG($2);
+				YYERROR;
+			}
+			free(rdr);	/* one an error left */
+			if ((rdr = calloc(1, sizeof(*rdr))) == NULL)
+				fatal("out of memory");
+			if (strlcpy(rdr->conf.name, $2,
+			    sizeof(rdr->conf.name)) >=
+			    sizeof(rdr->conf.name)) {
+				yyerror("redirection name truncated");
+				FREEARG($2);
+				free(rdr);
+				rdr = NULL;
+				YYERROR;
+			}
 			FREEARG($2);
+			rdr->conf.id = ++last_rdr_id;
+			rdr->conf.timeout = RELAY_TIMEOUT;
+			rdr->conf.seed = arc4random();
+			memset(&pfo, 0, sizeof(pfo));
 			pfo.active = 1;
 		} '{' optnl rdropts_l '}'	{
 			pfo.active = 0;
 			if (pfo.ntables == 0) {
 				yyerror("redirection %s has no table",
-				    pfo.name);
+				    rdr->conf.name);
 				YYERROR;
 			}
-			if (pfo.nvirts == 0) {
+			if (rdr->conf.nvirts == 0) {
 				yyerror("redirection %s has no virtual ip",
-				    pfo.name);
+				    rdr->conf.name);
 				YYERROR;
 			}
+			TAILQ_INSERT_TAIL(&conf->sc_rdrs, rdr, entry);
+			rdr = NULL;
 		}
 		;
 
@@ -2024,99 +2047,78 @@ rdroptsl	: forwardmode TO		{
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_ROUNDROBIN;
 			if ($1 == FWD_ROUTE)
-				needs_pf("route to");
+				yyerror("route to: direct server return is "
+				    "not supported on %s; use forward to",
+				    RELAYD_PLATFORM);
 		} tablename tableopts_l interface	{
-			free(topts.sendbuf);
-			topts.sendbuf = NULL;
-			if ($1 == FWD_NORMAL && $6 != NULL) {
-				yyerror("superfluous interface");
-				FREEARG($4);
-				FREEARG($6);
+			if (rdr_table($1, &$4, &$6) == -1)
 				YYERROR;
-			}
-			if ($1 == FWD_ROUTE && $6 == NULL) {
-				yyerror("missing interface to route to");
-				FREEARG($4);
-				YYERROR;
-			}
-			FREEARG($6);
-			if ($1 == FWD_TRANS) {
-				yyerror("no transparent forward here");
-				FREEARG($4);
-				YYERROR;
-			}
-			if (!table_defined($4, 1)) {
-				yyerror("no such table: %s", $4);
-				FREEARG($4);
-				YYERROR;
-			}
-			if (topts.check == CHECK_NOCHECK) {
-				yyerror("table %s has no check", $4);
-				FREEARG($4);
-				YYERROR;
-			}
-			FREEARG($4);
-			if (topts.mode != RELAY_DSTMODE_ROUNDROBIN &&
-			    topts.mode != RELAY_DSTMODE_LEASTSTATES) {
-				yyerror("mode %s not supported for "
-				    "redirections",
-				    relay_mode_name(topts.mode));
-				YYERROR;
-			}
-			if (topts.mode == RELAY_DSTMODE_LEASTSTATES)
-				needs_pf("mode least-states");
-			if (pfo.ntables == 2) {
-				yyerror("only one backup table is allowed");
-				YYERROR;
-			}
-			if (topts.port == 0)
-				topts.port = pfo.port;
-			if (pfo.ntables == 1) {
-				if (topts.mode != pfo.mode) {
-					yyerror("backup table for %s with "
-					    "different mode", pfo.name);
-					YYERROR;
-				}
-				if (topts.port != pfo.tableport) {
-					yyerror("redirection %s uses two "
-					    "different ports for its table "
-					    "and backup table", pfo.name);
-					YYERROR;
-				}
-			}
-			pfo.mode = topts.mode;
-			pfo.tableport = topts.port;
-			pfo.ntables++;
 		}
 		| LISTEN ON STRING redirect_proto port interface pflog {
 			struct sockaddr_storage	 ss;
+			struct rdr_virt		*v;
 
-			(void)$4;
-			if (host_resolve($3, &ss, 1) <= 0) {
+			if (host_resolve($3, &ss, 1) <= 0 ||
+			    ss.ss_family == AF_UNIX) {
 				yyerror("invalid virtual ip: %s", $3);
 				FREEARG($3);
 				FREEARG($6);
 				YYERROR;
 			}
 			FREEARG($3);
-			FREEARG($6);
-			if (++pfo.nvirts > MAX_LISTEN) {
+			if (rdr->conf.nvirts >= RDR_MAXVIRTS) {
 				yyerror("too many virtual ips (%d at most)",
-				    MAX_LISTEN);
+				    RDR_MAXVIRTS);
+				FREEARG($6);
 				YYERROR;
 			}
+			v = &rdr->conf.virts[rdr->conf.nvirts++];
+			v->ss = ss;
+			v->port = $5;
+			v->port_high = pfo.port_high;
+			v->proto = $4;
+			v->pflog = $7;
+			if ($6 != NULL && strlcpy(v->ifname, $6,
+			    sizeof(v->ifname)) >= sizeof(v->ifname)) {
+				yyerror("invalid interface name: %s", $6);
+				FREEARG($6);
+				YYERROR;
+			}
+			FREEARG($6);
 			if (pfo.port == 0)
 				pfo.port = $5;
 		}
-		| DISABLE
-		| STICKYADDR			{ needs_pf("sticky-address"); }
+		| DISABLE			{
+			rdr->conf.flags |= F_DISABLE;
+		}
+		| STICKYADDR			{
+			rdr->conf.flags |= F_STICKY;
+		}
 		| optmatch PFTAG STRING		{
-			needs_pf($1 ? "match pftag" : "pftag");
-			if (strlen($3) >= RULE_SETNAME_SIZE) {
+			int	 i;
+
+			if (strlen($3) >= sizeof(rdr->conf.tag)) {
 				yyerror("redirection tag name truncated");
 				FREEARG($3);
 				YYERROR;
 			}
+			for (i = 0; i < npftags; i++)
+				if (strcmp(pftags[i], $3) == 0)
+					break;
+			if (i == npftags) {
+				if (npftags == (int)nitems(pftags)) {
+					yyerror("too many pftag names (%d "
+					    "at most)", (int)nitems(pftags));
+					FREEARG($3);
+					YYERROR;
+				}
+				(void)strlcpy(pftags[npftags++], $3,
+				    sizeof(pftags[0]));
+			}
+			(void)strlcpy(rdr->conf.tag, $3,
+			    sizeof(rdr->conf.tag));
+			rdr->conf.tagmark = RDR_TAGMARK + i + 1;
+			rdr->conf.tagmatch = $1;
 			FREEARG($3);
 		}
 		| SESSION TIMEOUT NUMBER	{
@@ -2130,6 +2132,7 @@ rdroptsl	: forwardmode TO		{
 				    (long long)$3);
 				YYERROR;
 			}
+			rdr->conf.timeout = $3;
 		}
 		| include
 		;
@@ -2157,25 +2160,53 @@ interface	: /* empty */			{ $$ = NULL; }
 		| INTERFACE STRING		{ $$ = $2; }
 		;
 
-pflog		: /* empty */
-		| PFLOG				{ needs_pf("pflog"); }
+pflog		: /* empty */			{ $$ = 0; }
+		| PFLOG				{ $$ = 1; }
 		;
 
 routerdef	: ROUTER STRING			{
-			if (pfobj_add(&routers, $2, "router") == -1) {
+			if (!compat_kernel_available()) {
+				yyerror("router %s: routers are not "
+				    "available on %s", $2, RELAYD_PLATFORM);
 				FREEARG($2);
 				YYERROR;
 			}
-			yyerror("router %s needs pf(4) and the routing socket, "
-			    "not available on %s", $2, RELAYD_PLATFORM);
-			memset(&pfo, 0, sizeof(pfo));
-			(void)strlcpy(pfo.name, $2, sizeof(pfo.name));
-			FREEARG($2);
-		} '{' optnl routeopts_l '}'	{
-			if (pfo.nroutes == 0) {
-				yyerror("router %s without routes", pfo.name);
+			if (rdr_name_taken($2, "router") == -1) {
+				FREEARG($2);
 				YYERROR;
 			}
+			free(router);	/* one an error left */
+			if ((router = calloc(1, sizeof(*router))) == NULL)
+				fatal("out of memory");
+			if (strlcpy(router->conf.name, $2,
+			    sizeof(router->conf.name)) >=
+			    sizeof(router->conf.name)) {
+				yyerror("router name truncated");
+				FREEARG($2);
+				free(router);
+				router = NULL;
+				YYERROR;
+			}
+			FREEARG($2);
+			router->conf.id = ++last_router_id;
+			router->conf.proto = ROUTER_PROTO;
+			router->conf.rtable = -1;
+			memset(&pfo, 0, sizeof(pfo));
+		} '{' optnl routeopts_l '}'	{
+			if (router->conf.nroutes == 0) {
+				yyerror("router %s without routes",
+				    router->conf.name);
+				YYERROR;
+			}
+			if (pfo.ntables == 0) {
+				yyerror("router %s has no table",
+				    router->conf.name);
+				YYERROR;
+			}
+			if (router->conf.rtable == -1)
+				router->conf.rtable = 0;
+			TAILQ_INSERT_TAIL(&conf->sc_routers, router, entry);
+			router = NULL;
 		}
 		;
 
@@ -2184,39 +2215,60 @@ routeopts_l	: routeopts_l routeoptsl nl
 		;
 
 routeoptsl	: ROUTE addrprefix		{
-			if (pfo.af == 0)
-				pfo.af = $2.addr.ss_family;
-			else if (pfo.af != $2.addr.ss_family) {
+			struct router_config	*rc = &router->conf;
+
+			if (rc->af == 0)
+				rc->af = $2.addr.ss_family;
+			else if (rc->af != $2.addr.ss_family) {
 				yyerror("router %s address family mismatch",
-				    pfo.name);
+				    rc->name);
 				YYERROR;
 			}
-			pfo.nroutes++;
+			if (rc->nroutes >= ROUTER_MAXROUTES) {
+				yyerror("router %s: too many routes (%d at "
+				    "most)", rc->name, ROUTER_MAXROUTES);
+				YYERROR;
+			}
+			rc->routes[rc->nroutes] = $2.addr;
+			rc->prefixlen[rc->nroutes++] = $2.prefixlen;
 		}
 		| FORWARD TO			{
 			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
 		} tablename tableopts_l		{
-			free(topts.sendbuf);
-			topts.sendbuf = NULL;
+			struct table	*def, *tb;
+
 			if (pfo.ntables) {
 				yyerror("router %s table already specified",
-				    pfo.name);
+				    router->conf.name);
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
 				FREEARG($4);
 				YYERROR;
 			}
-			if (!table_defined($4, 1)) {
+			TAILQ_FOREACH(def, &deftables, entry)
+				if (strcmp(def->conf.name, $4) == 0)
+					break;
+			if (def == NULL) {
 				yyerror("no such table: %s", $4);
+				free(topts.sendbuf);
+				topts.sendbuf = NULL;
 				FREEARG($4);
 				YYERROR;
 			}
 			FREEARG($4);
+			tb = table_use(def, &topts);
+			free(topts.sendbuf);
+			topts.sendbuf = NULL;
+			if (tb == NULL)
+				YYERROR;
+			router->conf.table = tb->conf.id;
 			pfo.ntables++;
 		}
 		| RTABLE NUMBER			{
-			if (pfo.rtable) {
+			if (router->conf.rtable != -1) {
 				yyerror("router %s rtable already specified",
-				    pfo.name);
+				    router->conf.name);
 				YYERROR;
 			}
 			if ($2 < 0 || $2 > 255) {
@@ -2224,17 +2276,39 @@ routeoptsl	: ROUTE addrprefix		{
 				    (long long)$2);
 				YYERROR;
 			}
-			pfo.rtable = 1;
+			router->conf.rtable = $2;
 		}
 		| RTLABEL STRING		{
-			if (strlen($2) >= RULE_SETNAME_SIZE) {
+			int	 i;
+
+			if (strlen($2) >= sizeof(router->conf.label)) {
 				yyerror("route label truncated");
 				FREEARG($2);
 				YYERROR;
 			}
+			for (i = 0; i < nrtlabels; i++)
+				if (strcmp(rtlabels[i], $2) == 0)
+					break;
+			if (i == nrtlabels) {
+				if (nrtlabels == (int)nitems(rtlabels)) {
+					yyerror("too many route labels (%d "
+					    "at most)", (int)nitems(rtlabels));
+					FREEARG($2);
+					YYERROR;
+				}
+				(void)strlcpy(rtlabels[nrtlabels++], $2,
+				    sizeof(rtlabels[0]));
+			}
+			(void)strlcpy(router->conf.label, $2,
+			    sizeof(router->conf.label));
+			router->conf.proto = ROUTER_PROTO_LABEL + i;
 			FREEARG($2);
 		}
-		| DISABLE
+		| DISABLE			{
+			/* OpenBSD's grammar sets it on no router either */
+			log_warnx("%s:%d: disable: no effect in a router",
+			    file->name, yylval.lineno);
+		}
 		| include
 		;
 
@@ -2288,36 +2362,128 @@ needs_pf(const char *what)
 	    RELAYD_PLATFORM);
 }
 
+/*
+ * A redirection or router name is used once among both, even by one an
+ * error dropped (as OpenBSD counts them).
+ */
 static int
-pfobj_add(struct pfobjlist *list, const char *name, const char *what)
+rdr_name_taken(const char *name, const char *what)
 {
-	struct pfobj	*o;
+	char	(*n)[MAX_NAME_SIZE];
+	int	 i;
 
-	TAILQ_FOREACH(o, list, entry)
-		if (strcmp(o->name, name) == 0) {
+	for (i = 0; i < npfnames; i++)
+		if (strcmp(pfnames[i], name) == 0) {
 			yyerror("%s %s defined twice", what, name);
 			return (-1);
 		}
-	if ((o = calloc(1, sizeof(*o))) == NULL)
+	if ((n = reallocarray(pfnames, npfnames + 1, sizeof(*n))) == NULL)
 		fatal("out of memory");
-	if (strlcpy(o->name, name, sizeof(o->name)) >= sizeof(o->name)) {
-		yyerror("%s name truncated", what);
-		free(o);
-		return (-1);
-	}
-	TAILQ_INSERT_TAIL(list, o, entry);
+	pfnames = n;
+	(void)strlcpy(pfnames[npfnames++], name, sizeof(pfnames[0]));
 	return (0);
 }
 
-static void
-pfobj_purge(struct pfobjlist *list)
+/*
+ * forward to <table> (or route to) in a redirection; frees *name and
+ * *ifname, and clears them for the parser's destructor.
+ */
+static int
+rdr_table(int fwd, char **namep, char **ifnamep)
 {
-	struct pfobj	*o;
+	char		*name = *namep, *ifname = *ifnamep;
+	struct table	*def, *tb;
+	int		 ret = -1;
 
-	while ((o = TAILQ_FIRST(list)) != NULL) {
-		TAILQ_REMOVE(list, o, entry);
-		free(o);
+	if (fwd == FWD_ROUTE)
+		goto done;		/* refused at its line */
+	if (ifname != NULL) {
+		yyerror("superfluous interface");
+		goto done;
 	}
+	if (fwd == FWD_TRANS) {
+		yyerror("no transparent forward here");
+		goto done;
+	}
+	TAILQ_FOREACH(def, &deftables, entry)
+		if (strcmp(def->conf.name, name) == 0)
+			break;
+	if (def == NULL) {
+		yyerror("no such table: %s", name);
+		goto done;
+	}
+	if (topts.check == CHECK_NOCHECK) {
+		yyerror("table %s has no check", name);
+		goto done;
+	}
+	switch (topts.mode) {
+	case RELAY_DSTMODE_ROUNDROBIN:
+	case RELAY_DSTMODE_RANDOM:
+	case RELAY_DSTMODE_SRCHASH:
+		break;
+	case RELAY_DSTMODE_LEASTSTATES:
+		yyerror("mode least-states: nftables has no choice by "
+		    "the fewest connections; use roundrobin, random or "
+		    "source-hash");
+		goto done;
+	default:
+		yyerror("mode %s not supported for redirections",
+		    relay_mode_name(topts.mode));
+		goto done;
+	}
+	if (pfo.ntables == 2) {
+		yyerror("only one backup table is allowed");
+		goto done;
+	}
+	if (topts.port == 0)
+		topts.port = pfo.port;
+	if (topts.port == 0) {
+		yyerror("table %s has no port (give one, or listen on "
+		    "before forward to)", name);
+		goto done;
+	}
+	if (pfo.ntables == 1) {
+		if (topts.mode != rdr->conf.mode) {
+			yyerror("backup table for %s with different mode",
+			    rdr->conf.name);
+			goto done;
+		}
+		if (topts.port != rdr->conf.port) {
+			yyerror("redirection %s uses two different ports "
+			    "for its table and backup table",
+			    rdr->conf.name);
+			goto done;
+		}
+	}
+	if ((tb = table_use(def, &topts)) == NULL)
+		goto done;
+	if (pfo.ntables == 0) {
+		rdr->conf.table = tb->conf.id;
+		rdr->conf.mode = topts.mode;
+		rdr->conf.port = topts.port;
+	} else
+		rdr->conf.backup = tb->conf.id;
+	pfo.ntables++;
+	ret = 0;
+ done:
+	free(topts.sendbuf);
+	topts.sendbuf = NULL;
+	FREEARG(*namep);
+	FREEARG(*ifnamep);
+	return (ret);
+}
+
+/* What an error left half built. */
+static void
+rdr_purge(void)
+{
+	free(pfnames);
+	pfnames = NULL;
+	npfnames = 0;
+	free(rdr);
+	rdr = NULL;
+	free(router);
+	router = NULL;
 }
 
 static int
@@ -3083,8 +3249,10 @@ parse_config(const char *filename, struct relayd *x_conf)
 	proto = NULL;
 	last_relay_id = last_table_id = last_host_id = last_proto_id = 0;
 	last_rule_id = 0;
-	TAILQ_INIT(&rdrs);
-	TAILQ_INIT(&routers);
+	rdr = NULL;
+	router = NULL;
+	last_rdr_id = last_router_id = 0;
+	npftags = nrtlabels = 0;
 	memset(&pfo, 0, sizeof(pfo));
 	memset(&topts, 0, sizeof(topts));
 	rule = NULL;
@@ -3121,8 +3289,7 @@ parse_config(const char *filename, struct relayd *x_conf)
 	rulefile = NULL;
 	free(topts.sendbuf);
 	topts.sendbuf = NULL;
-	pfobj_purge(&rdrs);
-	pfobj_purge(&routers);
+	rdr_purge();
 	pfo.active = 0;
 	if (table != NULL) {
 		TAILQ_INSERT_TAIL(&deftables, table, entry);
@@ -3185,8 +3352,8 @@ check_config(void)
 			    tb->conf.name);
 			errors++;
 		}
-	if (TAILQ_EMPTY(conf->sc_relays) && TAILQ_EMPTY(&rdrs) &&
-	    TAILQ_EMPTY(&routers)) {
+	if (TAILQ_EMPTY(conf->sc_relays) && TAILQ_EMPTY(&conf->sc_rdrs) &&
+	    TAILQ_EMPTY(&conf->sc_routers)) {
 		log_warnx("%s: no actions, nothing to do", conf->sc_conffile);
 		errors++;
 	}

@@ -15,9 +15,11 @@
  */
 
 /*
- * pfe: the state engine.  It keeps hosts, tables and relay statistics,
- * and answers relayctl on the control socket.  (On OpenBSD it also
- * drives pf; there is no pf here.)
+ * pfe: the state engine.  It keeps hosts, tables, redirections, routers
+ * and relay statistics, and answers relayctl on the control socket.  On
+ * OpenBSD it also writes pf; here it tells the parent which hosts each
+ * redirection and router uses, and the parent writes the kernel
+ * (kernel.c says why).
  */
 
 #include <sys/types.h>
@@ -41,6 +43,7 @@ static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 		    struct imsg *);
 
 static void	 status_info(struct ctl_status *);
+static void	 pfe_sync(int);
 static void	 pfe_metrics_listen(int);
 static void	 pfe_metrics_accept(int, short, void *);
 static void	 pfe_metrics_read(struct bufferevent *, void *);
@@ -85,6 +88,8 @@ static int
 pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct ctl_procinfo	 pi;
+	struct ctl_rdrstats	 rst;
+	struct rdr		*rdr;
 	gid_t			 gid;
 
 	(void)fd;
@@ -115,6 +120,14 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
 		break;
 	case IMSG_CTL_START:
+		/* a new configuration: the kernel gets its state */
+		pfe_sync(1);
+		break;
+	case IMSG_RDR_STATS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &rst);
+		memcpy(&rst, imsg->data, sizeof(rst));
+		if ((rdr = rdr_find(env, rst.id)) != NULL)
+			rdr->stats = rst;
 		break;
 	case IMSG_CTL_OK:
 	case IMSG_CTL_FAIL:
@@ -164,6 +177,7 @@ pfe_dispatch_hce(int fd, struct privsep_proc *p, struct imsg *imsg)
 			proc_compose(p->p_ps, PROC_RELAY, IMSG_HOST_STATUS,
 			    &st, sizeof(st));
 			control_notify(IMSG_HOST_STATUS, &st, sizeof(st));
+			pfe_sync(0);
 		}
 		break;
 	default:
@@ -247,6 +261,7 @@ pfe_enable(uint32_t type, struct ctl_id *id)
 			    sizeof(note.name));
 			control_notify(type, &note, sizeof(note));
 		}
+		pfe_sync(0);
 		return (found ? 0 : -1);
 	}
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {
@@ -268,7 +283,117 @@ pfe_enable(uint32_t type, struct ctl_id *id)
 		(void)strlcpy(note.name, tb->conf.name, sizeof(note.name));
 		control_notify(type, &note, sizeof(note));
 	}
+	pfe_sync(0);
 	return (found ? 0 : -1);
+}
+
+/* relayctl redirect enable|disable: its rules go, or come back. */
+int
+pfe_rdr_enable(uint32_t type, struct ctl_id *id)
+{
+	struct rdr	*rdr;
+	struct ctl_id	 note;
+	int		 found = 0;
+
+	id->name[sizeof(id->name) - 1] = '\0';
+	memset(&note, 0, sizeof(note));
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		if (!ctl_id_match(id, rdr->conf.id, rdr->conf.name))
+			continue;
+		found++;
+		if (type == IMSG_CTL_RDR_DISABLE)
+			rdr->conf.flags |= F_DISABLE;
+		else
+			rdr->conf.flags &= ~F_DISABLE;
+		note.id = rdr->conf.id;
+		(void)strlcpy(note.name, rdr->conf.name, sizeof(note.name));
+		control_notify(type, &note, sizeof(note));
+	}
+	pfe_sync(0);
+	return (found ? 0 : -1);
+}
+
+/*
+ * The hosts of a table that are up and enabled, added to ks, but for
+ * those of a family in *skip; their families go in *fam.  Returns how
+ * many were added.
+ */
+static unsigned int
+pfe_hosts_up(objid_t tableid, struct ctl_kernsync *ks, int skip, int *fam)
+{
+	struct table	*tb;
+	struct host	*h;
+	unsigned int	 n = ks->nhosts;
+	int		 f;
+
+	if ((tb = table_find(env, tableid)) == NULL ||
+	    (tb->conf.flags & F_DISABLE))
+		return (0);
+	TAILQ_FOREACH(h, &tb->hosts, entry) {
+		f = h->conf.ss.ss_family == AF_INET6 ? 2 : 1;
+		if ((h->flags & F_DISABLE) == 0 && h->up == HOST_UP &&
+		    (skip & f) == 0 && ks->nhosts < RDR_MAXHOSTS) {
+			ks->hosts[ks->nhosts++] = h->conf.id;
+			*fam |= f;
+		}
+	}
+	return (ks->nhosts - n);
+}
+
+/*
+ * What the kernel must hold for every redirection and router, sent to
+ * the parent where it changed (all: every one, as after a reload).  A
+ * redirection uses its table's hosts that are up, else its backup
+ * table's, else it has no rule (OpenBSD empties its anchor).  Unlike
+ * OpenBSD's, this is per address family: when the table has no IPv4
+ * host up, IPv4 clients go to the backup table's.
+ */
+static void
+pfe_sync(int all)
+{
+	struct ctl_kernsync	 ks;
+	struct rdr		*rdr;
+	struct router		*rt;
+	int			 fam;
+	static const char	*states[] = { "down", "active",
+				    "active (using backup table)" };
+
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		memset(&ks, 0, sizeof(ks));
+		ks.id = rdr->conf.id;
+		ks.state = RDR_DOWN;
+		fam = 0;
+		if ((rdr->conf.flags & F_DISABLE) == 0) {
+			if (pfe_hosts_up(rdr->conf.table, &ks, 0, &fam))
+				ks.state = RDR_ACTIVE;
+			/* per family: IPv4 clients need IPv4 hosts */
+			if (rdr->conf.backup != 0 &&
+			    pfe_hosts_up(rdr->conf.backup, &ks, fam, &fam) &&
+			    ks.state == RDR_DOWN)
+				ks.state = RDR_BACKUP;
+		}
+		if (!all && memcmp(&ks, &rdr->ks, sizeof(ks)) == 0)
+			continue;
+		if (rdr->state != (enum rdr_state)ks.state)
+			log_debug("redirection %s: %s", rdr->conf.name,
+			    states[ks.state]);
+		rdr->ks = ks;
+		rdr->state = ks.state;
+		proc_compose(env->sc_ps, PROC_PARENT, IMSG_RDR_SYNC, &ks,
+		    sizeof(ks));
+	}
+	TAILQ_FOREACH(rt, &env->sc_routers, entry) {
+		memset(&ks, 0, sizeof(ks));
+		ks.id = rt->conf.id;
+		fam = 0;
+		ks.state = pfe_hosts_up(rt->conf.table, &ks, 0, &fam) ?
+		    RDR_ACTIVE : RDR_DOWN;
+		if (!all && memcmp(&ks, &rt->ks, sizeof(ks)) == 0)
+			continue;
+		rt->ks = ks;
+		proc_compose(env->sc_ps, PROC_PARENT, IMSG_ROUTER_SYNC, &ks,
+		    sizeof(ks));
+	}
 }
 
 static int
@@ -323,30 +448,48 @@ pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 }
 
 static void
-show_tables(struct ctl_conn *c, struct relay *rlay)
+show_table(struct ctl_conn *c, struct table *tb)
 {
-	struct relay_table	*rlt;
-	struct host		*h;
+	struct host	*h;
 
-	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
-		imsg_compose_event(&c->iev, IMSG_CTL_TABLE, 0, 0, -1,
-		    rlt->rlt_table, sizeof(*rlt->rlt_table));
-		TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry)
-			imsg_compose_event(&c->iev, IMSG_CTL_HOST, 0, 0, -1,
-			    h, sizeof(*h));
-	}
+	if (tb == NULL)
+		return;
+	imsg_compose_event(&c->iev, IMSG_CTL_TABLE, 0, 0, -1, tb,
+	    sizeof(*tb));
+	TAILQ_FOREACH(h, &tb->hosts, entry)
+		imsg_compose_event(&c->iev, IMSG_CTL_HOST, 0, 0, -1, h,
+		    sizeof(*h));
 }
 
-/* Every relay, each followed by its tables and their hosts. */
+/*
+ * Every redirection, relay and router (OpenBSD's order), each followed
+ * by its tables and their hosts.
+ */
 void
 show(struct ctl_conn *c)
 {
-	struct relay	*rlay;
+	struct rdr		*rdr;
+	struct relay		*rlay;
+	struct relay_table	*rlt;
+	struct router		*rt;
 
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		imsg_compose_event(&c->iev, IMSG_CTL_RDR, 0, 0, -1, rdr,
+		    sizeof(*rdr));
+		show_table(c, table_find(env, rdr->conf.table));
+		if (rdr->conf.backup != 0)
+			show_table(c, table_find(env, rdr->conf.backup));
+	}
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		imsg_compose_event(&c->iev, IMSG_CTL_RELAY, 0, 0, -1,
 		    rlay, sizeof(*rlay));
-		show_tables(c, rlay);
+		TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry)
+			show_table(c, rlt->rlt_table);
+	}
+	TAILQ_FOREACH(rt, &env->sc_routers, entry) {
+		imsg_compose_event(&c->iev, IMSG_CTL_ROUTER, 0, 0, -1, rt,
+		    sizeof(*rt));
+		show_table(c, table_find(env, rt->conf.table));
 	}
 	imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
 }
@@ -465,6 +608,8 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 	struct evbuffer_ptr	 end;
 	struct metrics		*m;
 	struct relay		*rlay;
+	struct rdr		*rdr;
+	struct router		*rt;
 	struct table		*tb;
 	struct host		*h;
 	struct ctl_status	 st;
@@ -511,6 +656,12 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 	metrics_status(m, &st);
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		if (metrics_relay(m, rlay) == -1)
+			break;
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
+		if (metrics_rdr(m, rdr) == -1)
+			break;
+	TAILQ_FOREACH(rt, &env->sc_routers, entry)
+		if (metrics_router(m, rt) == -1)
 			break;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {
 		if (metrics_table(m, tb) == -1)

@@ -416,6 +416,95 @@ print_relay(struct relayd *env, struct relay *rlay)
 	printf("}\n");
 }
 
+static void
+print_tablename(struct relayd *env, objid_t id)
+{
+	struct table	*tb;
+
+	if ((tb = table_find(env, id)) != NULL)
+		printf("<%s>", tb->conf.name);
+}
+
+/* A redirection, with what it becomes in nftables as comments. */
+static void
+print_rdr(struct relayd *env, struct rdr *rdr)
+{
+	struct rdr_virt	*v;
+	struct protoent	*pe;
+	int		 i;
+
+	printf("redirect ");
+	print_str(rdr->conf.name);
+	printf(" {\t# id %u, nftables chain rdr%u, ct mark 0x%08x\n",
+	    rdr->conf.id, rdr->conf.id, RDR_CTMARK + rdr->conf.id);
+	for (i = 0; i < rdr->conf.nvirts; i++) {
+		v = &rdr->conf.virts[i];
+		printf("\tlisten on ");
+		print_addr(&v->ss);
+		if ((pe = getprotobynumber(v->proto)) != NULL)
+			printf(" %s", pe->p_name);
+		else
+			printf(" %d", v->proto);
+		if (v->port_high > v->port)
+			printf(" port %u:%u", v->port, v->port_high);
+		else
+			printf(" port %u", v->port);
+		if (v->ifname[0] != '\0') {
+			printf(" interface ");
+			print_str(v->ifname);
+		}
+		if (v->pflog)
+			printf(" pflog");
+		putchar('\n');
+	}
+	printf("\tforward to ");
+	print_tablename(env, rdr->conf.table);
+	printf(" port %u mode %s\n", rdr->conf.port,
+	    relay_mode_name(rdr->conf.mode));
+	if (rdr->conf.backup != 0) {
+		printf("\tforward to ");
+		print_tablename(env, rdr->conf.backup);
+		printf(" port %u mode %s\t# backup\n", rdr->conf.port,
+		    relay_mode_name(rdr->conf.mode));
+	}
+	if (rdr->conf.flags & F_STICKY)
+		printf("\tsticky-address\n");
+	if (rdr->conf.tagmark != 0) {
+		printf("\t%spftag ", rdr->conf.tagmatch ? "match " : "");
+		print_str(rdr->conf.tag);
+		printf("\t# packet mark 0x%08x\n", rdr->conf.tagmark);
+	}
+	printf("\tsession timeout %d\n", rdr->conf.timeout);
+	if (rdr->conf.flags & F_DISABLE)
+		printf("\tdisable\n");
+	printf("}\n");
+}
+
+static void
+print_router(struct relayd *env, struct router *rt)
+{
+	int	 i;
+
+	printf("router ");
+	print_str(rt->conf.name);
+	printf(" {\t# id %u, route protocol %d\n", rt->conf.id,
+	    rt->conf.proto);
+	for (i = 0; i < rt->conf.nroutes; i++) {
+		printf("\troute ");
+		print_addr(&rt->conf.routes[i]);
+		printf("/%d\n", rt->conf.prefixlen[i]);
+	}
+	printf("\tforward to ");
+	print_tablename(env, rt->conf.table);
+	printf("\n\trtable %d\n", rt->conf.rtable);
+	if (rt->conf.label[0] != '\0') {
+		printf("\trtlabel ");
+		print_str(rt->conf.label);
+		printf("\t# route protocol %d\n", rt->conf.proto);
+	}
+	printf("}\n");
+}
+
 void
 print_config(struct relayd *env)
 {
@@ -423,6 +512,8 @@ print_config(struct relayd *env)
 	struct table		*tb;
 	struct protocol		*p;
 	struct relay		*rlay;
+	struct rdr		*rdr;
+	struct router		*rt;
 
 	printf("interval %lld\n", (long long)c->interval.tv_sec);
 	printf("timeout %lld\n", (long long)c->timeout.tv_sec * 1000 +
@@ -466,9 +557,17 @@ print_config(struct relayd *env)
 		putchar('\n');
 		print_protocol(p);
 	}
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		putchar('\n');
+		print_rdr(env, rdr);
+	}
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		putchar('\n');
 		print_relay(env, rlay);
+	}
+	TAILQ_FOREACH(rt, &env->sc_routers, entry) {
+		putchar('\n');
+		print_router(env, rt);
 	}
 }
 

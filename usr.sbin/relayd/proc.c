@@ -91,6 +91,15 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_TLSTICKET_REKEY] = "tls ticket rekey",
 	[IMSG_BINDANY] = "bindany",
 	[IMSG_UNIXCONNECT] = "unixconnect",
+	[IMSG_CFG_RDR] = "cfg_rdr",
+	[IMSG_CFG_ROUTER] = "cfg_router",
+	[IMSG_RDR_SYNC] = "rdr_sync",
+	[IMSG_ROUTER_SYNC] = "router_sync",
+	[IMSG_RDR_STATS] = "rdr_stats",
+	[IMSG_CTL_RDR] = "ctl_rdr",
+	[IMSG_CTL_ROUTER] = "ctl_router",
+	[IMSG_CTL_RDR_ENABLE] = "ctl_rdr_enable",
+	[IMSG_CTL_RDR_DISABLE] = "ctl_rdr_disable",
 };
 
 static const char *const proc_names[PROC_MAX] = {

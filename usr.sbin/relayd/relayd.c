@@ -246,6 +246,13 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	env->sc_parentpid = getpid();
 
 	event_init();
+	/* redirections and routers: a clean slate, then this configuration */
+	if (kernel_init(env) == -1 || kernel_configure(env) == -1) {
+		control_cleanup(env->sc_conf.socket);
+		relay_unix_unlink(env, NULL);
+		kernel_cleanup(env);
+		exit(1);
+	}
 	signal_set(&ps->ps_evsigint, SIGINT, parent_sig_handler, ps);
 	signal_set(&ps->ps_evsigterm, SIGTERM, parent_sig_handler, ps);
 	signal_set(&ps->ps_evsighup, SIGHUP, parent_sig_handler, ps);
@@ -361,6 +368,8 @@ parent_push(struct relayd *env)
 	struct table	*tb;
 	struct protocol	*p;
 	struct relay	*rlay;
+	struct rdr	*rdr;
+	struct router	*rt;
 	unsigned int	 id;
 
 	config_setglobal(env);
@@ -370,6 +379,10 @@ parent_push(struct relayd *env)
 		config_setproto(env, p);
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		config_setrelay(env, rlay);
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
+		config_setrdr(env, rdr);
+	TAILQ_FOREACH(rt, &env->sc_routers, entry)
+		config_setrouter(env, rt);
 
 	env->sc_reload = 0;
 	for (id = PROC_PFE; id < PROC_MAX; id++)
@@ -480,7 +493,10 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 
 	log_info("reloading configuration from %s", filename);
 	relay_unix_unlink(env, new);
+	kernel_reload(env, new);
 	config_replace(env, new);
+	if (kernel_configure(env) == -1)
+		log_warnx("redirections of %s: not in the kernel", filename);
 
 	config_setreset(env);
 	reload_peerid = peerid;
@@ -496,6 +512,7 @@ parent_shutdown(struct relayd *env)
 	int		 lost;
 
 	lost = proc_kill(ps);
+	kernel_cleanup(env);
 	control_cleanup(env->sc_conf.socket);
 	relay_unix_unlink(env, NULL);
 	log_info("parent terminating, pid %d", (int)getpid());
@@ -528,6 +545,7 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct privsep	*ps = p->p_ps;
 	struct relayd	*env = ps->ps_env;
+	struct ctl_kernsync ks;
 	char		 path[PATH_MAX];
 	const char	*file;
 	size_t		 len;
@@ -553,6 +571,12 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_CTL_SHUTDOWN:
 		log_info("shutdown requested by relayctl");
 		parent_shutdown(env);
+		break;
+	case IMSG_RDR_SYNC:
+	case IMSG_ROUTER_SYNC:
+		IMSG_EXACT_SIZE_CHECK(imsg, &ks);
+		memcpy(&ks, imsg->data, sizeof(ks));
+		kernel_sync(env, imsg->hdr.type, &ks);
 		break;
 	default:
 		return (parent_dispatch_child(fd, p, imsg));

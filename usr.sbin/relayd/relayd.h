@@ -136,6 +136,15 @@ enum imsg_type {
 					   socket */
 	IMSG_UNIXCONNECT,		/* relay, hce <-> parent: a socket
 					   connected to a unix-socket backend */
+	IMSG_CFG_RDR,			/* parent -> pfe: a redirection */
+	IMSG_CFG_ROUTER,		/* parent -> pfe: a router */
+	IMSG_RDR_SYNC,			/* pfe -> parent: its hosts up */
+	IMSG_ROUTER_SYNC,		/* pfe -> parent: its gateways up */
+	IMSG_RDR_STATS,			/* parent -> pfe: kernel counters */
+	IMSG_CTL_RDR,			/* pfe -> relayctl */
+	IMSG_CTL_ROUTER,		/* pfe -> relayctl */
+	IMSG_CTL_RDR_ENABLE,
+	IMSG_CTL_RDR_DISABLE,
 	IMSG_MAX
 };
 
@@ -441,6 +450,100 @@ struct table {
 	size_t			 sendbuf_len;
 };
 TAILQ_HEAD(tablelist, table);
+
+/*
+ * Redirections (nftables on Linux) and routers (rtnetlink on Linux).
+ * pfe keeps their state; the parent, which holds CAP_NET_ADMIN, puts
+ * them in the kernel.
+ */
+#define RDR_MAXVIRTS		16
+#define RDR_MAXHOSTS		64	/* hosts a redirection sends to */
+#define ROUTER_MAXROUTES	32
+#define RDR_CTMARK		0x72640000	/* + id: a redirection's flows */
+#define RDR_TAGMARK		0x72650000	/* + n: pftag's packet mark */
+#define RDR_STATINTERVAL	2	/* s between kernel counter reads */
+#define ROUTER_PROTO		201	/* route protocol without rtlabel */
+#define ROUTER_PROTO_LABEL	202	/* the first rtlabel's */
+#define ROUTER_PROTO_MAX	249
+
+struct rdr_virt {
+	struct sockaddr_storage	 ss;
+	in_port_t		 port;		/* host order */
+	in_port_t		 port_high;	/* a range's last, or 0 */
+	int			 proto;
+	int			 pflog;
+	char			 ifname[16];
+};
+
+struct rdr_config {
+	objid_t			 id;
+	uint32_t		 flags;		/* F_DISABLE, F_STICKY */
+	objid_t			 table;
+	objid_t			 backup;
+	int			 mode;
+	in_port_t		 port;		/* of the hosts, host order */
+	int			 timeout;	/* session timeout, s */
+	int			 tagmatch;	/* match pftag */
+	uint32_t		 tagmark;	/* pftag's mark, or 0 */
+	uint32_t		 seed;		/* source-hash */
+	char			 name[MAX_NAME_SIZE];
+	char			 tag[64];
+	int			 nvirts;
+	struct rdr_virt		 virts[RDR_MAXVIRTS];
+};
+
+enum rdr_state {
+	RDR_DOWN = 0,
+	RDR_ACTIVE,
+	RDR_BACKUP		/* active, by its backup table */
+};
+
+/* pfe -> parent: the hosts a redirection or router uses now */
+struct ctl_kernsync {
+	objid_t			 id;
+	int			 state;		/* enum rdr_state */
+	unsigned int		 nhosts;
+	objid_t			 hosts[RDR_MAXHOSTS];
+};
+
+/* parent -> pfe: what the kernel counted */
+struct ctl_rdrstats {
+	objid_t			 id;
+	uint64_t		 sessions;	/* connections redirected */
+	uint64_t		 packets;	/* of those, both ways */
+	uint64_t		 bytes;
+	uint64_t		 states;	/* conntrack entries now */
+};
+
+struct rdr {
+	TAILQ_ENTRY(rdr)	 entry;
+	struct rdr_config	 conf;
+	enum rdr_state		 state;		/* pfe */
+	struct ctl_rdrstats	 stats;		/* pfe */
+	struct ctl_kernsync	 ks;		/* pfe: sent, parent: applied */
+};
+TAILQ_HEAD(rdrlist, rdr);
+
+struct router_config {
+	objid_t			 id;
+	uint32_t		 flags;		/* F_DISABLE */
+	objid_t			 table;
+	int			 rtable;	/* 0: main */
+	int			 af;
+	int			 proto;		/* route protocol */
+	char			 name[MAX_NAME_SIZE];
+	char			 label[64];
+	int			 nroutes;
+	struct sockaddr_storage	 routes[ROUTER_MAXROUTES];
+	int			 prefixlen[ROUTER_MAXROUTES];
+};
+
+struct router {
+	TAILQ_ENTRY(router)	 entry;
+	struct router_config	 conf;
+	struct ctl_kernsync	 ks;		/* pfe: sent, parent: applied */
+};
+TAILQ_HEAD(routerlist, router);
 
 /* Protocols */
 enum prototype {
@@ -984,6 +1087,8 @@ struct relayd {
 	struct relaylist	*sc_relays;
 	struct protolist	*sc_protos;
 	struct hostlist		 sc_hosts;
+	struct rdrlist		 sc_rdrs;
+	struct routerlist	 sc_routers;
 	struct protocol		 sc_proto_default;
 	struct privsep		*sc_ps;
 	int			 sc_reload;
@@ -1055,6 +1160,10 @@ int		 config_getrelaytable(struct relayd *, struct imsg *);
 int		 config_getrelayfd(struct relayd *, struct imsg *);
 int		 config_setrelaycerts(struct relayd *, struct relay *);
 int		 config_getrelaycert(struct relayd *, struct imsg *);
+int		 config_setrdr(struct relayd *, struct rdr *);
+int		 config_getrdr(struct relayd *, struct imsg *);
+int		 config_setrouter(struct relayd *, struct router *);
+int		 config_getrouter(struct relayd *, struct imsg *);
 int		 config_setdone(struct relayd *);
 int		 config_dispatch(struct relayd *, struct imsg *);
 
@@ -1065,6 +1174,16 @@ void		 show(struct ctl_conn *);
 void		 show_status(struct ctl_conn *);
 void		 show_sessions(struct ctl_conn *);
 int		 pfe_enable(uint32_t, struct ctl_id *);
+int		 pfe_rdr_enable(uint32_t, struct ctl_id *);
+
+/* kernel.c: redirections and routers, in the parent */
+int		 kernel_init(struct relayd *);
+int		 kernel_configure(struct relayd *);
+void		 kernel_reload(struct relayd *, struct relayd *);
+void		 kernel_sync(struct relayd *, uint32_t, struct ctl_kernsync *);
+void		 kernel_cleanup(struct relayd *);
+struct rdr	*rdr_find(struct relayd *, objid_t);
+struct router	*router_find(struct relayd *, objid_t);
 
 /* hce.c */
 void		 hce(struct privsep *, struct privsep_proc *);
@@ -1147,6 +1266,8 @@ struct metrics	*metrics_new(void);
 void		 metrics_free(struct metrics *);
 void		 metrics_status(struct metrics *, struct ctl_status *);
 int		 metrics_relay(struct metrics *, struct relay *);
+int		 metrics_rdr(struct metrics *, struct rdr *);
+int		 metrics_router(struct metrics *, struct router *);
 int		 metrics_table(struct metrics *, struct table *);
 int		 metrics_host(struct metrics *, struct host *);
 void		 metrics_print(struct metrics *, FILE *);

@@ -66,6 +66,21 @@ int	 compat_transparent_route(int);
 int	 compat_minttl(int, int, int);
 void	 compat_bind_noport(int);
 
+/* kernel_*.c: redirections and routes, in the parent */
+struct rdr;
+struct rdrlist;
+struct router;
+struct ctl_rdrstats;
+int	 compat_kernel_available(void);
+int	 compat_rdr_setup(struct rdrlist *);
+int	 compat_rdr_rules(struct rdr *, struct sockaddr_storage *,
+	    unsigned int, int);
+int	 compat_rdr_stats(struct rdr *, struct ctl_rdrstats *);
+void	 compat_rdr_cleanup(void);
+int	 compat_route_set(struct router *, int, struct sockaddr_storage *,
+	    unsigned int, int);
+void	 compat_route_stale(void);
+
 /* sandbox.c */
 int	 compat_sandbox(const char *);
 

@@ -1,0 +1,560 @@
+#! /usr/bin/env atf-sh
+# Redirections (nftables) and routers (rtnetlink) in network namespaces
+# this test makes: a client, the relayd host and three servers (one
+# namespace, one address each), joined by two veth pairs.  The cleanup
+# deletes the namespaces, and with them every table and route.
+#
+#   client 10.78.1.2 fd78:1::2 --- 10.78.1.1 fd78:1::1 relayd host
+#   relayd 10.78.2.1 fd78:2::1 --- 10.78.2.11-13 fd78:2::11-13 servers
+#
+# The virtual addresses 10.78.9.9 and fd78:9::9 exist only in the rules.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+require_netns()
+{
+	require_daemon
+	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
+	command -v nft >/dev/null || atf_skip "no nft (make deps installs nftables)"
+	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
+	ip netns add "rdprobe$$" 2>/dev/null ||
+	    atf_skip "cannot make network namespaces here"
+	ip netns exec "rdprobe$$" nft add table inet probe 2>/dev/null
+	_ok=$?
+	ip netns del "rdprobe$$"
+	[ "$_ok" -eq 0 ] || atf_skip "no nftables in a network namespace here"
+}
+
+setup_ns()
+{
+	id=$$
+	C=xc$id R=xr$id S=xs$id
+	for n in $C $R $S; do
+		ip netns add $n || atf_fail "netns $n"
+		echo $n >>ns.list
+		ip -n $n link set lo up
+	done
+	ip link add xc$id type veth peer name xr$id || atf_fail "veth"
+	ip link add xs$id type veth peer name xq$id || atf_fail "veth"
+	ip link set xc$id netns $C
+	ip link set xr$id netns $R
+	ip link set xs$id netns $S
+	ip link set xq$id netns $R
+	ip -n $C addr add 10.78.1.2/24 dev xc$id
+	ip -n $C addr add fd78:1::2/64 dev xc$id nodad
+	ip -n $R addr add 10.78.1.1/24 dev xr$id
+	ip -n $R addr add fd78:1::1/64 dev xr$id nodad
+	ip -n $R addr add 10.78.2.1/24 dev xq$id
+	ip -n $R addr add fd78:2::1/64 dev xq$id nodad
+	for i in 11 12 13; do
+		ip -n $S addr add 10.78.2.$i/24 dev xs$id
+		ip -n $S addr add fd78:2::$i/64 dev xs$id nodad
+	done
+	ip -n $C link set xc$id up
+	ip -n $R link set xr$id up
+	ip -n $R link set xq$id up
+	ip -n $S link set xs$id up
+	ip -n $C route add default via 10.78.1.1
+	ip -n $C -6 route add default via fd78:1::1
+	ip -n $S route add default via 10.78.2.1
+	ip -n $S -6 route add default via fd78:2::1
+	ip netns exec $R sysctl -qw net.ipv4.ip_forward=1 \
+	    net.ipv6.conf.all.forwarding=1 || atf_fail "forwarding"
+}
+
+# Server N (11, 12 or 13) on port 8080, IPv4 and IPv6: says "sN", then
+# echoes.
+start_server()
+{
+	ip netns exec $S socat TCP4-LISTEN:8080,bind=10.78.2.$1,fork,reuseaddr \
+	    SYSTEM:"echo s$1; cat" >/dev/null 2>&1 &
+	echo $! >server4-$1.pid
+	ip netns exec $S socat \
+	    TCP6-LISTEN:8080,bind="[fd78:2::$1]",fork,reuseaddr,ipv6only=1 \
+	    SYSTEM:"echo s$1; cat" >/dev/null 2>&1 &
+	echo $! >server6-$1.pid
+	wait_for 10 ip netns exec $S sh -c \
+	    "ss -ltn | grep -q '10.78.2.$1:8080' && ss -ltn | grep -q 'fd78:2::$1\]:8080'" ||
+	    atf_fail "server $1 did not start"
+}
+
+stop_server()
+{
+	for f in server4-$1.pid server6-$1.pid; do
+		kill "$(cat $f)"
+		rm -f $f
+	done
+	wait_for 10 sh -c "! ip netns exec $S ss -ltn | grep -q '10.78.2.$1:8080'"
+}
+
+# Who answers a client connecting to $1 port 80 (from namespace $2).
+ask()
+{
+	case $1 in
+	*:*)	_a="TCP6:[$1]:80" ;;
+	*)	_a="TCP4:$1:80" ;;
+	esac
+	ip netns exec ${2:-$C} timeout 5 socat -t 1 - "$_a" </dev/null 2>/dev/null
+}
+
+# The answers of $2 connections to $1, one per line.
+ask_n()
+{
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		ask "$1"
+		_i=$((_i + 1))
+	done
+}
+
+start_relayd_ns()
+{
+	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	echo $! >relayd.pid
+	wait_for 10 test -S relayd.sock || {
+		cat relayd.log >&2
+		atf_fail "relayd did not start"
+	}
+}
+
+# The redirection's chain in the kernel.
+rdr_chain()
+{
+	ip netns exec $R nft list chain inet relayd_rdr rdr${1:-1} 2>/dev/null
+}
+
+# Wait until the chain has (or, with !, has not) $1.
+wait_chain()
+{
+	if [ "$1" = "!" ]; then
+		wait_for 10 sh -c "! ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q '$2'"
+	else
+		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q '$1'"
+	fi
+}
+
+cleanup_ns()
+{
+	stop_all
+	[ -f ns.list ] || return 0
+	while read -r n; do
+		ip netns del "$n" 2>/dev/null
+	done <ns.list
+	rm -f ns.list
+	return 0
+}
+
+conf_head()
+{
+	cat <<CONF
+socket "$PWD/relayd.sock"
+interval 1
+log state changes
+CONF
+}
+
+atf_test_case rdr_roundrobin cleanup
+rdr_roundrobin_head()
+{
+	atf_set descr "redirect: roundrobin over the hosts that are up, IPv4 and IPv6, from outside and from the host itself; counters in show redirects"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_roundrobin_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12, fd78:2::11, fd78:2::12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	listen on fd78:9::9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	wait_chain "fd78:2::12" || atf_fail "no IPv6 rule: $(rdr_chain)"
+	rdr_chain >out
+	atf_check -o match:"numgen inc mod 2" cat out
+	ask_n 10.78.9.9 6 >v4
+	atf_check -o inline:"3\n" grep -c '^s11$' v4
+	atf_check -o inline:"3\n" grep -c '^s12$' v4
+	ask_n fd78:9::9 4 >v6
+	atf_check -o inline:"2\n" grep -c '^s11$' v6
+	atf_check -o inline:"2\n" grep -c '^s12$' v6
+	# from the relayd host itself (the output hook)
+	ip -n $R route add 10.78.9.0/24 dev xq$id
+	ask 10.78.9.9 $R >out
+	atf_check -o match:'^s1[12]$' cat out
+	# the kernel's counters reach relayctl within its 2 s
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show redirects | grep -q 'total: 11 sessions'" ||
+	    atf_fail "counters: $(relayctl show redirects)"
+	relayctl show redirects >show
+	atf_check -o match:"^1 +	redirect	www +	 +	active$" cat show
+	atf_check -o match:"packets: [1-9][0-9]*, bytes: [1-9][0-9]*" cat show
+	atf_check -o match:"active: [0-9]+ states" cat show
+	atf_check -o match:'^relayd_redirect_sessions_total\{redirect="www"\} 11$' \
+	    "$RELAYCTL" -s relayd.sock show metrics
+}
+rdr_roundrobin_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case rdr_modes cleanup
+rdr_modes_head()
+{
+	atf_set descr "redirect: source-hash keeps a client on one host, random reaches both, sticky-address keeps a client's host"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_modes_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+redirect "hash" {
+	listen on 10.78.9.1 port 80
+	forward to <web> port 8080 mode source-hash check tcp
+}
+redirect "rand" {
+	listen on 10.78.9.2 port 80
+	forward to <web> port 8080 mode random check tcp
+}
+redirect "sticky" {
+	listen on 10.78.9.3 port 80
+	forward to <web> port 8080 check tcp
+	sticky-address
+	session timeout 60
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	for n in 1 2 3; do
+		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr$n | grep -q 10.78.2.12" ||
+		    atf_fail "no rule for rdr$n: $(rdr_chain $n)"
+	done
+	rdr_chain 1 >out
+	atf_check -o match:"jhash ip saddr mod 2" cat out
+	rdr_chain 2 >out
+	atf_check -o match:"numgen random mod 2" cat out
+	rdr_chain 3 >out
+	atf_check -o match:"ip saddr @sticky3_4" cat out
+	ask_n 10.78.9.1 8 | sort -u >hash
+	atf_check -o match:'^1 ' wc -l hash
+	ask_n 10.78.9.2 40 | sort -u >rand
+	atf_check -o inline:"s11\ns12\n" cat rand
+	ask_n 10.78.9.3 8 | sort -u >sticky
+	atf_check -o match:'^1 ' wc -l sticky
+	atf_check -o match:"10.78.1.2 expires [0-9a-z]+ : 10.78.2.1[12]" \
+	    ip netns exec $R nft list map inet relayd_rdr sticky3_4
+}
+rdr_modes_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case rdr_failover cleanup
+rdr_failover_head()
+{
+	atf_set descr "redirect: a dead host leaves the map within interval x retry, a live connection to another host stays; the backup table serves when none is up"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_failover_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	start_server 13
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+table <spare> { 10.78.2.13 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+	forward to <spare> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	# a connection that stays open: to whichever host it reached
+	mkfifo in
+	ip netns exec $C timeout 60 socat -t 30 - TCP4:10.78.9.9:80 <in >held &
+	echo $! >held.pid
+	exec 3>in
+	wait_for 10 test -s held || atf_fail "the held connection got nothing"
+	held=$(cat held)
+	case $held in
+	s11)	other=12 ;;
+	s12)	other=11 ;;
+	*)	atf_fail "held connection: $held" ;;
+	esac
+	stop_server $other
+	wait_chain ! "10.78.2.$other" || atf_fail "10.78.2.$other still in $(rdr_chain)"
+	ask_n 10.78.9.9 6 | sort -u >after
+	atf_check -o inline:"$held\n" cat after
+	# the held one still works: its host echoes
+	echo ping >&3
+	wait_for 10 grep -q ping held || atf_fail "the held connection broke"
+	exec 3>&-
+	# none up in <web>: the backup table
+	stop_server ${held#s}
+	wait_chain "10.78.2.13" || atf_fail "no backup: $(rdr_chain)"
+	atf_check -o match:"active \(using backup table\)" "$RELAYCTL" -s relayd.sock show redirects
+	ask 10.78.9.9 >out
+	atf_check -o inline:"s13\n" cat out
+	# and back
+	start_server 11
+	wait_chain "10.78.2.11" || atf_fail "not back: $(rdr_chain)"
+	ask 10.78.9.9 >out
+	atf_check -o inline:"s11\n" cat out
+	# nothing up anywhere: no rule
+	stop_server 11
+	stop_server 13
+	wait_for 10 sh -c "! ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q dnat" ||
+	    atf_fail "rule left: $(rdr_chain)"
+	atf_check -o match:"	down$" "$RELAYCTL" -s relayd.sock show redirects
+}
+rdr_failover_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case rdr_control cleanup
+rdr_control_head()
+{
+	atf_set descr "relayctl redirect/host/table disable and enable act on the kernel's rules at once; reload changes the table"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_control_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock redirect disable www
+	rdr_chain >out
+	atf_check -o not-match:dnat cat out
+	atf_check -o match:"	disabled$" "$RELAYCTL" -s relayd.sock show redirects
+	ask 10.78.9.9 >out
+	atf_check -o empty cat out
+	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock redirect enable 1
+	wait_chain "10.78.2.12" || atf_fail "not enabled: $(rdr_chain)"
+	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock host disable 10.78.2.11
+	rdr_chain >out
+	atf_check -o not-match:"10.78.2.11" cat out
+	ask_n 10.78.9.9 2 >out
+	atf_check -o inline:"s12\ns12\n" cat out
+	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock host enable 10.78.2.11
+	wait_chain "10.78.2.11" || atf_fail "host not back: $(rdr_chain)"
+	atf_check -o inline:"command failed\n" -s exit:1 "$RELAYCTL" -s relayd.sock redirect disable nosuch
+	# reload: the table has one host now
+	sed -i 's/10.78.2.11, 10.78.2.12/10.78.2.12/' relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q 'dnat ip to 10.78.2.12:8080'" ||
+	    atf_fail "after reload: $(rdr_chain)"
+	ask_n 10.78.9.9 3 >out
+	atf_check -o inline:"s12\ns12\ns12\n" cat out
+}
+rdr_control_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case rdr_ownership cleanup
+rdr_ownership_head()
+{
+	atf_set descr "SIGTERM leaves no table and no route; what a SIGKILLed relayd left is replaced at the next start; other tables are untouched"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_ownership_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	ip netns exec $R nft add table inet admin || atf_fail "nft"
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11 }
+table <gws> { 10.78.2.11, 10.78.2.12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+router "uplinks" {
+	route 10.99.0.0/16
+	forward to <gws> port 8080 check tcp
+	rtable 7
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.11" || atf_fail "no rule: $(rdr_chain)"
+	wait_for 10 sh -c "ip -n $R route show table 7 | grep -q 10.78.2.12" ||
+	    atf_fail "no route: $(ip -n $R route show table 7)"
+	kill "$(cat relayd.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
+	rm relayd.pid
+	atf_check -o not-match:relayd_rdr ip netns exec $R nft list tables
+	atf_check -o match:"table inet admin" ip netns exec $R nft list tables
+	atf_check -o empty ip -n $R route show table 7
+	# killed: its table and route stay, until the next start
+	start_relayd_ns
+	wait_for 10 sh -c "ip -n $R route show table 7 | grep -q 10.78.2.12" ||
+	    atf_fail "no route"
+	ip netns exec $R nft add chain inet relayd_rdr stale || atf_fail "nft"
+	kill -9 "$(cat relayd.pid)"
+	wait_for 10 sh -c "! pgrep -f 'relayd -dv -f relayd.conf' >/dev/null"
+	rm relayd.pid
+	atf_check -o match:"stale" ip netns exec $R nft list table inet relayd_rdr
+	atf_check -o match:"10.99.0.0/16" ip -n $R route show table 7
+	# a configuration without either: both go
+	{ conf_head; cat <<CONF
+relay "r" {
+	listen on 127.0.0.1 port 7777
+	forward to 127.0.0.1 port 7778
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_log 10 "removed a route a previous relayd left" ||
+	    atf_fail "stale route: $(ip -n $R route show table 7)"
+	atf_check -o empty ip -n $R route show table 7
+	atf_check -o not-match:relayd_rdr ip netns exec $R nft list tables
+	atf_check -o match:"table inet admin" ip netns exec $R nft list tables
+}
+rdr_ownership_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case router_ecmp cleanup
+router_ecmp_head()
+{
+	atf_set descr "router: a multipath route through the gateways that are up, in its table, with the rtlabel's protocol; it shrinks and goes as they fail"
+	atf_set require.user root
+	atf_set timeout 90
+}
+router_ecmp_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <gws> { 10.78.2.11, 10.78.2.12 }
+table <gws6> { fd78:2::11, fd78:2::12 }
+router "uplinks" {
+	route 10.99.0.0/16
+	route 10.98.0.0/16
+	forward to <gws> port 8080 check tcp
+	rtable 7
+	rtlabel "wan"
+}
+router "v6" {
+	route fd99::/32
+	forward to <gws6> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -q 'nexthop via 10.78.2.12'" ||
+	    atf_fail "no route: $(ip -n $R route show table 7)"
+	ip -n $R route show table 7 >routes
+	atf_check -o match:"^10.99.0.0/16 proto 202" cat routes
+	atf_check -o match:"^10.98.0.0/16 proto 202" cat routes
+	atf_check -o match:"nexthop via 10.78.2.11" cat routes
+	wait_for 10 sh -c "ip -n $R -6 route show fd99::/32 | grep -q 'nexthop via fd78:2::12'" ||
+	    atf_fail "no IPv6 route: $(ip -n $R -6 route)"
+	atf_check -o match:"proto 201" ip -n $R -6 route show fd99::/32
+	relayctl show routers >show
+	atf_check -o match:"	router +	uplinks +	 +	active$" cat show
+	atf_check -o match:"rtable: 7$" cat show
+	atf_check -o match:"rtlabel: wan$" cat show
+	atf_check -o match:"route: 10.98.0.0/16$" cat show
+	stop_server 11
+	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -q '^10.99.0.0/16 via 10.78.2.12'" ||
+	    atf_fail "not shrunk: $(ip -n $R route show table 7)"
+	stop_server 12
+	wait_for 10 sh -c "[ -z \"\$(ip -n $R route show table 7)\" ]" ||
+	    atf_fail "not gone: $(ip -n $R route show table 7)"
+	atf_check -o empty ip -n $R -6 route show fd99::/32
+	atf_check -o match:"^relayd_router_gateways_up\{router=\"uplinks\"\} 0$" \
+	    "$RELAYCTL" -s relayd.sock show metrics
+}
+router_ecmp_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case pfe_unprivileged cleanup
+pfe_unprivileged_head()
+{
+	atf_set descr "with redirections and routers, pfe keeps no capability, stays chrooted and sandboxed; only the parent writes the kernel"
+	atf_set require.user root
+	atf_set timeout 60
+}
+pfe_unprivileged_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.11" || atf_fail "no rule: $(rdr_chain)"
+	pfe=
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		tr '\0' ' ' <"/proc/$c/cmdline" | grep -q pfe && pfe=$c
+	done
+	[ -n "$pfe" ] || atf_fail "no pfe"
+	for cap in CapInh CapPrm CapEff CapAmb; do
+		atf_check -o match:"^$cap:[[:space:]]+0+\$" grep "^$cap:" /proc/$pfe/status
+	done
+	atf_check -o match:"^Seccomp:[[:space:]]+2\$" grep '^Seccomp:' /proc/$pfe/status
+	home=$(getent passwd _relayd | cut -d: -f6)
+	atf_check -o inline:"$(readlink -f "${home:-/var/empty}")\n" readlink /proc/$pfe/root
+}
+pfe_unprivileged_cleanup()
+{
+	cleanup_ns
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case rdr_roundrobin
+	atf_add_test_case rdr_modes
+	atf_add_test_case rdr_failover
+	atf_add_test_case rdr_control
+	atf_add_test_case rdr_ownership
+	atf_add_test_case router_ecmp
+	atf_add_test_case pfe_unprivileged
+}

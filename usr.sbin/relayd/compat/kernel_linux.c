@@ -1,0 +1,760 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Redirections and routers on Linux, for the parent.
+ *
+ * Redirections live in one nftables table of relayd's own, inet
+ * relayd_rdr, written through libnftables: every change is one nft
+ * command buffer, which libnftables sends as one netlink batch, so the
+ * kernel applies it whole or not at all.  Per redirection N:
+ *
+ *	chain rdrN		the DNAT rules, one per virtual address,
+ *				replaced whole when its hosts change
+ *	counter rdrN_new	connections redirected (nat chains see only
+ *				a flow's first packet)
+ *	counter rdrN		packets and bytes of those flows, both ways
+ *	ct timeout rdrN_*	session timeout, per protocol and family
+ *	map stickyN_4/_6	sticky-address: client -> host, with timeouts
+ *
+ * A redirected flow carries the conntrack mark RDR_CTMARK + N: the
+ * flows chains count it and set the pftag mark from it, and the number
+ * of its conntrack entries is the redirection's states.
+ *
+ * Routes go through rtnetlink (libmnl), with the protocol number of the
+ * router's rtlabel, or ROUTER_PROTO: that is how relayd knows its own.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
+#include <linux/rtnetlink.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <nftables/libnftables.h>
+
+#include "relayd.h"
+
+#define NFT_TABLE	"inet relayd_rdr"
+
+static struct nft_ctx	*nft;
+static struct mnl_socket *nl_route;
+static struct mnl_socket *nl_ct;
+static int		 quiet;		/* errors are no news */
+
+int
+compat_kernel_available(void)
+{
+	return (1);
+}
+
+/* A growing buffer of nft commands. */
+struct cmdbuf {
+	char	*buf;
+	size_t	 len;
+	FILE	*fp;
+};
+
+static void
+cmd_open(struct cmdbuf *cb)
+{
+	cb->buf = NULL;
+	cb->len = 0;
+	if ((cb->fp = open_memstream(&cb->buf, &cb->len)) == NULL)
+		fatal("%s", __func__);
+}
+
+static void
+cmd_add(struct cmdbuf *cb, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	(void)vfprintf(cb->fp, fmt, ap);
+	va_end(ap);
+}
+
+/* Run what cb holds as one transaction; its output, if out. */
+static int
+cmd_run(struct cmdbuf *cb, char **out)
+{
+	const char	*o;
+	int		 ret;
+
+	if (fclose(cb->fp) != 0)
+		fatal("%s", __func__);
+	if (nft == NULL) {
+		if ((nft = nft_ctx_new(NFT_CTX_DEFAULT)) == NULL)
+			fatalx("%s: nft_ctx_new", __func__);
+		if (nft_ctx_buffer_output(nft) != 0 ||
+		    nft_ctx_buffer_error(nft) != 0)
+			fatalx("%s: nft buffers", __func__);
+	}
+	/* what changes, not what is read */
+	if (out == NULL && cb->len > 0 && !quiet) {
+		cb->buf[cb->len - 1] = '\0';
+		log_debug("nftables: %s", cb->buf);
+		cb->buf[cb->len - 1] = '\n';
+	}
+	ret = nft_run_cmd_from_buffer(nft, cb->buf);
+	if (ret != 0 && !quiet)
+		log_warnx("nftables: %s", nft_ctx_get_error_buffer(nft));
+	else if (out != NULL) {
+		o = nft_ctx_get_output_buffer(nft);
+		if ((*out = strdup(o != NULL ? o : "")) == NULL)
+			fatal("%s", __func__);
+	}
+	free(cb->buf);
+	cb->buf = NULL;
+	return (ret == 0 ? 0 : -1);
+}
+
+/* Names from relayd.conf go in nft strings: nothing that ends one. */
+static const char *
+nft_str(const char *s, char *buf, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0' && i < len - 1; i++)
+		buf[i] = (s[i] == '"' || s[i] == '\\' || s[i] < ' ' ||
+		    s[i] == 0x7f) ? '_' : s[i];
+	buf[i] = '\0';
+	return (buf);
+}
+
+static const char *
+nft_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const void	*a;
+
+	if (ss->ss_family == AF_INET)
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+	else
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	if (inet_ntop(ss->ss_family, a, buf, len) == NULL)
+		(void)strlcpy(buf, "?", len);
+	return (buf);
+}
+
+static int
+proto_has_ports(int proto)
+{
+	return (proto == IPPROTO_TCP || proto == IPPROTO_UDP ||
+	    proto == IPPROTO_SCTP || proto == IPPROTO_DCCP ||
+	    proto == IPPROTO_UDPLITE);
+}
+
+/* The ct timeout object of a virtual address, or NULL. */
+static const char *
+rdr_timeout_name(struct rdr_virt *v, char *buf, size_t len, objid_t id)
+{
+	if (v->proto != IPPROTO_TCP && v->proto != IPPROTO_UDP)
+		return (NULL);
+	(void)snprintf(buf, len, "rdr%u_%s%d", id,
+	    v->proto == IPPROTO_TCP ? "tcp" : "udp",
+	    v->ss.ss_family == AF_INET ? 4 : 6);
+	return (buf);
+}
+
+/* What selects a virtual address's packets. */
+static void
+rdr_match(struct cmdbuf *cb, struct rdr_virt *v, int incoming)
+{
+	char	 a[INET6_ADDRSTRLEN], ifn[sizeof(v->ifname)];
+
+	if (incoming && v->ifname[0] != '\0')
+		cmd_add(cb, "iifname \"%s\" ",
+		    nft_str(v->ifname, ifn, sizeof(ifn)));
+	cmd_add(cb, "%s daddr %s meta l4proto %d",
+	    v->ss.ss_family == AF_INET ? "ip" : "ip6",
+	    nft_addr(&v->ss, a, sizeof(a)), v->proto);
+	if (proto_has_ports(v->proto)) {
+		if (v->port_high > v->port)
+			cmd_add(cb, " th dport %u-%u", v->port, v->port_high);
+		else
+			cmd_add(cb, " th dport %u", v->port);
+	}
+}
+
+/* The families of a redirection's virtual addresses: 1 inet, 2 inet6. */
+static int
+rdr_families(struct rdr *rdr)
+{
+	int	 i, f = 0;
+
+	for (i = 0; i < rdr->conf.nvirts; i++)
+		f |= rdr->conf.virts[i].ss.ss_family == AF_INET ? 1 : 2;
+	return (f);
+}
+
+/* A redirection's objects: counters, timeouts, sticky maps, its chain. */
+static void
+rdr_objects(struct cmdbuf *cb, struct rdr *rdr)
+{
+	struct rdr_virt	*v;
+	char		 tn[32];
+	int		 i, bit, done = 0, f = rdr_families(rdr);
+	int		 t = rdr->conf.timeout > 0 ? rdr->conf.timeout : 1;
+
+	cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
+	    rdr->conf.id, rdr->conf.id);
+	cmd_add(cb, "chain rdr%u {\n}\n", rdr->conf.id);
+	for (i = 0; i < rdr->conf.nvirts; i++) {
+		v = &rdr->conf.virts[i];
+		if (rdr_timeout_name(v, tn, sizeof(tn), rdr->conf.id) == NULL)
+			continue;
+		bit = 1 << ((v->proto == IPPROTO_TCP) * 2 +
+		    (v->ss.ss_family == AF_INET6));
+		if (done & bit)
+			continue;
+		done |= bit;
+		cmd_add(cb, "ct timeout %s {\nprotocol %s; l3proto %s;\n"
+		    "policy = { %s: %d }\n}\n", tn,
+		    v->proto == IPPROTO_TCP ? "tcp" : "udp",
+		    v->ss.ss_family == AF_INET ? "ip" : "ip6",
+		    v->proto == IPPROTO_TCP ? "established" : "replied", t);
+	}
+	if ((rdr->conf.flags & F_STICKY) == 0)
+		return;
+	for (i = 4; i <= 6; i += 2)
+		if (f & (i == 4 ? 1 : 2))
+			cmd_add(cb, "map sticky%u_%d {\ntype ipv%d_addr : "
+			    "ipv%d_addr; flags dynamic,timeout; timeout %ds;"
+			    "\n}\n", rdr->conf.id, i, i, i, t);
+}
+
+/* After DNAT: a redirection's counter, tag and sticky addresses. */
+static void
+rdr_flows(struct cmdbuf *cb, struct rdr *rdr)
+{
+	int	 i, f = rdr_families(rdr);
+
+	cmd_add(cb, "ct mark 0x%08x counter name \"rdr%u\"",
+	    RDR_CTMARK + rdr->conf.id, rdr->conf.id);
+	if (rdr->conf.tagmark != 0)
+		cmd_add(cb, " meta mark set 0x%08x", rdr->conf.tagmark);
+	cmd_add(cb, "\n");
+	if ((rdr->conf.flags & F_STICKY) == 0)
+		return;
+	for (i = 4; i <= 6; i += 2)
+		if (f & (i == 4 ? 1 : 2))
+			cmd_add(cb, "ct state new ct mark 0x%08x update "
+			    "@sticky%u_%d { %s saddr : %s daddr }\n",
+			    RDR_CTMARK + rdr->conf.id, rdr->conf.id, i,
+			    i == 4 ? "ip" : "ip6", i == 4 ? "ip" : "ip6");
+}
+
+/*
+ * relayd's table for these redirections, every rule chain empty (pfe
+ * fills them as hosts come up), in place of whatever table was there:
+ * one transaction.
+ */
+int
+compat_rdr_setup(struct rdrlist *rdrs)
+{
+	struct cmdbuf	 cb;
+	struct rdr	*rdr;
+	struct rdr_virt	*v;
+	char		 tn[32];
+	int		 i, dir;
+	const char	*hook[] = { "prerouting", "output" };
+
+	cmd_open(&cb);
+	/* "add" makes sure there is one to delete */
+	cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_TABLE, NFT_TABLE);
+	cmd_add(&cb, "table %s {\n", NFT_TABLE);
+	TAILQ_FOREACH(rdr, rdrs, entry)
+		rdr_objects(&cb, rdr);
+	for (dir = 0; dir < 2; dir++) {
+		/* the redirections: DNAT */
+		cmd_add(&cb, "chain %s {\ntype nat hook %s priority %s; "
+		    "policy accept;\n", hook[dir], hook[dir],
+		    dir == 0 ? "dstnat" : "-100");
+		TAILQ_FOREACH(rdr, rdrs, entry)
+			cmd_add(&cb, "jump rdr%u\n", rdr->conf.id);
+		cmd_add(&cb, "}\n");
+		/* before conntrack: each new flow's timeouts */
+		cmd_add(&cb, "chain timeouts_%s {\ntype filter hook %s "
+		    "priority raw; policy accept;\n", dir == 0 ? "in" : "out",
+		    hook[dir]);
+		TAILQ_FOREACH(rdr, rdrs, entry)
+			for (i = 0; i < rdr->conf.nvirts; i++) {
+				v = &rdr->conf.virts[i];
+				if (rdr_timeout_name(v, tn, sizeof(tn),
+				    rdr->conf.id) == NULL)
+					continue;
+				rdr_match(&cb, v, dir == 0);
+				cmd_add(&cb, " ct timeout set \"%s\"\n", tn);
+			}
+		cmd_add(&cb, "}\n");
+		cmd_add(&cb, "chain flows_%s {\ntype filter hook %s "
+		    "priority -99; policy accept;\n", dir == 0 ? "in" : "out",
+		    hook[dir]);
+		TAILQ_FOREACH(rdr, rdrs, entry)
+			rdr_flows(&cb, rdr);
+		cmd_add(&cb, "}\n");
+	}
+	cmd_add(&cb, "}\n");
+	return (cmd_run(&cb, NULL));
+}
+
+/* The DNAT target over n hosts, as the redirection's mode chooses. */
+static void
+rdr_target(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
+    struct sockaddr_storage *hosts, unsigned int n)
+{
+	const char	*ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+	char		 a[INET6_ADDRSTRLEN];
+	unsigned int	 i, nf = 0;
+	int		 port;
+
+	/* a range to the same first port keeps each port */
+	port = (v->port_high > v->port && rdr->conf.port == v->port) ? 0 :
+	    rdr->conf.port;
+	for (i = 0; i < n; i++)
+		if (hosts[i].ss_family == v->ss.ss_family)
+			nf++;
+	if (nf == 1) {
+		for (i = 0; hosts[i].ss_family != v->ss.ss_family; i++)
+			;
+		nft_addr(&hosts[i], a, sizeof(a));
+		if (port == 0)
+			cmd_add(cb, "dnat %s to %s\n", ip, a);
+		else if (v->ss.ss_family == AF_INET)
+			cmd_add(cb, "dnat ip to %s:%d\n", a, port);
+		else
+			cmd_add(cb, "dnat ip6 to [%s]:%d\n", a, port);
+		return;
+	}
+	cmd_add(cb, "dnat %s to ", ip);
+	switch (rdr->conf.mode) {
+	case RELAY_DSTMODE_RANDOM:
+		cmd_add(cb, "numgen random mod %u", nf);
+		break;
+	case RELAY_DSTMODE_SRCHASH:
+		cmd_add(cb, "jhash %s saddr mod %u seed 0x%08x", ip, nf,
+		    rdr->conf.seed);
+		break;
+	default:
+		cmd_add(cb, "numgen inc mod %u", nf);
+		break;
+	}
+	cmd_add(cb, " map { ");
+	for (i = 0, nf = 0; i < n; i++) {
+		if (hosts[i].ss_family != v->ss.ss_family)
+			continue;
+		cmd_add(cb, "%s%u : %s", nf > 0 ? ", " : "", nf,
+		    nft_addr(&hosts[i], a, sizeof(a)));
+		nf++;
+	}
+	cmd_add(cb, " }");
+	if (port != 0)
+		cmd_add(cb, " : %d", port);
+	cmd_add(cb, "\n");
+}
+
+static int
+hosts_have(struct sockaddr_storage *hosts, unsigned int n, int af)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < n; i++)
+		if (hosts[i].ss_family == af)
+			return (1);
+	return (0);
+}
+
+/*
+ * The rules of a redirection, for these hosts (none: no rule), in place
+ * of its old ones: one transaction, so no connection ever meets an
+ * empty or half map.  forget: the sticky clients go too (a host left).
+ */
+int
+compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
+    unsigned int n, int forget)
+{
+	struct cmdbuf	 cb;
+	struct rdr_virt	*v;
+	char		 name[MAX_NAME_SIZE];
+	const char	*ip;
+	int		 i, af, seen[2] = { 0, 0 };
+
+	cmd_open(&cb);
+	cmd_add(&cb, "flush chain %s rdr%u\n", NFT_TABLE, rdr->conf.id);
+	for (i = 0; i < rdr->conf.nvirts; i++)
+		seen[rdr->conf.virts[i].ss.ss_family == AF_INET6] = 1;
+	if ((rdr->conf.flags & F_STICKY) && forget)
+		for (af = 0; af < 2; af++)
+			if (seen[af])
+				cmd_add(&cb, "flush map %s sticky%u_%d\n",
+				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
+	for (i = 0; i < rdr->conf.nvirts; i++) {
+		v = &rdr->conf.virts[i];
+		if (!hosts_have(hosts, n, v->ss.ss_family))
+			continue;
+		ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+		if (rdr->conf.flags & F_STICKY) {
+			/* a known client: its host (n == 1 or not) */
+			cmd_add(&cb, "add rule %s rdr%u ", NFT_TABLE,
+			    rdr->conf.id);
+			rdr_match(&cb, v, 1);
+			cmd_add(&cb, " %s saddr @sticky%u_%c counter name "
+			    "\"rdr%u_new\" ct mark set 0x%08x", ip,
+			    rdr->conf.id, v->ss.ss_family == AF_INET ? '4' :
+			    '6', rdr->conf.id, RDR_CTMARK + rdr->conf.id);
+			if (v->pflog)
+				cmd_add(&cb, " log prefix \"relayd/%s: \" "
+				    "group 0", nft_str(rdr->conf.name, name,
+				    sizeof(name)));
+			cmd_add(&cb, " dnat %s to %s saddr map @sticky%u_%c",
+			    ip, ip, rdr->conf.id,
+			    v->ss.ss_family == AF_INET ? '4' : '6');
+			if (!(v->port_high > v->port &&
+			    rdr->conf.port == v->port))
+				cmd_add(&cb, " : %d", rdr->conf.port);
+			cmd_add(&cb, "\n");
+		}
+		cmd_add(&cb, "add rule %s rdr%u ", NFT_TABLE, rdr->conf.id);
+		rdr_match(&cb, v, 1);
+		cmd_add(&cb, " counter name \"rdr%u_new\" ct mark set 0x%08x ",
+		    rdr->conf.id, RDR_CTMARK + rdr->conf.id);
+		if (v->pflog)
+			cmd_add(&cb, "log prefix \"relayd/%s: \" group 0 ",
+			    nft_str(rdr->conf.name, name, sizeof(name)));
+		rdr_target(&cb, rdr, v, hosts, n);
+	}
+	return (cmd_run(&cb, NULL));
+}
+
+/* conntrack entries of a mark: a dump, counted. */
+static int
+ct_count_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	(void)nlh;
+	(*(uint64_t *)arg)++;
+	return (MNL_CB_OK);
+}
+
+static int
+ct_count(uint32_t mark, uint64_t *count)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr		*nlh;
+	struct nfgenmsg		*nfg;
+	uint32_t		 seq, portid;
+	ssize_t			 len;
+	int			 ret;
+
+	*count = 0;
+	if (nl_ct == NULL) {
+		if ((nl_ct = mnl_socket_open2(NETLINK_NETFILTER,
+		    SOCK_CLOEXEC)) == NULL)
+			return (-1);
+		if (mnl_socket_bind(nl_ct, 0, MNL_SOCKET_AUTOPID) == -1) {
+			mnl_socket_close(nl_ct);
+			nl_ct = NULL;
+			return (-1);
+		}
+	}
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq = time(NULL);
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
+	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(0xffffffff));
+	if (mnl_socket_sendto(nl_ct, nlh, nlh->nlmsg_len) == -1)
+		return (-1);
+	portid = mnl_socket_get_portid(nl_ct);
+	while ((len = mnl_socket_recvfrom(nl_ct, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, len, seq, portid, ct_count_cb, count);
+		if (ret <= MNL_CB_STOP)
+			return (ret == MNL_CB_STOP ? 0 : -1);
+	}
+	return (-1);
+}
+
+/* "packets N bytes M" after the counter's name in nft's listing. */
+static void
+counter_read(const char *out, const char *name, uint64_t *packets,
+    uint64_t *bytes)
+{
+	char			 key[64];
+	const char		*p;
+	unsigned long long	 pk, by;
+
+	(void)snprintf(key, sizeof(key), "counter %s {", name);
+	if ((p = strstr(out, key)) == NULL ||
+	    (p = strstr(p, "packets ")) == NULL ||
+	    sscanf(p, "packets %llu bytes %llu", &pk, &by) != 2)
+		return;
+	if (packets != NULL)
+		*packets = pk;
+	if (bytes != NULL)
+		*bytes = by;
+}
+
+int
+compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
+{
+	struct cmdbuf	 cb;
+	char		*out = NULL, name[32];
+
+	memset(st, 0, sizeof(*st));
+	st->id = rdr->conf.id;
+	cmd_open(&cb);
+	cmd_add(&cb, "list counter %s rdr%u_new\nlist counter %s rdr%u\n",
+	    NFT_TABLE, rdr->conf.id, NFT_TABLE, rdr->conf.id);
+	if (cmd_run(&cb, &out) == -1)
+		return (-1);
+	(void)snprintf(name, sizeof(name), "rdr%u_new", rdr->conf.id);
+	counter_read(out, name, &st->sessions, NULL);
+	(void)snprintf(name, sizeof(name), "rdr%u", rdr->conf.id);
+	counter_read(out, name, &st->packets, &st->bytes);
+	free(out);
+	if (ct_count(RDR_CTMARK + rdr->conf.id, &st->states) == -1)
+		log_debug("%s: conntrack dump: %s", __func__,
+		    strerror(errno));
+	return (0);
+}
+
+/*
+ * No table of relayd's: not even one a killed relayd left.  Only a
+ * table that is there is deleted: a relayd without redirections
+ * changes nothing in nftables.
+ */
+void
+compat_rdr_cleanup(void)
+{
+	struct cmdbuf	 cb;
+	char		*out = NULL;
+
+	quiet = 1;
+	cmd_open(&cb);
+	cmd_add(&cb, "list table %s\n", NFT_TABLE);
+	if (cmd_run(&cb, &out) == 0) {
+		free(out);
+		cmd_open(&cb);
+		cmd_add(&cb, "delete table %s\n", NFT_TABLE);
+		if (cmd_run(&cb, NULL) == 0)
+			log_debug("nftables: table %s deleted", NFT_TABLE);
+	}
+	quiet = 0;
+}
+
+static int
+rtnl_talk_open(void)
+{
+	if (nl_route != NULL)
+		return (0);
+	if ((nl_route = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC)) == NULL)
+		return (-1);
+	if (mnl_socket_bind(nl_route, 0, MNL_SOCKET_AUTOPID) == -1) {
+		mnl_socket_close(nl_route);
+		nl_route = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+/* rtnetlink: one request, its acknowledgement. */
+static int
+rtnl_talk(struct nlmsghdr *nlh)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	uint32_t	 seq, portid;
+	ssize_t		 len;
+
+	if (rtnl_talk_open() == -1)
+		return (-1);
+	nlh->nlmsg_seq = seq = arc4random();
+	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
+		return (-1);
+	portid = mnl_socket_get_portid(nl_route);
+	if ((len = mnl_socket_recvfrom(nl_route, buf, sizeof(buf))) == -1)
+		return (-1);
+	return (mnl_cb_run(buf, len, seq, portid, NULL, NULL) == -1 ? -1 : 0);
+}
+
+static void
+rtnl_addr(struct nlmsghdr *nlh, uint16_t type, struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		mnl_attr_put(nlh, type, sizeof(struct in_addr),
+		    &((struct sockaddr_in *)ss)->sin_addr);
+	else
+		mnl_attr_put(nlh, type, sizeof(struct in6_addr),
+		    &((struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static struct rtmsg *
+rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
+    int prio)
+{
+	struct nlmsghdr	*nlh;
+	struct rtmsg	*rtm;
+	int		 table = rt->conf.rtable == 0 ? RT_TABLE_MAIN :
+			    rt->conf.rtable;
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = rt->conf.af;
+	rtm->rtm_dst_len = rt->conf.prefixlen[i];
+	rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = rt->conf.proto;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = RTN_UNICAST;
+	mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	rtnl_addr(nlh, RTA_DST, &rt->conf.routes[i]);
+	if (prio > 0)
+		mnl_attr_put_u32(nlh, RTA_PRIORITY, prio);
+	return (rtm);
+}
+
+/*
+ * Route i of a router through these gateways: one nexthop, or a
+ * multipath route; none removes it.  prio: the route's metric.
+ */
+int
+compat_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
+    unsigned int n, int prio)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr		*nlh = (struct nlmsghdr *)buf;
+	struct nlattr		*mp;
+	struct rtnexthop	*nh;
+	unsigned int		 j;
+
+	if (n == 0) {
+		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
+		/* gone already is what we want */
+		if (rtnl_talk(nlh) == -1 && errno != ESRCH) {
+			log_warn("router %s: cannot remove a route",
+			    rt->conf.name);
+			return (-1);
+		}
+		return (0);
+	}
+	(void)rtnl_route_msg(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE,
+	    rt, i, prio);
+	if (n == 1)
+		rtnl_addr(nlh, RTA_GATEWAY, &gw[0]);
+	else {
+		mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+		for (j = 0; j < n; j++) {
+			nh = mnl_nlmsg_get_payload_tail(nlh);
+			memset(nh, 0, sizeof(*nh));
+			nlh->nlmsg_len += MNL_ALIGN(sizeof(*nh));
+			rtnl_addr(nlh, RTA_GATEWAY, &gw[j]);
+			nh->rtnh_len = (char *)mnl_nlmsg_get_payload_tail(nlh) -
+			    (char *)nh;
+		}
+		mnl_attr_nest_end(nlh, mp);
+	}
+	if (rtnl_talk(nlh) == -1) {
+		log_warn("router %s: cannot set a route", rt->conf.name);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Routes of relayd's protocols in any table: what a killed one left. */
+struct stale {
+	char	 msgs[64][512];
+	int	 n;
+};
+
+static int
+route_stale_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct stale		*st = arg;
+	const struct rtmsg	*rtm = mnl_nlmsg_get_payload(nlh);
+
+	if (rtm->rtm_protocol < ROUTER_PROTO ||
+	    rtm->rtm_protocol > ROUTER_PROTO_MAX ||
+	    nlh->nlmsg_len > sizeof(st->msgs[0]) ||
+	    st->n == (int)nitems(st->msgs))
+		return (MNL_CB_OK);
+	memcpy(st->msgs[st->n++], nlh, nlh->nlmsg_len);
+	return (MNL_CB_OK);
+}
+
+void
+compat_route_stale(void)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr		*nlh;
+	struct rtmsg		*rtm;
+	struct stale		*st;
+	uint32_t		 seq, portid;
+	ssize_t			 len;
+	int			 i, af, ret;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		fatal("%s", __func__);
+	for (af = 0; af < 2; af++) {
+		if (rtnl_talk_open() == -1)
+			break;
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = RTM_GETROUTE;
+		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		nlh->nlmsg_seq = seq = arc4random();
+		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+		rtm->rtm_family = af ? AF_INET6 : AF_INET;
+		if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
+			break;
+		portid = mnl_socket_get_portid(nl_route);
+		while ((len = mnl_socket_recvfrom(nl_route, buf,
+		    sizeof(buf))) > 0) {
+			ret = mnl_cb_run(buf, len, seq, portid,
+			    route_stale_cb, st);
+			if (ret <= MNL_CB_STOP)
+				break;
+		}
+	}
+	for (i = 0; i < st->n; i++) {
+		nlh = (struct nlmsghdr *)st->msgs[i];
+		nlh->nlmsg_type = RTM_DELROUTE;
+		nlh->nlmsg_flags = 0;
+		if (rtnl_talk(nlh) == 0)
+			log_info("removed a route a previous relayd left "
+			    "(protocol %d)", ((struct rtmsg *)
+			    mnl_nlmsg_get_payload(nlh))->rtm_protocol);
+	}
+	free(st);
+}

@@ -1,0 +1,81 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Redirections and routers where relayd has no back end for them (pf and
+ * the routing socket are not done yet): the parser refuses them, so
+ * nothing here is ever asked to act.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include "relayd.h"
+
+int
+compat_kernel_available(void)
+{
+	return (0);
+}
+
+int
+compat_rdr_setup(struct rdrlist *rdrs)
+{
+	(void)rdrs;
+	return (0);
+}
+
+int
+compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
+    unsigned int n, int forget)
+{
+	(void)rdr;
+	(void)hosts;
+	(void)n;
+	(void)forget;
+	return (-1);
+}
+
+int
+compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
+{
+	(void)rdr;
+	(void)st;
+	return (-1);
+}
+
+void
+compat_rdr_cleanup(void)
+{
+}
+
+int
+compat_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
+    unsigned int n, int prio)
+{
+	(void)rt;
+	(void)i;
+	(void)gw;
+	(void)n;
+	(void)prio;
+	return (-1);
+}
+
+void
+compat_route_stale(void)
+{
+}
