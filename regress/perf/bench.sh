@@ -22,6 +22,8 @@ if [ "${QUICK:-0}" = 1 ]; then
 	SETTLE=0.2
 	SCSECS=10		# short connections over veth
 	DSECS=2			# DNS: seconds a row
+	RDSECS=2		# redirections: seconds of connections
+	RDBYTES=268435456	# redirections: bytes a stream
 else
 	HBYTES=1073741824	# HTTP: 1 GiB bodies
 	HSECS=10		# HTTP: seconds of requests
@@ -34,6 +36,8 @@ else
 	SETTLE=1
 	SCSECS=90
 	DSECS=10
+	RDSECS=10
+	RDBYTES=1073741824
 fi
 WORKERS=1
 # PIN=1: client and backends on CPU 0, every proxy process on CPU 1.
@@ -874,6 +878,57 @@ if { selected relayd-shortconn || selected haproxy-shortconn; } &&
 		(t > 0) ? 100 * $5 / t : 0, $6 }' "$work/short.txt"
 	echo
 	echo "Short connections: client, proxy and server in three network namespaces on veth links, ${SCSECS} s a row; CSV in regress/perf/results/shortconn-$stamp.csv"
+fi
+
+# Redirections (rdrbench.sh): in network namespaces, a direct routed
+# connection, a redirection (nftables DNAT) and a relay (splice) to the
+# same server: 1 and 4 streams, short connections; then how long a dead
+# host takes to leave the redirection's rules.
+if { selected rdr-direct || selected rdr-redirect || selected rdr-relay; } &&
+    ip netns add "rdbench$$" 2>/dev/null; then
+	ip netns del "rdbench$$"
+	stop_proxy
+	: >"$work/rdr.txt"
+	rd=""
+	for c in direct redirect relay; do
+		selected rdr-$c && rd="$rd $c"
+	done
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		echo "bench: redirections run $((r + 1)) of $REPEAT" >&2
+		# shellcheck disable=SC2086
+		RDRBYTES=$RDBYTES sh "$PERF/rdrbench.sh" "$RDSECS" $rd \
+		    >>"$work/rdr.txt"
+		r=$((r + 1))
+	done
+	{
+		echo "contender,gbit_1,gbit_4,conn_per_s,conn_errors"
+		grep -v '^rdr-failover' "$work/rdr.txt" | tr ' ' ,
+	} >"$PERF/results/rdr-$stamp.csv"
+	echo
+	# medians by 4-stream throughput; ratios to the direct row
+	grep -v '^rdr-failover' "$work/rdr.txt" | sort -k1,1 -k3,3n | awk '
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+{ n[$1]++; row[$1, n[$1]] = $0 }
+END {
+	for (c in n) med[c] = row[c, int((n[c] + 1) / 2)]
+	split(med["rdr-direct"], d, " ")
+	print "| redirection contender | 1 stream Gbit/s | 4 streams Gbit/s | conn/s | vs direct (1 / 4 / conn) | errors |"
+	print "|---|---|---|---|---|---|"
+	split("rdr-direct rdr-redirect rdr-relay", order, " ")
+	for (i = 1; i <= 3; i++) {
+		if (!(order[i] in med)) continue
+		split(med[order[i]], f, " ")
+		printf "| %s | %s | %s | %s | %s / %s / %s | %s |\n", f[1], f[2],
+		    f[3], f[4], ratio(f[2], d[2]), ratio(f[3], d[3]),
+		    ratio(f[4], d[4]), f[5]
+	}
+}'
+	awk '$1 == "rdr-failover" { ms = ms (n++ ? ", " : "") $2 }
+	    END { if (n) printf "\nFailover: a dead host left the redirection'"'"'s rules in %s ms (check tcp, interval 1 s).\n", ms }' \
+	    "$work/rdr.txt"
+	echo
+	echo "Redirections: client, relayd host and server in three network namespaces on veth links; ${RDSECS} s of short connections, $RDBYTES bytes a stream; medians of $REPEAT run(s); CSV in regress/perf/results/rdr-$stamp.csv"
 fi
 
 # DNS over UDP (dnsbench.sh): dnsperf against a fast local server,

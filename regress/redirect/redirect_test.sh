@@ -261,6 +261,88 @@ rdr_modes_cleanup()
 	cleanup_ns
 }
 
+atf_test_case rdr_options cleanup
+rdr_options_head()
+{
+	atf_set descr "redirect: interface, udp, port ranges, pftag marks the admin's rules see, session timeout as the flows' conntrack timeout, pflog's log rule"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_options_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	ip netns exec $S socat UDP4-RECVFROM:8080,bind=10.78.2.11,fork \
+	    SYSTEM:"echo u11" >/dev/null 2>&1 &
+	echo $! >udp.pid
+	for p in 9000 9001; do
+		ip netns exec $S socat TCP4-LISTEN:$p,bind=10.78.2.11,fork,reuseaddr \
+		    SYSTEM:"echo p$p" >/dev/null 2>&1 &
+		echo $! >p$p.pid
+	done
+	# the admin's own rules: count what relayd's marks select
+	ip netns exec $R nft -f - <<NFT || atf_fail "nft"
+table inet admin {
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		meta mark 0x72650001 counter
+		ct mark 0x72640001 ct expiration < 31s counter
+	}
+}
+NFT
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11 }
+redirect "www" {
+	listen on 10.78.9.9 port 80 interface xr$id pflog
+	listen on 10.78.9.8 port 80 interface nosuchif
+	listen on 10.78.9.9 udp port 53
+	forward to <web> port 8080 check tcp
+	pftag WEB
+	session timeout 30
+}
+redirect "range" {
+	listen on 10.78.9.7 port 9000:9002
+	forward to <web> port 9000 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.11" || atf_fail "no rule: $(rdr_chain)"
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr2 | grep -q 10.78.2.11" ||
+	    atf_fail "no range rule: $(rdr_chain 2)"
+	rdr_chain >out
+	atf_check -o match:'iifname "xr[0-9]+" ip daddr 10.78.9.9 tcp dport 80 .*log prefix "relayd/www: " group 0' cat out
+	atf_check -o match:'ip daddr 10.78.9.9 udp dport 53 .*dnat ip to 10.78.2.11:8080' cat out
+	# held open, so that the conntrack entry is established
+	mkfifo in
+	ip netns exec $C timeout 30 socat -t 20 - TCP4:10.78.9.9:80 <in >held &
+	echo $! >held.pid
+	exec 3>in
+	wait_for 10 test -s held || atf_fail "no answer through interface xr$id"
+	echo ping >&3
+	wait_for 10 grep -q ping held || atf_fail "no echo"
+	ip netns exec $R nft list chain inet admin forward >admin
+	atf_check -o match:"meta mark 0x72650001 counter packets [1-9]" cat admin
+	atf_check -o match:"ct expiration < 31s counter packets [1-9]" cat admin
+	exec 3>&-
+	# another interface's virtual address is not redirected
+	ask 10.78.9.8 >out
+	atf_check -o empty cat out
+	# udp: the server answers the first datagram
+	echo q | ip netns exec $C timeout 5 socat -t 2 - UDP4:10.78.9.9:53 >udp 2>&1
+	atf_check -o inline:"u11\n" cat udp
+	# a range to the same first port: each port kept
+	ip netns exec $C timeout 5 socat -t 1 - TCP4:10.78.9.7:9001 </dev/null >range 2>/dev/null
+	atf_check -o inline:"p9001\n" cat range
+	ip netns exec $R "$RELAYD" -nv -f relayd.conf >conf.out 2>&1
+	atf_check -o match:'pftag "WEB"	# packet mark 0x72650001' cat conf.out
+}
+rdr_options_cleanup()
+{
+	cleanup_ns
+}
+
 atf_test_case rdr_failover cleanup
 rdr_failover_head()
 {
@@ -552,6 +634,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case rdr_roundrobin
 	atf_add_test_case rdr_modes
+	atf_add_test_case rdr_options
 	atf_add_test_case rdr_failover
 	atf_add_test_case rdr_control
 	atf_add_test_case rdr_ownership
