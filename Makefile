@@ -93,7 +93,8 @@ endif
 DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
-		socat iproute2 nftables curl python3 haproxy bind9-dnsutils
+		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
+		snmpd snmp
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -111,7 +112,8 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
-		$(RD)/check_script.c $(RD)/kernel.c $(SPLICE_SRCS) $(COMPAT_SRCS)
+		$(RD)/check_script.c $(RD)/kernel.c $(RD)/agentx.c \
+		$(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c
 

@@ -430,8 +430,6 @@ main		: INTERVAL NUMBER		{
 			(void)strlcpy(conf->sc_conf.agentx_path, AGENTX_PATH,
 			    sizeof(conf->sc_conf.agentx_path));
 			conf->sc_conf.agentx_context[0] = '\0';
-			log_warnx("%s:%d: agentx: not implemented yet, ignored",
-			    file->name, yylval.lineno);
 		} agentxopts
 		;
 

@@ -122,6 +122,10 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_CTL_START:
 		/* a new configuration: the kernel gets its state */
 		pfe_sync(1);
+		agentx_init(env);
+		break;
+	case IMSG_AGENTX_SOCK:
+		agentx_setsock(imsg->fd);
 		break;
 	case IMSG_RDR_STATS:
 		IMSG_EXACT_SIZE_CHECK(imsg, &rst);

@@ -535,7 +535,7 @@ print_config(struct relayd *env)
 		print_str(c->agentx_context);
 		printf(" path ");
 		print_str(c->agentx_path);
-		printf("\t# ignored\n");
+		putchar('\n');
 	}
 	if (c->metrics_ss.ss_family != AF_UNSPEC) {
 		char	 addr[INET6_ADDRSTRLEN];

@@ -572,6 +572,12 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		log_info("shutdown requested by relayctl");
 		parent_shutdown(env);
 		break;
+	case IMSG_AGENTX_SOCK:
+		/* pfe asks for the master agent's socket */
+		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_AGENTX_SOCK, 0,
+		    (env->sc_conf.flags & F_AGENTX) ? agentx_connect(env) : -1,
+		    NULL, 0);
+		break;
 	case IMSG_RDR_SYNC:
 	case IMSG_ROUTER_SYNC:
 		IMSG_EXACT_SIZE_CHECK(imsg, &ks);

@@ -145,6 +145,7 @@ enum imsg_type {
 	IMSG_CTL_ROUTER,		/* pfe -> relayctl */
 	IMSG_CTL_RDR_ENABLE,
 	IMSG_CTL_RDR_DISABLE,
+	IMSG_AGENTX_SOCK,		/* pfe <-> parent: the master's socket */
 	IMSG_MAX
 };
 
@@ -1175,6 +1176,11 @@ void		 show_status(struct ctl_conn *);
 void		 show_sessions(struct ctl_conn *);
 int		 pfe_enable(uint32_t, struct ctl_id *);
 int		 pfe_rdr_enable(uint32_t, struct ctl_id *);
+
+/* agentx.c */
+void		 agentx_init(struct relayd *);
+void		 agentx_setsock(int);
+int		 agentx_connect(struct relayd *);
 
 /* kernel.c: redirections and routers, in the parent */
 int		 kernel_init(struct relayd *);
