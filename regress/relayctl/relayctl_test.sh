@@ -271,9 +271,11 @@ CONF
 	atf_check "$RELAYCTL" -s relayd.sock reload
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show metrics | grep -q '^relayd_reloads_total 1\$'" ||
 	    atf_fail "the reload is not counted"
-	# every sample has its family's TYPE and HELP before it
-	atf_check -o inline:"" awk '/^# TYPE / { t[$3] = 1 } /^# HELP / { h[$3] = 1 }
-	    /^[a-z]/ { n = $1; sub(/[{ ].*/, "", n)
+	# every sample has its family's TYPE and HELP before it (a
+	# summary's _sum and _count, the summary's)
+	atf_check -o inline:"" awk '/^# TYPE / { t[$3] = $4 } /^# HELP / { h[$3] = 1 }
+	    /^[a-z]/ { n = $1; sub(/[{ ].*/, "", n); b = n
+		if (sub(/_(sum|count)$/, "", b) && t[b] == "summary") n = b
 		if (!(n in t) || !(n in h)) print "no TYPE or HELP: " n }' metrics
 }
 show_metrics_cleanup()

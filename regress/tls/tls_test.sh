@@ -366,7 +366,7 @@ tls_garbage_cleanup()
 atf_test_case tls_keys_in_ca_only cleanup
 tls_keys_in_ca_only_head()
 {
-	atf_set descr "after 100 handshakes no relay process's memory holds the private key, ca does; a handshake works with the key file gone"
+	atf_set descr "after 100 handshakes no relay process's memory holds the private key, ca does, and the 100 signatures are counted; a handshake works with the key file gone"
 	atf_set require.user root
 	atf_set timeout 120
 }
@@ -404,6 +404,14 @@ CONF
 		    atf_fail "handshake $i failed"
 		i=$((i + 1))
 	done
+	# each handshake signed once in ca: counted, timed, none failed
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show metrics | awk '/^relayd_ca_key_operation_duration_seconds_count / { n = \$2 } END { exit !(n >= 100) }'" ||
+	    atf_fail "key operations: $("$RELAYCTL" -s relayd.sock show metrics | grep ca_key)"
+	"$RELAYCTL" -s relayd.sock show metrics >metrics
+	atf_check -o match:"^relayd_ca_key_operation_failures_total 0$" cat metrics
+	atf_check -o match:"^relayd_ca_key_operation_duration_seconds_sum [0-9]+\.[0-9]{6}$" cat metrics
+	atf_check -o match:"^ca key operations: [0-9]+, 0 failed, [0-9]+ us on average$" \
+	    "$RELAYCTL" -s relayd.sock status
 	relays=$(children_titled relay)
 	cas=$(children_titled ca)
 	[ -n "$relays" ] && [ -n "$cas" ] || atf_fail "no relay or ca process"

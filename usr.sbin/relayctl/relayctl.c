@@ -621,6 +621,11 @@ show_status_msg(struct imsg *imsg)
 		printf("splice engine: %s\n", st.engine);
 		printf("relays: %u, tables: %u, hosts: %u\n", st.nrelays,
 		    st.ntables, st.nhosts);
+		if (st.keyops > 0)
+			printf("ca key operations: %llu, %llu failed, %llu us "
+			    "on average\n", (unsigned long long)st.keyops,
+			    (unsigned long long)st.keyops_failed,
+			    (unsigned long long)(st.keyops_us / st.keyops));
 		printf("processes:");
 		break;
 	case IMSG_CTL_PROC:

@@ -406,6 +406,18 @@ metrics_print(struct metrics *m, FILE *f)
 	    "Configurations loaded since the start.");
 	fprintf(f, "relayd_reloads_total %u\n",
 	    st->generation > 0 ? st->generation - 1 : 0);
+	metric_family(f, "relayd_ca_key_operation_duration_seconds", "summary",
+	    "Private-key operations the relay processes asked of the ca "
+	    "processes, and their round trips.");
+	fprintf(f, "relayd_ca_key_operation_duration_seconds_sum %llu.%06llu\n",
+	    (unsigned long long)(st->keyops_us / 1000000),
+	    (unsigned long long)(st->keyops_us % 1000000));
+	fprintf(f, "relayd_ca_key_operation_duration_seconds_count %llu\n",
+	    (unsigned long long)st->keyops);
+	metric_family(f, "relayd_ca_key_operation_failures_total", "counter",
+	    "Private-key operations that failed or got no answer in time.");
+	fprintf(f, "relayd_ca_key_operation_failures_total %llu\n",
+	    (unsigned long long)st->keyops_failed);
 
 	for (i = 0; i < nitems(simple); i++) {
 		metric_family(f, simple[i].name, simple[i].type,

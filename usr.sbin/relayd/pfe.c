@@ -404,6 +404,7 @@ static int
 pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct relay_stats	 st;
+	struct ctl_keyopstats	 ks;
 	struct relay		*rlay;
 	struct ctl_conn		*c;
 	size_t			 len;
@@ -421,6 +422,14 @@ pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 		if ((rlay = relay_find(env, st.id)) == NULL)
 			break;
 		rlay->rl_stats[st.proc] = st;
+		break;
+	case IMSG_KEYOP_STATS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &ks);
+		memcpy(&ks, imsg->data, sizeof(ks));
+		if (ks.proc >= PROC_MAX_INSTANCES)
+			fatalx("%s: invalid relay process %u", __func__,
+			    ks.proc);
+		env->sc_keyops[ks.proc] = ks;
 		break;
 	case IMSG_SPLICE_ENGINE:
 		len = IMSG_DATA_SIZE(imsg);
@@ -504,6 +513,7 @@ status_info(struct ctl_status *st)
 	struct relay	*rlay;
 	struct table	*tb;
 	struct host	*h;
+	unsigned int	 i;
 
 	memset(st, 0, sizeof(*st));
 	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
@@ -513,6 +523,11 @@ status_info(struct ctl_status *st)
 	(void)strlcpy(st->engine, env->sc_engine[0] != '\0' ?
 	    env->sc_engine : "-", sizeof(st->engine));
 	st->generation = env->sc_generation;
+	for (i = 0; i < PROC_MAX_INSTANCES; i++) {
+		st->keyops += env->sc_keyops[i].ops;
+		st->keyops_failed += env->sc_keyops[i].failed;
+		st->keyops_us += env->sc_keyops[i].us;
+	}
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
 		st->nrelays++;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {

@@ -101,6 +101,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CTL_RDR_ENABLE] = "ctl_rdr_enable",
 	[IMSG_CTL_RDR_DISABLE] = "ctl_rdr_disable",
 	[IMSG_AGENTX_SOCK] = "agentx_sock",
+	[IMSG_KEYOP_STATS] = "keyop_stats",
 };
 
 static const char *const proc_names[PROC_MAX] = {

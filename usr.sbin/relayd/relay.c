@@ -2121,6 +2121,7 @@ relay_statistics(int fd, short event, void *arg)
 	struct privsep		*ps = arg;
 	struct relay		*rlay;
 	struct relay_stats	 st, *cur;
+	struct ctl_keyopstats	 ks;
 	struct rsession		*con;
 	struct timeval		 tv = { 1, 0 };
 	int			 kind;
@@ -2163,6 +2164,12 @@ relay_statistics(int fd, short event, void *arg)
 			}
 		}
 		proc_compose(ps, PROC_PFE, IMSG_STATISTICS, &st, sizeof(st));
+	}
+	/* the round trips to ca, once there were some */
+	tls_keyops_stats(&ks);
+	if (ks.ops > 0) {
+		ks.proc = ps->ps_instance;
+		proc_compose(ps, PROC_PFE, IMSG_KEYOP_STATS, &ks, sizeof(ks));
 	}
 	evtimer_add(&relay_statev, &tv);
 }

@@ -146,6 +146,7 @@ enum imsg_type {
 	IMSG_CTL_RDR_ENABLE,
 	IMSG_CTL_RDR_DISABLE,
 	IMSG_AGENTX_SOCK,		/* pfe <-> parent: the master's socket */
+	IMSG_KEYOP_STATS,		/* relay -> pfe: its ca round trips */
 	IMSG_MAX
 };
 
@@ -1066,6 +1067,17 @@ struct ctl_status {
 	unsigned int		 ntables;
 	unsigned int		 nhosts;
 	unsigned int		 generation;	/* the configuration's */
+	uint64_t		 keyops;	/* private-key operations in ca */
+	uint64_t		 keyops_failed;
+	uint64_t		 keyops_us;	/* their round trips, summed */
+};
+
+/* relay -> pfe: a relay process's round trips to its ca process */
+struct ctl_keyopstats {
+	unsigned int		 proc;
+	uint64_t		 ops;
+	uint64_t		 failed;
+	uint64_t		 us;
 };
 
 /* Control connections (pfe) */
@@ -1100,6 +1112,7 @@ struct relayd {
 	int			 sc_unimplemented; /* parse: constructs */
 	char			 sc_engine[16];	/* pfe: as the relays say */
 	unsigned int		 sc_generation;	/* configurations received */
+	struct ctl_keyopstats	 sc_keyops[PROC_MAX_INSTANCES];	/* pfe */
 	int			 sc_nsessions;	/* relay: of a replaced one */
 };
 
@@ -1330,6 +1343,7 @@ int		 relay_tls_openssl_conf(void);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
+void		 tls_keyops_stats(struct ctl_keyopstats *);
 uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
 		    size_t, const uint8_t *, size_t, size_t *);
 

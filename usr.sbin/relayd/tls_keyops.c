@@ -79,6 +79,28 @@ keyops_hash_ec(const EC_KEY *ec, char *out, size_t outlen)
 	return (ret);
 }
 
+static struct ctl_keyopstats	 keyops_stats;
+
+/* What this relay process asked of its ca process, for pfe. */
+void
+tls_keyops_stats(struct ctl_keyopstats *st)
+{
+	*st = keyops_stats;
+}
+
+static void
+keyops_count(struct timespec *start, int ret)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	keyops_stats.ops++;
+	if (ret < 0)
+		keyops_stats.failed++;
+	keyops_stats.us += (now.tv_sec - start->tv_sec) * 1000000 +
+	    (now.tv_nsec - start->tv_nsec) / 1000;
+}
+
 static int
 keyops_elapsed(struct timespec *start)
 {
@@ -88,6 +110,9 @@ keyops_elapsed(struct timespec *start)
 	return ((now.tv_sec - start->tv_sec) * 1000 +
 	    (now.tv_nsec - start->tv_nsec) / 1000000);
 }
+
+static int	 keyops_wait(struct imsgbuf *, uint32_t, struct timespec *,
+		    unsigned char *, size_t);
 
 /*
  * One round trip to ca: what arrives meanwhile on the same channel is
@@ -99,12 +124,9 @@ keyops_call(uint32_t type, const char *hash, int padding,
 {
 	struct imsgbuf		*ibuf;
 	struct ctl_keyop	 op;
-	struct imsg		 imsg;
-	struct pollfd		 pfd;
 	struct timespec		 start;
 	unsigned char		 buf[sizeof(op) + KEYOP_MAXDATA];
-	ssize_t			 n;
-	int			 ret = -1, done = 0, left;
+	int			 ret;
 
 	if (keyops_ps == NULL || inlen > KEYOP_MAXDATA || (ibuf =
 	    proc_ibuf(keyops_ps, PROC_CA, keyops_ps->ps_instance)) == NULL)
@@ -123,8 +145,24 @@ keyops_call(uint32_t type, const char *hash, int padding,
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	ret = keyops_wait(ibuf, type, &start, out, outlen);
+	keyops_count(&start, ret);
+	return (ret);
+}
+
+/* The answer to the request keyops_id, until TLS_PRIV_TIMEOUT. */
+static int
+keyops_wait(struct imsgbuf *ibuf, uint32_t type, struct timespec *start,
+    unsigned char *out, size_t outlen)
+{
+	struct ctl_keyop	 op;
+	struct imsg		 imsg;
+	struct pollfd		 pfd;
+	ssize_t			 n;
+	int			 ret = -1, done = 0, left;
+
 	while (!done) {
-		if ((left = TLS_PRIV_TIMEOUT - keyops_elapsed(&start)) <= 0) {
+		if ((left = TLS_PRIV_TIMEOUT - keyops_elapsed(start)) <= 0) {
 			log_warnx("%s: no answer from ca in %d ms", __func__,
 			    TLS_PRIV_TIMEOUT);
 			return (-1);
