@@ -2045,9 +2045,10 @@ rdroptsl	: forwardmode TO		{
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_ROUNDROBIN;
 			if ($1 == FWD_ROUTE)
-				yyerror("route to: direct server return is "
-				    "not supported on %s; use forward to",
-				    RELAYD_PLATFORM);
+				yyerror("route to: direct server return "
+				    "would need nftables' fwd in the netdev "
+				    "family, which relayd does not drive; "
+				    "use forward to");
 		} tablename tableopts_l interface	{
 			if (rdr_table($1, &$4, &$6) == -1)
 				YYERROR;
