@@ -535,7 +535,7 @@ rdr_ownership_cleanup()
 atf_test_case router_ecmp cleanup
 router_ecmp_head()
 {
-	atf_set descr "router: a multipath route through the gateways that are up, in its table, with the rtlabel's protocol; it shrinks and goes as they fail"
+	atf_set descr "router: a multipath route through the gateways that are up, in its table, with the rtlabel's protocol; it shrinks and goes as they fail; a reload that drops a router or a redirection removes its routes or table"
 	atf_set require.user root
 	atf_set timeout 90
 }
@@ -585,6 +585,49 @@ CONF
 	atf_check -o empty ip -n $R -6 route show fd99::/32
 	atf_check -o match:"^relayd_router_gateways_up\{router=\"uplinks\"\} 0$" \
 	    "$RELAYCTL" -s relayd.sock show metrics
+	# back up, then a reload that keeps one router and drops the other,
+	# and adds a redirection; then one that drops everything
+	start_server 11
+	wait_for 10 sh -c "ip -n $R route show table 7 | grep -q 10.99.0.0/16" ||
+	    atf_fail "not back: $(ip -n $R route show table 7)"
+	wait_for 10 sh -c "ip -n $R -6 route show fd99::/32 | grep -q via" ||
+	    atf_fail "IPv6 not back"
+	{ conf_head; cat <<CONF
+table <gws6> { fd78:2::11, fd78:2::12 }
+table <web> { 10.78.2.11 }
+router "v6" {
+	route fd99::/32
+	forward to <gws6> port 8080 check tcp
+}
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	lines=$(wc -l <relayd.log)
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "[ -z \"\$(ip -n $R route show table 7)\" ]" ||
+	    atf_fail "a dropped router's routes stay: $(ip -n $R route show table 7)"
+	wait_chain "10.78.2.11" || atf_fail "no rule after reload: $(rdr_chain)"
+	atf_check -o match:"via fd78:2::11" ip -n $R -6 route show fd99::/32
+	# the router kept was never without its route
+	wait_for 10 sh -c "tail -n +$((lines + 1)) relayd.log | grep -q 'router v6: 1 gateways'" ||
+	    atf_fail "no sync of v6"
+	tail -n +"$((lines + 1))" relayd.log >after
+	atf_check -s exit:1 grep "router v6: 0 gateways" after
+	{ conf_head; cat <<CONF
+relay "r" {
+	listen on 127.0.0.1 port 7777
+	forward to 127.0.0.1 port 7778
+}
+CONF
+	} >relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "! ip netns exec $R nft list tables | grep -q relayd_rdr" ||
+	    atf_fail "the table stays after a reload without redirections"
+	wait_for 10 sh -c "[ -z \"\$(ip -n $R -6 route show fd99::/32)\" ]" ||
+	    atf_fail "routes stay after a reload without routers"
 }
 router_ecmp_cleanup()
 {

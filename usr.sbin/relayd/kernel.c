@@ -251,6 +251,7 @@ kernel_sync(struct relayd *env, uint32_t type, struct ctl_kernsync *ks)
 		    __func__, rt->conf.name);
 		return;
 	}
+	log_debug("router %s: %u gateways", rt->conf.name, n);
 	for (i = 0; i < rt->conf.nroutes; i++)
 		(void)compat_route_set(rt, i, ss, n, prio);
 	rt->ks = *ks;

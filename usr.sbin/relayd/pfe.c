@@ -344,6 +344,22 @@ pfe_hosts_up(objid_t tableid, struct ctl_kernsync *ks, int skip, int *fam)
 	return (ks->nhosts - n);
 }
 
+/* Every enabled host of the table has been found up or down. */
+static int
+pfe_table_checked(objid_t tableid)
+{
+	struct table	*tb;
+	struct host	*h;
+
+	if ((tb = table_find(env, tableid)) == NULL ||
+	    (tb->conf.flags & F_DISABLE))
+		return (1);
+	TAILQ_FOREACH(h, &tb->hosts, entry)
+		if ((h->flags & F_DISABLE) == 0 && h->up == HOST_UNKNOWN)
+			return (0);
+	return (1);
+}
+
 /*
  * What the kernel must hold for every redirection and router, sent to
  * the parent where it changed (all: every one, as after a reload).  A
@@ -387,6 +403,12 @@ pfe_sync(int all)
 		    sizeof(ks));
 	}
 	TAILQ_FOREACH(rt, &env->sc_routers, entry) {
+		/*
+		 * Not before every gateway was checked once: the routes a
+		 * reload kept stay until then.
+		 */
+		if (rt->ks.id == 0 && !pfe_table_checked(rt->conf.table))
+			continue;
 		memset(&ks, 0, sizeof(ks));
 		ks.id = rt->conf.id;
 		fam = 0;
