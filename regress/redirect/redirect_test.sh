@@ -637,7 +637,7 @@ router_ecmp_cleanup()
 atf_test_case pfe_unprivileged cleanup
 pfe_unprivileged_head()
 {
-	atf_set descr "with redirections and routers, pfe keeps no capability, stays chrooted and sandboxed; only the parent writes the kernel"
+	atf_set descr "with redirections, pfe keeps no capability, stays chrooted and sandboxed, holds no netlink socket; the parent does"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -667,6 +667,20 @@ CONF
 	atf_check -o match:"^Seccomp:[[:space:]]+2\$" grep '^Seccomp:' /proc/$pfe/status
 	home=$(getent passwd _relayd | cut -d: -f6)
 	atf_check -o inline:"$(readlink -f "${home:-/var/empty}")\n" readlink /proc/$pfe/root
+	# no netlink socket in pfe: its sockets are none of the namespace's
+	# netlink sockets (the parent holds those)
+	for fd in /proc/$pfe/fd/*; do
+		readlink "$fd"
+	done | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' >pfe.inodes
+	[ -s pfe.inodes ] || atf_fail "pfe has no socket at all?"
+	awk 'NR > 1 { print $NF }' /proc/$pfe/net/netlink >netlink.inodes
+	[ -s netlink.inodes ] || atf_fail "no netlink socket in the namespace?"
+	atf_check -s exit:1 grep -qxFf netlink.inodes pfe.inodes
+	parent=$(cat relayd.pid)
+	for fd in /proc/$parent/fd/*; do
+		readlink "$fd"
+	done | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' >parent.inodes
+	atf_check -o ignore grep -xFf netlink.inodes parent.inodes
 }
 pfe_unprivileged_cleanup()
 {

@@ -50,7 +50,9 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/rtnetlink.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,6 +105,36 @@ cmd_add(struct cmdbuf *cb, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * libnftables opens its netlink socket without close-on-exec: every
+ * child relayd starts (the privsep processes, check scripts) would get
+ * it.  Mark every netlink socket of the parent close-on-exec.
+ */
+static void
+netlink_cloexec(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	const char	*errstr;
+	socklen_t	 len;
+	int		 fd, dom, fl;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		fd = strtonum(de->d_name, 3, INT_MAX, &errstr);
+		if (errstr != NULL || fd == dirfd(d))
+			continue;
+		len = sizeof(dom);
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == -1 ||
+		    dom != AF_NETLINK ||
+		    (fl = fcntl(fd, F_GETFD)) == -1 || (fl & FD_CLOEXEC))
+			continue;
+		(void)fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	}
+	closedir(d);
+}
+
 /* Run what cb holds as one transaction; its output, if out. */
 static int
 cmd_run(struct cmdbuf *cb, char **out)
@@ -126,6 +158,8 @@ cmd_run(struct cmdbuf *cb, char **out)
 		cb->buf[cb->len - 1] = '\n';
 	}
 	ret = nft_run_cmd_from_buffer(nft, cb->buf);
+	/* it may have opened a socket again */
+	netlink_cloexec();
 	if (ret != 0 && !quiet)
 		log_warnx("nftables: %s", nft_ctx_get_error_buffer(nft));
 	else if (out != NULL) {
