@@ -160,9 +160,11 @@ cmd_run(struct cmdbuf *cb, char **out)
 	ret = nft_run_cmd_from_buffer(nft, cb->buf);
 	/* it may have opened a socket again */
 	netlink_cloexec();
-	if (ret != 0 && !quiet)
-		log_warnx("nftables: %s", nft_ctx_get_error_buffer(nft));
-	else if (out != NULL) {
+	if (ret != 0) {
+		if (!quiet)
+			log_warnx("nftables: %s",
+			    nft_ctx_get_error_buffer(nft));
+	} else if (out != NULL) {
 		o = nft_ctx_get_output_buffer(nft);
 		if ((*out = strdup(o != NULL ? o : "")) == NULL)
 			fatal("%s", __func__);
