@@ -197,6 +197,10 @@ CONF
 	atf_check -o match:"^1 +	redirect	www +	 +	active$" cat show
 	atf_check -o match:"packets: [1-9][0-9]*, bytes: [1-9][0-9]*" cat show
 	atf_check -o match:"active: [0-9]+ states" cat show
+	# OpenBSD's lines, in its order
+	atf_check -o match:"total: 11 sessions" cat show
+	atf_check -o match:"last: [0-9]+/60s [0-9]+/h [0-9]+/d sessions" cat show
+	atf_check -o match:"average: [0-9]+/60s [0-9]+/h [0-9]+/d sessions" cat show
 	atf_check -o match:'^relayd_redirect_sessions_total\{redirect="www"\} 11$' \
 	    "$RELAYCTL" -s relayd.sock show metrics
 }

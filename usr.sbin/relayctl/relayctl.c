@@ -44,7 +44,7 @@ static int	 monitor(struct imsg *);
 static void	 print_stats(struct relay_stats *);
 static void	*msg_data(struct imsg *, size_t, const char *);
 static const char *rdr_status(struct rdr *);
-static void	 print_rdr_stats(struct ctl_rdrstats *);
+static void	 print_rdr_stats(struct rdr *);
 static const char *
 		 print_hostport(struct sockaddr_storage *, char *, size_t);
 
@@ -383,12 +383,23 @@ rdr_status(struct rdr *rdr)
 
 /* The kernel's counters of a redirection (nftables and conntrack). */
 static void
-print_rdr_stats(struct ctl_rdrstats *st)
+print_rdr_stats(struct rdr *rdr)
 {
+	struct ctl_rdrstats	*st = &rdr->stats;
+	struct rdr_rate		*r = &rdr->rate;
+
 	if (st->sessions == 0)
 		return;
 	printf("\t%8s\ttotal: %llu sessions\n", "",
 	    (unsigned long long)st->sessions);
+	printf("\t%8s\tlast: %llu/%ds %llu/h %llu/d sessions\n", "",
+	    (unsigned long long)r->last, RELAY_STATINTERVAL,
+	    (unsigned long long)r->last_hour,
+	    (unsigned long long)r->last_day);
+	printf("\t%8s\taverage: %llu/%ds %llu/h %llu/d sessions\n", "",
+	    (unsigned long long)r->avg, RELAY_STATINTERVAL,
+	    (unsigned long long)r->avg_hour,
+	    (unsigned long long)r->avg_day);
 	printf("\t%8s\tactive: %llu states\n", "",
 	    (unsigned long long)st->states);
 	printf("\t%8s\tpackets: %llu, bytes: %llu\n", "",
@@ -418,7 +429,7 @@ show_summary_msg(struct imsg *imsg, int type)
 		    rdr->conf.id, "redirect", rdr->conf.name, "",
 		    rdr_status(rdr));
 		if (type == SHOW_RDRS)
-			print_rdr_stats(&rdr->stats);
+			print_rdr_stats(rdr);
 		break;
 	case IMSG_CTL_ROUTER:
 		if (type == SHOW_HOSTS || type == SHOW_RELAYS ||

@@ -414,8 +414,15 @@ mib_collect(struct ax_mib *m)
 		mib_int(m, 1, 2, id, AX_INTEGER, st);
 		mib_str(m, 1, 3, id, rdr->conf.name, strlen(rdr->conf.name));
 		mib_int(m, 1, 4, id, AX_COUNTER64, rdr->stats.sessions);
-		for (i = 5; i <= 10; i++)
-			mib_int(m, 1, i, id, AX_GAUGE32, 0);
+		mib_int(m, 1, 5, id, AX_GAUGE32, (uint32_t)rdr->rate.avg);
+		mib_int(m, 1, 6, id, AX_GAUGE32, (uint32_t)rdr->rate.last);
+		mib_int(m, 1, 7, id, AX_GAUGE32,
+		    (uint32_t)rdr->rate.avg_hour);
+		mib_int(m, 1, 8, id, AX_GAUGE32,
+		    (uint32_t)rdr->rate.last_hour);
+		mib_int(m, 1, 9, id, AX_GAUGE32, (uint32_t)rdr->rate.avg_day);
+		mib_int(m, 1, 10, id, AX_GAUGE32,
+		    (uint32_t)rdr->rate.last_day);
 	}
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		id = rlay->rl_conf.id;

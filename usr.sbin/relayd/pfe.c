@@ -44,6 +44,7 @@ static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 
 static void	 status_info(struct ctl_status *);
 static void	 pfe_sync(int);
+static void	 pfe_rdr_rate(struct rdr *, struct ctl_rdrstats *);
 static void	 pfe_metrics_listen(int);
 static void	 pfe_metrics_accept(int, short, void *);
 static void	 pfe_metrics_read(struct bufferevent *, void *);
@@ -131,7 +132,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		IMSG_EXACT_SIZE_CHECK(imsg, &rst);
 		memcpy(&rst, imsg->data, sizeof(rst));
 		if ((rdr = rdr_find(env, rst.id)) != NULL)
-			rdr->stats = rst;
+			pfe_rdr_rate(rdr, &rst);
 		break;
 	case IMSG_CTL_OK:
 	case IMSG_CTL_FAIL:
@@ -315,6 +316,40 @@ pfe_rdr_enable(uint32_t type, struct ctl_id *id)
 	}
 	pfe_sync(0);
 	return (found ? 0 : -1);
+}
+
+/*
+ * A redirection's counters from the kernel, and every RELAY_STATINTERVAL
+ * seconds its last and average connections as a relay counts its
+ * sessions (relayctl show redirects, agentx).
+ */
+static void
+pfe_rdr_rate(struct rdr *rdr, struct ctl_rdrstats *st)
+{
+	struct rdr_rate		*r = &rdr->rate;
+	time_t			 now = time(NULL);
+
+	if (rdr->rate_next == 0) {
+		rdr->rate_next = now + RELAY_STATINTERVAL;
+		r->cnt = st->sessions;
+	} else if (now >= rdr->rate_next) {
+		rdr->rate_next = now + RELAY_STATINTERVAL;
+		r->last = st->sessions >= r->cnt ? st->sessions - r->cnt : 0;
+		r->cnt = st->sessions;
+		r->avg = (r->last + r->avg) / 2;
+		r->last_hour += r->last;
+		r->last_day += r->last;
+		r->interval++;
+		if (r->interval % (3600 / RELAY_STATINTERVAL) == 0) {
+			r->avg_hour = (r->last_hour + r->avg_hour) / 2;
+			r->last_hour = 0;
+		}
+		if (r->interval % (86400 / RELAY_STATINTERVAL) == 0) {
+			r->avg_day = (r->last_day + r->avg_day) / 2;
+			r->last_day = 0;
+		}
+	}
+	rdr->stats = *st;
 }
 
 /*

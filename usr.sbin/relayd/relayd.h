@@ -517,11 +517,25 @@ struct ctl_rdrstats {
 	uint64_t		 states;	/* conntrack entries now */
 };
 
+/* pfe: a redirection's last and average connections, as a relay's */
+struct rdr_rate {
+	uint64_t		 cnt;		/* the total at the last tick */
+	uint64_t		 interval;
+	uint64_t		 last;
+	uint64_t		 avg;
+	uint64_t		 last_hour;
+	uint64_t		 avg_hour;
+	uint64_t		 last_day;
+	uint64_t		 avg_day;
+};
+
 struct rdr {
 	TAILQ_ENTRY(rdr)	 entry;
 	struct rdr_config	 conf;
 	enum rdr_state		 state;		/* pfe */
 	struct ctl_rdrstats	 stats;		/* pfe */
+	struct rdr_rate		 rate;		/* pfe */
+	time_t			 rate_next;	/* pfe: the next interval */
 	struct ctl_kernsync	 ks;		/* pfe: sent, parent: applied */
 };
 TAILQ_HEAD(rdrlist, rdr);
