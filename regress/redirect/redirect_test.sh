@@ -268,7 +268,7 @@ rdr_modes_cleanup()
 atf_test_case rdr_options cleanup
 rdr_options_head()
 {
-	atf_set descr "redirect: interface, udp, port ranges, pftag marks the admin's rules see, session timeout as the flows' conntrack timeout, pflog's log rule"
+	atf_set descr "redirect: interface (and the host's own connections), udp, port ranges, pftag marks the admin's rules see, session timeout as the flows' conntrack timeout, pflog's log rule"
 	atf_set require.user root
 	atf_set timeout 90
 }
@@ -333,6 +333,12 @@ CONF
 	# another interface's virtual address is not redirected
 	ask 10.78.9.8 >out
 	atf_check -o empty cat out
+	# the host's own connections are, whatever the interface
+	ip -n $R route add 10.78.9.0/24 dev xq$id
+	ask 10.78.9.9 $R >out
+	atf_check -o inline:"s11\n" cat out
+	ask 10.78.9.8 $R >out
+	atf_check -o inline:"s11\n" cat out
 	# udp: the server answers the first datagram
 	echo q | ip netns exec $C timeout 5 socat -t 2 - UDP4:10.78.9.9:53 >udp 2>&1
 	atf_check -o inline:"u11\n" cat udp

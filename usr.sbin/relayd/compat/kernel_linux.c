@@ -22,8 +22,10 @@
  * command buffer, which libnftables sends as one netlink batch, so the
  * kernel applies it whole or not at all.  Per redirection N:
  *
- *	chain rdrN		the DNAT rules, one per virtual address,
- *				replaced whole when its hosts change
+ *	chain rdrN, rdrN_out	the DNAT rules, one per virtual address,
+ *				for connections from the network and from
+ *				the host itself, replaced whole when its
+ *				hosts change
  *	counter rdrN_new	connections redirected (nat chains see only
  *				a flow's first packet)
  *	counter rdrN		packets and bytes of those flows, both ways
@@ -263,7 +265,8 @@ rdr_objects(struct cmdbuf *cb, struct rdr *rdr)
 
 	cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
 	    rdr->conf.id, rdr->conf.id);
-	cmd_add(cb, "chain rdr%u {\n}\n", rdr->conf.id);
+	cmd_add(cb, "chain rdr%u {\n}\nchain rdr%u_out {\n}\n", rdr->conf.id,
+	    rdr->conf.id);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
 		if (rdr_timeout_name(v, tn, sizeof(tn), rdr->conf.id) == NULL)
@@ -336,7 +339,8 @@ compat_rdr_setup(struct rdrlist *rdrs)
 		    "policy accept;\n", hook[dir], hook[dir],
 		    dir == 0 ? "dstnat" : "-100");
 		TAILQ_FOREACH(rdr, rdrs, entry)
-			cmd_add(&cb, "jump rdr%u\n", rdr->conf.id);
+			cmd_add(&cb, "jump rdr%u%s\n", rdr->conf.id,
+			    dir == 0 ? "" : "_out");
 		cmd_add(&cb, "}\n");
 		/* before conntrack: each new flow's timeouts */
 		cmd_add(&cb, "chain timeouts_%s {\ntype filter hook %s "
@@ -429,6 +433,43 @@ hosts_have(struct sockaddr_storage *hosts, unsigned int n, int af)
 	return (0);
 }
 
+/* The rules of one virtual address, in the chain of incoming or local. */
+static void
+rdr_virt_rules(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
+    struct sockaddr_storage *hosts, unsigned int n, int incoming)
+{
+	char		 name[MAX_NAME_SIZE];
+	const char	*ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+	const char	*chain = incoming ? "" : "_out";
+	char		 fam = v->ss.ss_family == AF_INET ? '4' : '6';
+
+	if (rdr->conf.flags & F_STICKY) {
+		/* a known client: its host */
+		cmd_add(cb, "add rule %s rdr%u%s ", NFT_TABLE, rdr->conf.id,
+		    chain);
+		rdr_match(cb, v, incoming);
+		cmd_add(cb, " %s saddr @sticky%u_%c counter name \"rdr%u_new\" "
+		    "ct mark set 0x%08x", ip, rdr->conf.id, fam, rdr->conf.id,
+		    RDR_CTMARK + rdr->conf.id);
+		if (v->pflog)
+			cmd_add(cb, " log prefix \"relayd/%s: \" group 0",
+			    nft_str(rdr->conf.name, name, sizeof(name)));
+		cmd_add(cb, " dnat %s to %s saddr map @sticky%u_%c", ip, ip,
+		    rdr->conf.id, fam);
+		if (!(v->port_high > v->port && rdr->conf.port == v->port))
+			cmd_add(cb, " : %d", rdr->conf.port);
+		cmd_add(cb, "\n");
+	}
+	cmd_add(cb, "add rule %s rdr%u%s ", NFT_TABLE, rdr->conf.id, chain);
+	rdr_match(cb, v, incoming);
+	cmd_add(cb, " counter name \"rdr%u_new\" ct mark set 0x%08x ",
+	    rdr->conf.id, RDR_CTMARK + rdr->conf.id);
+	if (v->pflog)
+		cmd_add(cb, "log prefix \"relayd/%s: \" group 0 ",
+		    nft_str(rdr->conf.name, name, sizeof(name)));
+	rdr_target(cb, rdr, v, hosts, n);
+}
+
 /*
  * The rules of a redirection, for these hosts (none: no rule), in place
  * of its old ones: one transaction, so no connection ever meets an
@@ -439,13 +480,11 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
     unsigned int n, int forget)
 {
 	struct cmdbuf	 cb;
-	struct rdr_virt	*v;
-	char		 name[MAX_NAME_SIZE];
-	const char	*ip;
 	int		 i, af, seen[2] = { 0, 0 };
 
 	cmd_open(&cb);
-	cmd_add(&cb, "flush chain %s rdr%u\n", NFT_TABLE, rdr->conf.id);
+	cmd_add(&cb, "flush chain %s rdr%u\nflush chain %s rdr%u_out\n",
+	    NFT_TABLE, rdr->conf.id, NFT_TABLE, rdr->conf.id);
 	for (i = 0; i < rdr->conf.nvirts; i++)
 		seen[rdr->conf.virts[i].ss.ss_family == AF_INET6] = 1;
 	if ((rdr->conf.flags & F_STICKY) && forget)
@@ -454,39 +493,11 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
 				cmd_add(&cb, "flush map %s sticky%u_%d\n",
 				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
-		v = &rdr->conf.virts[i];
-		if (!hosts_have(hosts, n, v->ss.ss_family))
+		if (!hosts_have(hosts, n, rdr->conf.virts[i].ss.ss_family))
 			continue;
-		ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
-		if (rdr->conf.flags & F_STICKY) {
-			/* a known client: its host (n == 1 or not) */
-			cmd_add(&cb, "add rule %s rdr%u ", NFT_TABLE,
-			    rdr->conf.id);
-			rdr_match(&cb, v, 1);
-			cmd_add(&cb, " %s saddr @sticky%u_%c counter name "
-			    "\"rdr%u_new\" ct mark set 0x%08x", ip,
-			    rdr->conf.id, v->ss.ss_family == AF_INET ? '4' :
-			    '6', rdr->conf.id, RDR_CTMARK + rdr->conf.id);
-			if (v->pflog)
-				cmd_add(&cb, " log prefix \"relayd/%s: \" "
-				    "group 0", nft_str(rdr->conf.name, name,
-				    sizeof(name)));
-			cmd_add(&cb, " dnat %s to %s saddr map @sticky%u_%c",
-			    ip, ip, rdr->conf.id,
-			    v->ss.ss_family == AF_INET ? '4' : '6');
-			if (!(v->port_high > v->port &&
-			    rdr->conf.port == v->port))
-				cmd_add(&cb, " : %d", rdr->conf.port);
-			cmd_add(&cb, "\n");
-		}
-		cmd_add(&cb, "add rule %s rdr%u ", NFT_TABLE, rdr->conf.id);
-		rdr_match(&cb, v, 1);
-		cmd_add(&cb, " counter name \"rdr%u_new\" ct mark set 0x%08x ",
-		    rdr->conf.id, RDR_CTMARK + rdr->conf.id);
-		if (v->pflog)
-			cmd_add(&cb, "log prefix \"relayd/%s: \" group 0 ",
-			    nft_str(rdr->conf.name, name, sizeof(name)));
-		rdr_target(&cb, rdr, v, hosts, n);
+		/* from the network (on its interface), from the host */
+		rdr_virt_rules(&cb, rdr, &rdr->conf.virts[i], hosts, n, 1);
+		rdr_virt_rules(&cb, rdr, &rdr->conf.virts[i], hosts, n, 0);
 	}
 	return (cmd_run(&cb, NULL));
 }
