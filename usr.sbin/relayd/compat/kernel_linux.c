@@ -171,6 +171,9 @@ cmd_run(struct cmdbuf *cb, char **out)
 		if ((*out = strdup(o != NULL ? o : "")) == NULL)
 			fatal("%s", __func__);
 	}
+	/* getting a buffer empties it: none grows */
+	(void)nft_ctx_get_output_buffer(nft);
+	(void)nft_ctx_get_error_buffer(nft);
 	free(cb->buf);
 	cb->buf = NULL;
 	return (ret == 0 ? 0 : -1);
