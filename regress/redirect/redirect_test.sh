@@ -353,6 +353,85 @@ rdr_options_cleanup()
 	cleanup_ns
 }
 
+atf_test_case rdr_route_to cleanup
+rdr_route_to_head()
+{
+	atf_set descr "redirect with route to (direct server return): packets forwarded unchanged to the hosts that are up, which answer the client themselves; a dead host leaves the rule"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_route_to_body()
+{
+	require_netns
+	setup_ns
+	# two servers behind a bridge of the relayd host, each with the
+	# virtual address on its loopback, as direct server return wants
+	ip -n $R link add xb$id type bridge || atf_fail "bridge"
+	ip -n $R addr add 10.78.3.1/24 dev xb$id
+	ip -n $R link set xb$id up
+	for i in 11 12; do
+		n=xu$i$id
+		ip netns add $n || atf_fail "netns $n"
+		echo $n >>ns.list
+		ip -n $n link set lo up
+		ip link add xw$i$id type veth peer name xp$i$id || atf_fail "veth"
+		ip link set xw$i$id netns $n
+		ip link set xp$i$id netns $R
+		ip -n $R link set xp$i$id master xb$id
+		ip -n $R link set xp$i$id up
+		ip -n $n addr add 10.78.3.$i/24 dev xw$i$id
+		ip -n $n addr add 10.78.9.9/32 dev lo
+		ip -n $n link set xw$i$id up
+		ip -n $n route add default via 10.78.3.1
+		ip netns exec $n sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
+		    net.ipv4.conf.all.arp_announce=2
+		ip netns exec $n socat TCP4-LISTEN:80,fork,reuseaddr \
+		    SYSTEM:'echo u'$i' $SOCAT_PEERADDR' >/dev/null 2>&1 &
+		echo $! >dsr$i.pid
+		wait_for 10 ip netns exec $n sh -c "ss -ltn | grep -q ':80 '" ||
+		    atf_fail "server $i did not start"
+	done
+	{ conf_head; cat <<CONF
+table <dsr> { 10.78.3.11, 10.78.3.12 }
+redirect "dsr" {
+	listen on 10.78.9.9 port 80 interface xr$id
+	route to <dsr> port 80 check tcp interface xb$id
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_for 10 sh -c "ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0 | grep -q 'fwd ip to jhash'" ||
+	    atf_fail "no rule: $(ip netns exec $R nft list ruleset)"
+	ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0 >out
+	atf_check -o match:"device \"xb$id\"" cat out
+	# no NAT: the server sees the client, and the client the virtual
+	# address; both servers get some of 30 connections
+	ask_n 10.78.9.9 30 >answers
+	atf_check -o match:"^u11 10.78.1.2$" cat answers
+	atf_check -o match:"^u12 10.78.1.2$" cat answers
+	atf_check -o inline:"30\n" sh -c "grep -c '^u1[12] 10.78.1.2$' answers"
+	# the inet table has no DNAT for it
+	atf_check -o not-match:"dnat" ip netns exec $R nft list table inet relayd_rdr
+	# a dead host leaves the rule
+	kill "$(cat dsr12.pid)"
+	rm dsr12.pid
+	wait_for 10 sh -c "ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0 | grep -q 'fwd ip to 10.78.3.11 '" ||
+	    atf_fail "not shrunk: $(ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0)"
+	ask_n 10.78.9.9 5 | sort -u >after
+	atf_check -o inline:"u11 10.78.1.2\n" cat after
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show redirects | grep -q 'total: 35 sessions'" ||
+	    atf_fail "counters: $("$RELAYCTL" -s relayd.sock show redirects)"
+	# SIGTERM: the netdev table goes too
+	kill "$(cat relayd.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
+	rm relayd.pid
+	atf_check -o not-match:relayd_rdr ip netns exec $R nft list tables
+}
+rdr_route_to_cleanup()
+{
+	cleanup_ns
+}
+
 atf_test_case rdr_failover cleanup
 rdr_failover_head()
 {
@@ -702,6 +781,7 @@ atf_init_test_cases()
 	atf_add_test_case rdr_roundrobin
 	atf_add_test_case rdr_modes
 	atf_add_test_case rdr_options
+	atf_add_test_case rdr_route_to
 	atf_add_test_case rdr_failover
 	atf_add_test_case rdr_control
 	atf_add_test_case rdr_ownership

@@ -194,6 +194,7 @@ static void	 not_implemented(const char *);
 static void	 needs_pf(const char *);
 static int	 rdr_name_taken(const char *, const char *);
 static int	 rdr_table(int, char **, char **);
+static int	 rdr_route_check(struct rdr *);
 static int	 table_defined(const char *, int);
 static int	 addr_prefix(char *, int64_t, struct rule_addr *);
 static int	 rule_add(struct protocol *, struct relay_rule *,
@@ -2031,6 +2032,8 @@ rdrdef		: REDIRECT STRING		{
 				    rdr->conf.name);
 				YYERROR;
 			}
+			if (rdr_route_check(rdr) == -1)
+				YYERROR;
 			TAILQ_INSERT_TAIL(&conf->sc_rdrs, rdr, entry);
 			rdr = NULL;
 		}
@@ -2044,11 +2047,6 @@ rdroptsl	: forwardmode TO		{
 			topts_reset();
 			topts.timeout = conf->sc_conf.timeout;
 			topts.mode = RELAY_DSTMODE_ROUNDROBIN;
-			if ($1 == FWD_ROUTE)
-				yyerror("route to: direct server return "
-				    "would need nftables' fwd in the netdev "
-				    "family, which relayd does not drive; "
-				    "use forward to");
 		} tablename tableopts_l interface	{
 			if (rdr_table($1, &$4, &$6) == -1)
 				YYERROR;
@@ -2394,11 +2392,32 @@ rdr_table(int fwd, char **namep, char **ifnamep)
 	struct table	*def, *tb;
 	int		 ret = -1;
 
-	if (fwd == FWD_ROUTE)
-		goto done;		/* refused at its line */
-	if (ifname != NULL) {
+	if (fwd == FWD_ROUTE && ifname == NULL) {
+		yyerror("missing interface to route to");
+		goto done;
+	}
+	if (fwd != FWD_ROUTE && ifname != NULL) {
 		yyerror("superfluous interface");
 		goto done;
+	}
+	if (pfo.ntables > 0 && (fwd == FWD_ROUTE) !=
+	    (rdr->conf.routeif[0] != '\0')) {
+		yyerror("redirection %s: route to and forward to mixed",
+		    rdr->conf.name);
+		goto done;
+	}
+	if (fwd == FWD_ROUTE) {
+		if (rdr->conf.routeif[0] != '\0' &&
+		    strcmp(rdr->conf.routeif, ifname) != 0) {
+			yyerror("redirection %s routes to two interfaces",
+			    rdr->conf.name);
+			goto done;
+		}
+		if (strlcpy(rdr->conf.routeif, ifname,
+		    sizeof(rdr->conf.routeif)) >= sizeof(rdr->conf.routeif)) {
+			yyerror("invalid interface name: %s", ifname);
+			goto done;
+		}
 	}
 	if (fwd == FWD_TRANS) {
 		yyerror("no transparent forward here");
@@ -2470,6 +2489,37 @@ rdr_table(int fwd, char **namep, char **ifnamep)
 	FREEARG(*namep);
 	FREEARG(*ifnamep);
 	return (ret);
+}
+
+/*
+ * route to forwards in the ingress of the virtual addresses' interfaces,
+ * before this host's connection tracking and filter rules: what needs
+ * them is refused.
+ */
+static int
+rdr_route_check(struct rdr *r)
+{
+	int	 i;
+
+	if (r->conf.routeif[0] == '\0')
+		return (0);
+	for (i = 0; i < r->conf.nvirts; i++)
+		if (r->conf.virts[i].ifname[0] == '\0') {
+			yyerror("redirection %s: route to needs an interface "
+			    "on every listen on (where packets are taken)",
+			    r->conf.name);
+			return (-1);
+		} else if (r->conf.virts[i].pflog) {
+			yyerror("redirection %s: no pflog with route to",
+			    r->conf.name);
+			return (-1);
+		}
+	if (r->conf.tagmark != 0) {
+		yyerror("redirection %s: no pftag with route to: its packets "
+		    "never reach this host's rules", r->conf.name);
+		return (-1);
+	}
+	return (0);
 }
 
 /* What an error left half built. */

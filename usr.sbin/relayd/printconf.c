@@ -457,15 +457,20 @@ print_rdr(struct relayd *env, struct rdr *rdr)
 			printf(" pflog");
 		putchar('\n');
 	}
-	printf("\tforward to ");
-	print_tablename(env, rdr->conf.table);
-	printf(" port %u mode %s\n", rdr->conf.port,
-	    relay_mode_name(rdr->conf.mode));
-	if (rdr->conf.backup != 0) {
-		printf("\tforward to ");
-		print_tablename(env, rdr->conf.backup);
-		printf(" port %u mode %s\t# backup\n", rdr->conf.port,
+	for (i = 0; i < 2; i++) {
+		if (i == 1 && rdr->conf.backup == 0)
+			break;
+		printf("\t%s to ", rdr->conf.routeif[0] != '\0' ? "route" :
+		    "forward");
+		print_tablename(env, i == 0 ? rdr->conf.table :
+		    rdr->conf.backup);
+		printf(" port %u mode %s", rdr->conf.port,
 		    relay_mode_name(rdr->conf.mode));
+		if (rdr->conf.routeif[0] != '\0') {
+			printf(" interface ");
+			print_str(rdr->conf.routeif);
+		}
+		printf("%s\n", i == 1 ? "\t# backup" : "");
 	}
 	if (rdr->conf.flags & F_STICKY)
 		printf("\tsticky-address\n");

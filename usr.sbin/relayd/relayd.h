@@ -490,6 +490,7 @@ struct rdr_config {
 	uint32_t		 seed;		/* source-hash */
 	char			 name[MAX_NAME_SIZE];
 	char			 tag[64];
+	char			 routeif[16];	/* route to: the hosts' side */
 	int			 nvirts;
 	struct rdr_virt		 virts[RDR_MAXVIRTS];
 };

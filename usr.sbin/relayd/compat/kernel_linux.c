@@ -69,6 +69,9 @@
 #include "relayd.h"
 
 #define NFT_TABLE	"inet relayd_rdr"
+#define NFT_FWDTABLE	"netdev relayd_rdr"	/* route to */
+#define RDR_TABLE(r)	((r)->conf.routeif[0] != '\0' ? NFT_FWDTABLE : NFT_TABLE)
+#define RDR_FWD(r)	((r)->conf.routeif[0] != '\0')
 
 static struct nft_ctx	*nft;
 static struct mnl_socket *nl_route;
@@ -316,6 +319,99 @@ rdr_flows(struct cmdbuf *cb, struct rdr *rdr)
 }
 
 /*
+ * route to (direct server return): a table of the netdev family, where
+ * a base chain per virtual address, in the ingress of its interface,
+ * forwards the packets unchanged to a host's link-layer address on the
+ * route to interface (nftables' fwd).  There is no connection tracking
+ * there: a connection's packets go to the host a hash of its source
+ * address and port chooses.
+ */
+static void
+rdr_fwd_setup(struct cmdbuf *cb, struct rdrlist *rdrs)
+{
+	struct rdr	*rdr;
+	char		 ifn[16];
+	int		 i, any = 0;
+
+	TAILQ_FOREACH(rdr, rdrs, entry) {
+		if (!RDR_FWD(rdr))
+			continue;
+		if (!any++)
+			cmd_add(cb, "table %s {\n", NFT_FWDTABLE);
+		cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
+		    rdr->conf.id, rdr->conf.id);
+		for (i = 0; i < rdr->conf.nvirts; i++)
+			cmd_add(cb, "chain rdr%u_v%d {\ntype filter hook ingress "
+			    "device \"%s\" priority 0; policy accept;\n}\n",
+			    rdr->conf.id, i, nft_str(rdr->conf.virts[i].ifname,
+			    ifn, sizeof(ifn)));
+	}
+	if (any)
+		cmd_add(cb, "}\n");
+}
+
+/* The rules of a route to redirection: forward to one of n hosts. */
+static void
+rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
+    struct sockaddr_storage *hosts, unsigned int n)
+{
+	struct rdr_virt	*v;
+	char		 a[INET6_ADDRSTRLEN], ifn[16];
+	const char	*ip;
+	unsigned int	 j, nf;
+	int		 i;
+
+	for (i = 0; i < rdr->conf.nvirts; i++) {
+		v = &rdr->conf.virts[i];
+		cmd_add(cb, "flush chain %s rdr%u_v%d\n", NFT_FWDTABLE,
+		    rdr->conf.id, i);
+		for (j = 0, nf = 0; j < n; j++)
+			if (hosts[j].ss_family == v->ss.ss_family)
+				nf++;
+		if (nf == 0)
+			continue;
+		ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+		/* a connection's first packet, counted */
+		if (v->proto == IPPROTO_TCP) {
+			cmd_add(cb, "add rule %s rdr%u_v%d ", NFT_FWDTABLE,
+			    rdr->conf.id, i);
+			rdr_match(cb, v, 0);
+			cmd_add(cb, " tcp flags & (syn | ack) == syn counter "
+			    "name \"rdr%u_new\"\n", rdr->conf.id);
+		}
+		cmd_add(cb, "add rule %s rdr%u_v%d ", NFT_FWDTABLE,
+		    rdr->conf.id, i);
+		rdr_match(cb, v, 0);
+		cmd_add(cb, " counter name \"rdr%u\" fwd %s to ", rdr->conf.id,
+		    ip);
+		if (nf == 1) {
+			for (j = 0; hosts[j].ss_family != v->ss.ss_family; j++)
+				;
+			cmd_add(cb, "%s", nft_addr(&hosts[j], a, sizeof(a)));
+		} else {
+			if (rdr->conf.mode == RELAY_DSTMODE_SRCHASH ||
+			    (rdr->conf.flags & F_STICKY) ||
+			    !proto_has_ports(v->proto))
+				cmd_add(cb, "jhash %s saddr", ip);
+			else
+				cmd_add(cb, "jhash %s saddr . th sport", ip);
+			cmd_add(cb, " mod %u seed 0x%08x map { ", nf,
+			    rdr->conf.seed);
+			for (j = 0, nf = 0; j < n; j++) {
+				if (hosts[j].ss_family != v->ss.ss_family)
+					continue;
+				cmd_add(cb, "%s%u : %s", nf > 0 ? ", " : "",
+				    nf, nft_addr(&hosts[j], a, sizeof(a)));
+				nf++;
+			}
+			cmd_add(cb, " }");
+		}
+		cmd_add(cb, " device \"%s\"\n", nft_str(rdr->conf.routeif,
+		    ifn, sizeof(ifn)));
+	}
+}
+
+/*
  * relayd's table for these redirections, every rule chain empty (pfe
  * fills them as hosts come up), in place of whatever table was there:
  * one transaction.
@@ -333,17 +429,22 @@ compat_rdr_setup(struct rdrlist *rdrs)
 	cmd_open(&cb);
 	/* "add" makes sure there is one to delete */
 	cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_TABLE, NFT_TABLE);
+	cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_FWDTABLE,
+	    NFT_FWDTABLE);
+	rdr_fwd_setup(&cb, rdrs);
 	cmd_add(&cb, "table %s {\n", NFT_TABLE);
 	TAILQ_FOREACH(rdr, rdrs, entry)
-		rdr_objects(&cb, rdr);
+		if (!RDR_FWD(rdr))
+			rdr_objects(&cb, rdr);
 	for (dir = 0; dir < 2; dir++) {
 		/* the redirections: DNAT */
 		cmd_add(&cb, "chain %s {\ntype nat hook %s priority %s; "
 		    "policy accept;\n", hook[dir], hook[dir],
 		    dir == 0 ? "dstnat" : "-100");
 		TAILQ_FOREACH(rdr, rdrs, entry)
-			cmd_add(&cb, "jump rdr%u%s\n", rdr->conf.id,
-			    dir == 0 ? "" : "_out");
+			if (!RDR_FWD(rdr))
+				cmd_add(&cb, "jump rdr%u%s\n", rdr->conf.id,
+				    dir == 0 ? "" : "_out");
 		cmd_add(&cb, "}\n");
 		/* before conntrack: each new flow's timeouts */
 		cmd_add(&cb, "chain timeouts_%s {\ntype filter hook %s "
@@ -352,7 +453,8 @@ compat_rdr_setup(struct rdrlist *rdrs)
 		TAILQ_FOREACH(rdr, rdrs, entry)
 			for (i = 0; i < rdr->conf.nvirts; i++) {
 				v = &rdr->conf.virts[i];
-				if (rdr_timeout_name(v, tn, sizeof(tn),
+				if (RDR_FWD(rdr) ||
+				    rdr_timeout_name(v, tn, sizeof(tn),
 				    rdr->conf.id) == NULL)
 					continue;
 				rdr_match(&cb, v, dir == 0);
@@ -363,7 +465,8 @@ compat_rdr_setup(struct rdrlist *rdrs)
 		    "priority -99; policy accept;\n", dir == 0 ? "in" : "out",
 		    hook[dir]);
 		TAILQ_FOREACH(rdr, rdrs, entry)
-			rdr_flows(&cb, rdr);
+			if (!RDR_FWD(rdr))
+				rdr_flows(&cb, rdr);
 		cmd_add(&cb, "}\n");
 	}
 	cmd_add(&cb, "}\n");
@@ -486,6 +589,10 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
 	int		 i, af, seen[2] = { 0, 0 };
 
 	cmd_open(&cb);
+	if (RDR_FWD(rdr)) {
+		rdr_fwd_rules(&cb, rdr, hosts, n);
+		return (cmd_run(&cb, NULL));
+	}
 	cmd_add(&cb, "flush chain %s rdr%u\nflush chain %s rdr%u_out\n",
 	    NFT_TABLE, rdr->conf.id, NFT_TABLE, rdr->conf.id);
 	for (i = 0; i < rdr->conf.nvirts; i++)
@@ -586,7 +693,7 @@ compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
 	st->id = rdr->conf.id;
 	cmd_open(&cb);
 	cmd_add(&cb, "list counter %s rdr%u_new\nlist counter %s rdr%u\n",
-	    NFT_TABLE, rdr->conf.id, NFT_TABLE, rdr->conf.id);
+	    RDR_TABLE(rdr), rdr->conf.id, RDR_TABLE(rdr), rdr->conf.id);
 	if (cmd_run(&cb, &out) == -1)
 		return (-1);
 	(void)snprintf(name, sizeof(name), "rdr%u_new", rdr->conf.id);
@@ -594,7 +701,9 @@ compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
 	(void)snprintf(name, sizeof(name), "rdr%u", rdr->conf.id);
 	counter_read(out, name, &st->packets, &st->bytes);
 	free(out);
-	if (ct_count(RDR_CTMARK + rdr->conf.id, &st->states) == -1)
+	/* route to: no connection tracking, no states */
+	if (!RDR_FWD(rdr) &&
+	    ct_count(RDR_CTMARK + rdr->conf.id, &st->states) == -1)
 		log_debug("%s: conntrack dump: %s", __func__,
 		    strerror(errno));
 	return (0);
@@ -611,15 +720,20 @@ compat_rdr_cleanup(void)
 	struct cmdbuf	 cb;
 	char		*out = NULL;
 
+	const char	*tables[] = { NFT_TABLE, NFT_FWDTABLE };
+	size_t		 i;
+
 	quiet = 1;
-	cmd_open(&cb);
-	cmd_add(&cb, "list table %s\n", NFT_TABLE);
-	if (cmd_run(&cb, &out) == 0) {
+	for (i = 0; i < nitems(tables); i++) {
+		cmd_open(&cb);
+		cmd_add(&cb, "list table %s\n", tables[i]);
+		if (cmd_run(&cb, &out) != 0)
+			continue;
 		free(out);
 		cmd_open(&cb);
-		cmd_add(&cb, "delete table %s\n", NFT_TABLE);
+		cmd_add(&cb, "delete table %s\n", tables[i]);
 		if (cmd_run(&cb, NULL) == 0)
-			log_debug("nftables: table %s deleted", NFT_TABLE);
+			log_debug("nftables: table %s deleted", tables[i]);
 	}
 	quiet = 0;
 }
