@@ -149,3 +149,71 @@ while n > 0:
     h.update(p[:min(n, len(p))]); n -= min(n, len(p))
 print(h.hexdigest())" "$1"
 }
+
+# Skip, with the reason, where network namespaces (and nftables in
+# them) cannot be had.
+require_netns()
+{
+	require_daemon
+	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
+	command -v nft >/dev/null || atf_skip "no nft (make deps installs nftables)"
+	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
+	ip netns add "rdprobe$$" 2>/dev/null ||
+	    atf_skip "cannot make network namespaces here"
+	ip netns exec "rdprobe$$" nft add table inet probe 2>/dev/null
+	_ok=$?
+	ip netns del "rdprobe$$"
+	[ "$_ok" -eq 0 ] || atf_skip "no nftables in a network namespace here"
+}
+
+# Three namespaces, a client, a relay and a server, joined by two veth
+# pairs; $1 picks the addresses (10.$1.x, fd$1:x::), $2 prefixes the
+# names.  Sets id, C, R and S; the names go in ns.list for cleanup_ns.
+#
+#   client 10.N.1.2 fdN:1::2 (Pc) --- (Pr) 10.N.1.1 fdN:1::1 relay
+#   relay  10.N.2.1 fdN:2::1 (Pq) --- (Ps) 10.N.2.2 fdN:2::2 server
+netns3()
+{
+	_n=$1 _p=$2
+	id=$$
+	C=${_p}dc$id R=${_p}dr$id S=${_p}ds$id
+	for _ns in $C $R $S; do
+		ip netns add $_ns || atf_fail "netns $_ns"
+		echo $_ns >>ns.list
+		ip -n $_ns link set lo up
+	done
+	ip link add ${_p}c$id type veth peer name ${_p}r$id || atf_fail "veth"
+	ip link add ${_p}s$id type veth peer name ${_p}q$id || atf_fail "veth"
+	ip link set ${_p}c$id netns $C
+	ip link set ${_p}r$id netns $R
+	ip link set ${_p}s$id netns $S
+	ip link set ${_p}q$id netns $R
+	ip -n $C addr add 10.$_n.1.2/24 dev ${_p}c$id
+	ip -n $C addr add fd$_n:1::2/64 dev ${_p}c$id nodad
+	ip -n $R addr add 10.$_n.1.1/24 dev ${_p}r$id
+	ip -n $R addr add fd$_n:1::1/64 dev ${_p}r$id nodad
+	ip -n $R addr add 10.$_n.2.1/24 dev ${_p}q$id
+	ip -n $R addr add fd$_n:2::1/64 dev ${_p}q$id nodad
+	ip -n $S addr add 10.$_n.2.2/24 dev ${_p}s$id
+	ip -n $S addr add fd$_n:2::2/64 dev ${_p}s$id nodad
+	ip -n $C link set ${_p}c$id up
+	ip -n $R link set ${_p}r$id up
+	ip -n $R link set ${_p}q$id up
+	ip -n $S link set ${_p}s$id up
+	ip -n $C route add default via 10.$_n.1.1
+	ip -n $C -6 route add default via fd$_n:1::1
+	ip -n $S route add default via 10.$_n.2.1
+	ip -n $S -6 route add default via fd$_n:2::1
+}
+
+# Everything a namespace test started, and its namespaces.
+cleanup_ns()
+{
+	stop_all
+	[ -f ns.list ] || return 0
+	while read -r _ns; do
+		ip netns del "$_ns" 2>/dev/null
+	done <ns.list
+	rm -f ns.list
+	return 0
+}

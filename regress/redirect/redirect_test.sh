@@ -11,53 +11,14 @@
 
 . "$(atf_get_srcdir)/../lib.sh"
 
-require_netns()
-{
-	require_daemon
-	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
-	command -v nft >/dev/null || atf_skip "no nft (make deps installs nftables)"
-	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
-	ip netns add "rdprobe$$" 2>/dev/null ||
-	    atf_skip "cannot make network namespaces here"
-	ip netns exec "rdprobe$$" nft add table inet probe 2>/dev/null
-	_ok=$?
-	ip netns del "rdprobe$$"
-	[ "$_ok" -eq 0 ] || atf_skip "no nftables in a network namespace here"
-}
-
+# The three namespaces (lib.sh), three server addresses, forwarding.
 setup_ns()
 {
-	id=$$
-	C=xc$id R=xr$id S=xs$id
-	for n in $C $R $S; do
-		ip netns add $n || atf_fail "netns $n"
-		echo $n >>ns.list
-		ip -n $n link set lo up
-	done
-	ip link add xc$id type veth peer name xr$id || atf_fail "veth"
-	ip link add xs$id type veth peer name xq$id || atf_fail "veth"
-	ip link set xc$id netns $C
-	ip link set xr$id netns $R
-	ip link set xs$id netns $S
-	ip link set xq$id netns $R
-	ip -n $C addr add 10.78.1.2/24 dev xc$id
-	ip -n $C addr add fd78:1::2/64 dev xc$id nodad
-	ip -n $R addr add 10.78.1.1/24 dev xr$id
-	ip -n $R addr add fd78:1::1/64 dev xr$id nodad
-	ip -n $R addr add 10.78.2.1/24 dev xq$id
-	ip -n $R addr add fd78:2::1/64 dev xq$id nodad
+	netns3 78 x
 	for i in 11 12 13; do
 		ip -n $S addr add 10.78.2.$i/24 dev xs$id
 		ip -n $S addr add fd78:2::$i/64 dev xs$id nodad
 	done
-	ip -n $C link set xc$id up
-	ip -n $R link set xr$id up
-	ip -n $R link set xq$id up
-	ip -n $S link set xs$id up
-	ip -n $C route add default via 10.78.1.1
-	ip -n $C -6 route add default via fd78:1::1
-	ip -n $S route add default via 10.78.2.1
-	ip -n $S -6 route add default via fd78:2::1
 	ip netns exec $R sysctl -qw net.ipv4.ip_forward=1 \
 	    net.ipv6.conf.all.forwarding=1 || atf_fail "forwarding"
 }
@@ -131,17 +92,6 @@ wait_chain()
 	else
 		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q '$1'"
 	fi
-}
-
-cleanup_ns()
-{
-	stop_all
-	[ -f ns.list ] || return 0
-	while read -r n; do
-		ip netns del "$n" 2>/dev/null
-	done <ns.list
-	rm -f ns.list
-	return 0
 }
 
 conf_head()

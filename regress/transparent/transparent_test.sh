@@ -10,49 +10,10 @@
 
 . "$(atf_get_srcdir)/../lib.sh"
 
-require_netns()
-{
-	require_daemon
-	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
-	command -v nft >/dev/null || atf_skip "no nft (make deps installs nftables)"
-	command -v socat >/dev/null || atf_skip "no socat (make deps installs it)"
-	ip netns add "rdprobe$$" 2>/dev/null ||
-	    atf_skip "cannot make network namespaces here"
-	ip netns del "rdprobe$$"
-}
-
-# The three namespaces; their names in ns.list for the cleanup.
+# The three namespaces (lib.sh), and the policy routing of marked packets.
 setup_ns()
 {
-	id=$$
-	C=rdc$id R=rdr$id S=rds$id
-	for n in $C $R $S; do
-		ip netns add $n || atf_fail "netns $n"
-		echo $n >>ns.list
-		ip -n $n link set lo up
-	done
-	ip link add rc$id type veth peer name rr$id || atf_fail "veth"
-	ip link add rs$id type veth peer name rq$id || atf_fail "veth"
-	ip link set rc$id netns $C
-	ip link set rr$id netns $R
-	ip link set rs$id netns $S
-	ip link set rq$id netns $R
-	ip -n $C addr add 10.77.1.2/24 dev rc$id
-	ip -n $C addr add fd77:1::2/64 dev rc$id nodad
-	ip -n $R addr add 10.77.1.1/24 dev rr$id
-	ip -n $R addr add fd77:1::1/64 dev rr$id nodad
-	ip -n $R addr add 10.77.2.1/24 dev rq$id
-	ip -n $R addr add fd77:2::1/64 dev rq$id nodad
-	ip -n $S addr add 10.77.2.2/24 dev rs$id
-	ip -n $S addr add fd77:2::2/64 dev rs$id nodad
-	ip -n $C link set rc$id up
-	ip -n $R link set rr$id up
-	ip -n $R link set rq$id up
-	ip -n $S link set rs$id up
-	ip -n $C route add default via 10.77.1.1
-	ip -n $C -6 route add default via fd77:1::1
-	ip -n $S route add default via 10.77.2.1
-	ip -n $S -6 route add default via fd77:2::1
+	netns3 77 r
 	# marked packets are for a local (transparent) socket
 	ip -n $R rule add fwmark 1 lookup 100
 	ip -n $R route add local 0.0.0.0/0 dev lo table 100
@@ -99,17 +60,6 @@ start_relayd_ns()
 	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
 	echo $! >relayd.pid
 	RELAYS=${RELAYS:-1} PREFORK=1 wait_started
-}
-
-cleanup_ns()
-{
-	stop_all
-	[ -f ns.list ] || return 0
-	while read -r n; do
-		ip netns del "$n" 2>/dev/null
-	done <ns.list
-	rm -f ns.list
-	return 0
 }
 
 atf_test_case transparent_forward cleanup

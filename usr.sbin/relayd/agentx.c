@@ -536,6 +536,19 @@ mib_get(struct ax_mib *m, const struct ax_oid *o)
 	return (bsearch(&key, m->v, m->n, sizeof(*m->v), value_cmp));
 }
 
+/* The object after start, or the end of the view. */
+static void
+ax_put_next(struct evbuffer *b, struct ax_mib *m, const struct ax_oid *start,
+    int include, const struct ax_oid *end)
+{
+	const struct ax_value	*v;
+
+	if ((v = mib_next(m, start, include, end)) != NULL)
+		ax_put_varbind(b, &v->oid, v->type, v);
+	else
+		ax_put_varbind(b, start, AX_ENDOFMIBVIEW, NULL);
+}
+
 /*
  * Get, GetNext, GetBulk: the answer, from the state of now.  Returns -1
  * for a malformed PDU.
@@ -576,26 +589,14 @@ agentx_request(uint8_t type, struct ax_pdu *x, struct evbuffer *b)
 				    NULL);
 		}
 	} else if (type == AX_GETNEXT) {
-		for (i = 0; i < n; i++) {
-			if ((v = mib_next(&m, &start[i], include[i],
-			    &ends[i])) != NULL)
-				ax_put_varbind(b, &v->oid, v->type, v);
-			else
-				ax_put_varbind(b, &start[i], AX_ENDOFMIBVIEW,
-				    NULL);
-		}
+		for (i = 0; i < n; i++)
+			ax_put_next(b, &m, &start[i], include[i], &ends[i]);
 	} else {
 		/* GetBulk: the non-repeaters once, then the rest in turn */
 		if (nonrep > n)
 			nonrep = n;
-		for (i = 0; i < nonrep; i++) {
-			if ((v = mib_next(&m, &start[i], include[i],
-			    &ends[i])) != NULL)
-				ax_put_varbind(b, &v->oid, v->type, v);
-			else
-				ax_put_varbind(b, &start[i], AX_ENDOFMIBVIEW,
-				    NULL);
-		}
+		for (i = 0; i < nonrep; i++)
+			ax_put_next(b, &m, &start[i], include[i], &ends[i]);
 		for (r = 0; r < maxrep && count < AGENTX_MAXVARBINDS; r++) {
 			done = 1;
 			for (i = nonrep; i < n; i++) {
