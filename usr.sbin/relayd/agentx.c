@@ -536,6 +536,15 @@ mib_get(struct ax_mib *m, const struct ax_oid *o)
 	return (bsearch(&key, m->v, m->n, sizeof(*m->v), value_cmp));
 }
 
+/* A Response's sysUpTime (0: the master's), error and index. */
+static void
+ax_put_status(struct evbuffer *b, uint16_t error, uint16_t index)
+{
+	ax_put32(b, 0);
+	ax_put16(b, error);
+	ax_put16(b, index);
+}
+
 /* The object after start, or the end of the view. */
 static void
 ax_put_next(struct evbuffer *b, struct ax_mib *m, const struct ax_oid *start,
@@ -577,9 +586,7 @@ agentx_request(uint8_t type, struct ax_pdu *x, struct evbuffer *b)
 	}
 	memset(&m, 0, sizeof(m));
 	(void)mib_collect(&m);
-	ax_put32(b, 0);		/* sysUpTime */
-	ax_put16(b, 0);		/* error */
-	ax_put16(b, 0);		/* index */
+	ax_put_status(b, 0, 0);
 	if (type == AX_GET) {
 		for (i = 0; i < n; i++) {
 			if ((v = mib_get(&m, &start[i])) != NULL)
@@ -688,23 +695,18 @@ agentx_pdu(const uint8_t *hdr, const uint8_t *body, size_t len)
 				ret = -1;
 				break;
 			}
-			ax_put32(b, 0);
-			ax_put16(b, AX_ERR_GENERR);
-			ax_put16(b, 0);
+			ax_put_status(b, AX_ERR_GENERR, 0);
 		}
 		ax_send(AX_RESPONSE, 0, transid, packetid, b);
 		break;
 	case AX_TESTSET:
-		ax_put32(b, 0);
-		ax_put16(b, AX_ERR_NOTWRITABLE);
-		ax_put16(b, 1);
+		/* read only: the first varbind is not writable */
+		ax_put_status(b, AX_ERR_NOTWRITABLE, 1);
 		ax_send(AX_RESPONSE, 0, transid, packetid, b);
 		break;
 	case AX_COMMITSET:
 	case AX_UNDOSET:
-		ax_put32(b, 0);
-		ax_put16(b, 0);
-		ax_put16(b, 0);
+		ax_put_status(b, 0, 0);
 		ax_send(AX_RESPONSE, 0, transid, packetid, b);
 		break;
 	case AX_CLEANUPSET:
