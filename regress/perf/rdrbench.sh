@@ -50,28 +50,8 @@ waitfile()
 	done
 }
 
-for n in $C $R $S; do
-	ip netns add $n || fail "netns $n"
-	ip -n $n link set lo up
-done
-ip link add c$id type veth peer name r$id || fail "veth"
-ip link add s$id type veth peer name q$id || fail "veth"
-ip link set c$id netns $C
-ip link set r$id netns $R
-ip link set s$id netns $S
-ip link set q$id netns $R
-ip -n $C addr add 10.79.1.2/24 dev c$id
-ip -n $R addr add 10.79.1.1/24 dev r$id
-ip -n $R addr add 10.79.2.1/24 dev q$id
-ip -n $S addr add 10.79.2.2/24 dev s$id
+ns_triangle 79
 ip -n $S addr add 10.79.2.3/24 dev s$id
-for l in "$C c$id" "$R r$id" "$R q$id" "$S s$id"; do
-	# shellcheck disable=SC2086
-	set -- $l
-	ip -n "$1" link set "$2" up
-done
-ip -n $C route add default via 10.79.1.1
-ip -n $S route add default via 10.79.2.1
 ip netns exec $C sysctl -qw net.ipv4.tcp_tw_reuse=1 || fail "sysctl"
 ip netns exec $R sysctl -qw net.ipv4.ip_forward=1 || fail "sysctl"
 

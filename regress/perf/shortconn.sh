@@ -38,26 +38,7 @@ work=$(mktemp -d)
 ME=shortconn
 . "$(dirname "$0")/nslib.sh"
 
-for n in $C $R $S; do
-	ip netns add $n || fail "netns $n"
-	ip -n $n link set lo up
-done
-ip link add c$id type veth peer name r$id || fail "veth"
-ip link add s$id type veth peer name q$id || fail "veth"
-ip link set c$id netns $C
-ip link set r$id netns $R
-ip link set s$id netns $S
-ip link set q$id netns $R
-ip -n $C addr add 10.78.1.2/24 dev c$id
-ip -n $R addr add 10.78.1.1/24 dev r$id
-ip -n $R addr add 10.78.2.1/24 dev q$id
-ip -n $S addr add 10.78.2.2/24 dev s$id
-ip -n $C link set c$id up
-ip -n $R link set r$id up
-ip -n $R link set q$id up
-ip -n $S link set s$id up
-ip -n $C route add default via 10.78.1.1
-ip -n $S route add default via 10.78.2.1
+ns_triangle 78
 # the client's own ports are not what is measured
 ip netns exec $C sysctl -qw net.ipv4.tcp_tw_reuse=1 || fail "sysctl"
 ip netns exec $R sysctl -qw net.ipv4.tcp_tw_reuse="$reuse" || fail "sysctl"
