@@ -435,8 +435,13 @@ print_rdr(struct relayd *env, struct rdr *rdr)
 
 	printf("redirect ");
 	print_str(rdr->conf.name);
-	printf(" {\t# id %u, nftables chain rdr%u, ct mark 0x%08x\n",
-	    rdr->conf.id, rdr->conf.id, RDR_CTMARK + rdr->conf.id);
+	if (rdr->conf.routeif[0] != '\0')
+		printf(" {\t# id %u, nftables netdev chains rdr%u_v0 to "
+		    "rdr%u_v%d\n", rdr->conf.id, rdr->conf.id, rdr->conf.id,
+		    rdr->conf.nvirts - 1);
+	else
+		printf(" {\t# id %u, nftables chain rdr%u, ct mark 0x%08x\n",
+		    rdr->conf.id, rdr->conf.id, RDR_CTMARK + rdr->conf.id);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
 		printf("\tlisten on ");
