@@ -39,6 +39,7 @@
 static void	 kernel_stats(int, short, void *);
 
 static struct event	 stats_ev;
+static struct relayd	*kernel_env;	/* the parent's, for the counters */
 static int		 have_table;	/* the nftables table is ours */
 
 struct rdr *
@@ -67,7 +68,7 @@ router_find(struct relayd *env, objid_t id)
 int
 kernel_init(struct relayd *env)
 {
-	(void)env;
+	kernel_env = env;
 	if (!compat_kernel_available())
 		return (0);
 	compat_route_stale();
@@ -77,20 +78,22 @@ kernel_init(struct relayd *env)
 }
 
 /*
- * The table for the redirections of env (their rules come with pfe's
- * first answers), and the counters' timer.  -1: the kernel refused.
+ * The table for the redirections of conf, the running configuration or
+ * one a reload is about to run (their rules come with pfe's first
+ * answers), and the counters' timer.  -1: the kernel refused, and what
+ * ran stays as it was.
  */
 int
-kernel_configure(struct relayd *env)
+kernel_configure(struct relayd *conf)
 {
 	struct rdr	*rdr;
 	struct timeval	 tv = { RDR_STATINTERVAL, 0 };
 
 	if (!compat_kernel_available())
 		return (0);
-	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
+	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry)
 		memset(&rdr->ks, 0, sizeof(rdr->ks));
-	if (TAILQ_EMPTY(&env->sc_rdrs)) {
+	if (TAILQ_EMPTY(&conf->sc_rdrs)) {
 		if (have_table)
 			compat_rdr_cleanup();
 		have_table = 0;
@@ -99,13 +102,13 @@ kernel_configure(struct relayd *env)
 		return (0);
 	}
 	/* (no redirection: no table, see above) */
-	if (compat_rdr_setup(&env->sc_rdrs) == -1) {
+	if (compat_rdr_setup(&conf->sc_rdrs) == -1) {
 		log_warnx("redirections: cannot make the nftables table");
 		return (-1);
 	}
 	have_table = 1;
 	if (!evtimer_initialized(&stats_ev))
-		evtimer_set(&stats_ev, kernel_stats, env);
+		evtimer_set(&stats_ev, kernel_stats, NULL);
 	evtimer_add(&stats_ev, &tv);
 	return (0);
 }
@@ -262,13 +265,14 @@ kernel_sync(struct relayd *env, uint32_t type, struct ctl_kernsync *ks)
 static void
 kernel_stats(int fd, short event, void *arg)
 {
-	struct relayd		*env = arg;
+	struct relayd		*env = kernel_env;
 	struct rdr		*rdr;
 	struct ctl_rdrstats	 st;
 	struct timeval		 tv = { RDR_STATINTERVAL, 0 };
 
 	(void)fd;
 	(void)event;
+	(void)arg;
 	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
 		if (compat_rdr_stats(rdr, &st) == 0)
 			proc_compose(env->sc_ps, PROC_PFE, IMSG_RDR_STATS,

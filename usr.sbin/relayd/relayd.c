@@ -491,12 +491,19 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		new->sc_conf.metrics_ss = env->sc_conf.metrics_ss;
 	}
 
+	/* the new redirections' table, in place of the old in one go */
+	if (kernel_configure(new) == -1) {
+		log_warnx("configuration %s rejected, the running "
+		    "configuration stays", filename);
+		relay_unix_unlink(new, env);
+		config_free(new);
+		return (IMSG_CTL_FAIL);
+	}
+
 	log_info("reloading configuration from %s", filename);
 	relay_unix_unlink(env, new);
 	kernel_reload(env, new);
 	config_replace(env, new);
-	if (kernel_configure(env) == -1)
-		log_warnx("redirections of %s: not in the kernel", filename);
 
 	config_setreset(env);
 	reload_peerid = peerid;
