@@ -318,6 +318,47 @@ rdr_flows(struct cmdbuf *cb, struct rdr *rdr)
 			    i == 4 ? "ip" : "ip6", i == 4 ? "ip" : "ip6");
 }
 
+/* The hosts of family af: how many, the first, and a map over them. */
+static unsigned int
+hosts_count(struct sockaddr_storage *hosts, unsigned int n, int af)
+{
+	unsigned int	 i, nf = 0;
+
+	for (i = 0; i < n; i++)
+		nf += hosts[i].ss_family == af;
+	return (nf);
+}
+
+static struct sockaddr_storage *
+hosts_first(struct sockaddr_storage *hosts, unsigned int n, int af)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < n; i++)
+		if (hosts[i].ss_family == af)
+			return (&hosts[i]);
+	return (NULL);
+}
+
+/* " map { 0 : A, 1 : B }": index to address, for numgen or jhash. */
+static void
+hosts_map(struct cmdbuf *cb, struct sockaddr_storage *hosts, unsigned int n,
+    int af)
+{
+	char		 a[INET6_ADDRSTRLEN];
+	unsigned int	 i, nf = 0;
+
+	cmd_add(cb, " map { ");
+	for (i = 0; i < n; i++) {
+		if (hosts[i].ss_family != af)
+			continue;
+		cmd_add(cb, "%s%u : %s", nf > 0 ? ", " : "", nf,
+		    nft_addr(&hosts[i], a, sizeof(a)));
+		nf++;
+	}
+	cmd_add(cb, " }");
+}
+
 /*
  * route to (direct server return): a table of the netdev family, where
  * a base chain per virtual address, in the ingress of its interface,
@@ -358,19 +399,17 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 	struct rdr_virt	*v;
 	char		 a[INET6_ADDRSTRLEN], ifn[16];
 	const char	*ip;
-	unsigned int	 j, nf;
-	int		 i;
+	unsigned int	 nf;
+	int		 i, af;
 
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
+		af = v->ss.ss_family;
 		cmd_add(cb, "flush chain %s rdr%u_v%d\n", NFT_FWDTABLE,
 		    rdr->conf.id, i);
-		for (j = 0, nf = 0; j < n; j++)
-			if (hosts[j].ss_family == v->ss.ss_family)
-				nf++;
-		if (nf == 0)
+		if ((nf = hosts_count(hosts, n, af)) == 0)
 			continue;
-		ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+		ip = af == AF_INET ? "ip" : "ip6";
 		/* a connection's first packet, counted */
 		if (v->proto == IPPROTO_TCP) {
 			cmd_add(cb, "add rule %s rdr%u_v%d ", NFT_FWDTABLE,
@@ -384,27 +423,18 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 		rdr_match(cb, v, 0);
 		cmd_add(cb, " counter name \"rdr%u\" fwd %s to ", rdr->conf.id,
 		    ip);
-		if (nf == 1) {
-			for (j = 0; hosts[j].ss_family != v->ss.ss_family; j++)
-				;
-			cmd_add(cb, "%s", nft_addr(&hosts[j], a, sizeof(a)));
-		} else {
+		if (nf == 1)
+			cmd_add(cb, "%s", nft_addr(hosts_first(hosts, n, af), a,
+			    sizeof(a)));
+		else {
 			if (rdr->conf.mode == RELAY_DSTMODE_SRCHASH ||
 			    (rdr->conf.flags & F_STICKY) ||
 			    !proto_has_ports(v->proto))
 				cmd_add(cb, "jhash %s saddr", ip);
 			else
 				cmd_add(cb, "jhash %s saddr . th sport", ip);
-			cmd_add(cb, " mod %u seed 0x%08x map { ", nf,
-			    rdr->conf.seed);
-			for (j = 0, nf = 0; j < n; j++) {
-				if (hosts[j].ss_family != v->ss.ss_family)
-					continue;
-				cmd_add(cb, "%s%u : %s", nf > 0 ? ", " : "",
-				    nf, nft_addr(&hosts[j], a, sizeof(a)));
-				nf++;
-			}
-			cmd_add(cb, " }");
+			cmd_add(cb, " mod %u seed 0x%08x", nf, rdr->conf.seed);
+			hosts_map(cb, hosts, n, af);
 		}
 		cmd_add(cb, " device \"%s\"\n", nft_str(rdr->conf.routeif,
 		    ifn, sizeof(ifn)));
@@ -478,24 +508,20 @@ static void
 rdr_target(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
     struct sockaddr_storage *hosts, unsigned int n)
 {
-	const char	*ip = v->ss.ss_family == AF_INET ? "ip" : "ip6";
+	int		 af = v->ss.ss_family;
+	const char	*ip = af == AF_INET ? "ip" : "ip6";
 	char		 a[INET6_ADDRSTRLEN];
-	unsigned int	 i, nf = 0;
+	unsigned int	 nf = hosts_count(hosts, n, af);
 	int		 port;
 
 	/* a range to the same first port keeps each port */
 	port = (v->port_high > v->port && rdr->conf.port == v->port) ? 0 :
 	    rdr->conf.port;
-	for (i = 0; i < n; i++)
-		if (hosts[i].ss_family == v->ss.ss_family)
-			nf++;
 	if (nf == 1) {
-		for (i = 0; hosts[i].ss_family != v->ss.ss_family; i++)
-			;
-		nft_addr(&hosts[i], a, sizeof(a));
+		nft_addr(hosts_first(hosts, n, af), a, sizeof(a));
 		if (port == 0)
 			cmd_add(cb, "dnat %s to %s\n", ip, a);
-		else if (v->ss.ss_family == AF_INET)
+		else if (af == AF_INET)
 			cmd_add(cb, "dnat ip to %s:%d\n", a, port);
 		else
 			cmd_add(cb, "dnat ip6 to [%s]:%d\n", a, port);
@@ -514,30 +540,12 @@ rdr_target(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
 		cmd_add(cb, "numgen inc mod %u", nf);
 		break;
 	}
-	cmd_add(cb, " map { ");
-	for (i = 0, nf = 0; i < n; i++) {
-		if (hosts[i].ss_family != v->ss.ss_family)
-			continue;
-		cmd_add(cb, "%s%u : %s", nf > 0 ? ", " : "", nf,
-		    nft_addr(&hosts[i], a, sizeof(a)));
-		nf++;
-	}
-	cmd_add(cb, " }");
+	hosts_map(cb, hosts, n, af);
 	if (port != 0)
 		cmd_add(cb, " : %d", port);
 	cmd_add(cb, "\n");
 }
 
-static int
-hosts_have(struct sockaddr_storage *hosts, unsigned int n, int af)
-{
-	unsigned int	 i;
-
-	for (i = 0; i < n; i++)
-		if (hosts[i].ss_family == af)
-			return (1);
-	return (0);
-}
 
 /* The rules of one virtual address, in the chain of incoming or local. */
 static void
@@ -603,7 +611,7 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
 				cmd_add(&cb, "flush map %s sticky%u_%d\n",
 				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
-		if (!hosts_have(hosts, n, rdr->conf.virts[i].ss.ss_family))
+		if (hosts_count(hosts, n, rdr->conf.virts[i].ss.ss_family) == 0)
 			continue;
 		/* from the network (on its interface), from the host */
 		rdr_virt_rules(&cb, rdr, &rdr->conf.virts[i], hosts, n, 1);
