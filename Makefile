@@ -133,7 +133,7 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
 .PHONY: all deps test check run install lint lint-so-splice bench \
-	bench-deps bench-hce bench-syscalls fuzz clean
+	bench-deps bench-hce bench-syscalls bench-reload fuzz clean
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -254,6 +254,9 @@ bench-hce: all regress/tools/rtool
 
 bench-syscalls: bench-deps all regress/perf/relaybench
 	@sh regress/perf/syscalls.sh
+
+bench-reload: bench-deps all regress/perf/relaybench
+	@sh regress/perf/reloadbench.sh
 
 fuzz: $(RD)/parse.c
 	@$(DEPS_CHECK_FUZZ) || $(DEPS_INSTALL_FUZZ)

@@ -152,6 +152,15 @@ cpu_per_gib()
 	    'BEGIN { printf "%.2f\n", t / hz / (b / 1073741824) }'
 }
 
+# The proxy's CPU microseconds per operation: cpu_us_per TICKS COUNT
+# ("-" without a proxy or without operations)
+cpu_us_per()
+{
+	awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" \
+	    'BEGIN { if (t > 0 && n > 0) printf "%.0f\n", t / hz * 1e6 / n
+	    else print "-" }'
+}
+
 # Start a proxy in the background: its output in $work/NAME.log, its pid
 # in proxy.pid.  run_proxy NAME COMMAND...
 run_proxy()
@@ -266,6 +275,7 @@ measure()
 	t0=$(date +%s)
 	: >"$work/t1"; : >"$work/t4"; : >"$work/cpu"; : >"$work/rttm"
 	: >"$work/rttp"; : >"$work/cps"; : >"$work/err"; : >"$work/mem"
+	: >"$work/cpc"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		c0=$(cpu_ticks)
@@ -277,7 +287,11 @@ measure()
 		$ONCLIENT env $ENV_E "$RB" rtt "$PE" "$RTTS" >"$work/rtt.one"
 		awk '{ print $1 }' "$work/rtt.one" >>"$work/rttm"
 		awk '{ print $2 }' "$work/rtt.one" >>"$work/rttp"
+		c0=$(cpu_ticks)
 		$ONCLIENT env $ENV_E "$RB" conn "$PE" "$CONNSECS" 4 >"$work/conn.one"
+		c1=$(cpu_ticks)
+		cpu_us_per $((c1 - c0)) "$(awk -v s="$CONNSECS" \
+		    '{ print $1 * s }' "$work/conn.one")" >>"$work/cpc"
 		awk '{ print $1 }' "$work/conn.one" >>"$work/cps"
 		awk '{ print $2 }' "$work/conn.one" >>"$work/err"
 		if [ "$name" != direct ] && [ -z "${NOIDLE:-}" ]; then
@@ -303,11 +317,12 @@ measure()
 		fi
 		r=$((r + 1))
 	done
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
 	    "$(median <"$work/t1")" "$(median <"$work/t4")" \
 	    "$(median <"$work/cpu")" "$(median <"$work/rttm")" \
 	    "$(median <"$work/rttp")" "$(median <"$work/cps")" \
-	    "$(median <"$work/err")" "$(sort -n "$work/mem" | tail -1)" >>"$work/${RESULTS:-results}.csv"
+	    "$(median <"$work/err")" "$(sort -n "$work/mem" | tail -1)" \
+	    "$(median <"$work/cpc")" >>"$work/${RESULTS:-results}.csv"
 	echo "  $name done in $(($(date +%s) - t0)) s" >&2
 }
 
@@ -362,7 +377,7 @@ fi
 
 stamp=$(date +%Y%m%d-%H%M%S)
 {
-	echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session"
+	echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session,cpu_us_per_conn"
 	cat "$work/results.csv"
 } >"$PERF/results/bench-$stamp.csv"
 
@@ -375,8 +390,8 @@ function ratio(x, y) { return (y > 0) ? sprintf("%.2f", x / y) : "-" }
 BEGIN {
 	split(direct, d, ","); split(hap, h, ",")
 	split(bpipe, bp, ","); split(bcopy, bc, ",")
-	print "| contender | 1-stream Gbit/s | 4-stream Gbit/s | vs direct (1/4) | vs bare relay (1/4) | vs HAProxy splice (1/4) | proxy CPU s/GiB | RTT median/p99 us | conn/s (errors) | KiB/idle session |"
-	print "|---|---|---|---|---|---|---|---|---|---|"
+	print "| contender | 1-stream Gbit/s | 4-stream Gbit/s | vs direct (1/4) | vs bare relay (1/4) | vs HAProxy splice (1/4) | proxy CPU s/GiB | RTT median/p99 us | conn/s (errors) | proxy CPU us/conn | KiB/idle session |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|"
 }
 {
 	vb = "-"
@@ -384,11 +399,11 @@ BEGIN {
 		vb = ratio(num($2), num(bp[2])) "/" ratio(num($3), num(bp[3]))
 	else if ($1 == "relayd-copy" || $1 == "relayd-nosplice")
 		vb = ratio(num($2), num(bc[2])) "/" ratio(num($3), num(bc[3]))
-	printf "| %s | %s | %s | %s/%s | %s | %s/%s | %s | %s / %s | %s (%s) | %s |\n",
+	printf "| %s | %s | %s | %s/%s | %s | %s/%s | %s | %s / %s | %s (%s) | %s | %s |\n",
 	    $1, $2, $3,
 	    ratio(num($2), num(d[2])), ratio(num($3), num(d[3])), vb,
 	    ratio(num($2), num(h[2])), ratio(num($3), num(h[3])),
-	    $4, $5, $6, $7, $8, $9
+	    $4, $5, $6, $7, $8, $10, $9
 }' "$work/results.csv"
 echo
 echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"
@@ -470,7 +485,7 @@ if selected relayd-unix || selected relayd-tcp-unix ||
 fi
 if [ -s "$work/unix.csv" ]; then
 	{
-		echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session"
+		echo "contender,gbps_1,gbps_4,cpu_s_per_gib,rtt_median_us,rtt_p99_us,conn_per_s,conn_errors,kib_per_idle_session,cpu_us_per_conn"
 		cat "$work/unix.csv"
 	} >"$PERF/results/unix-$stamp.csv"
 	echo
@@ -599,10 +614,16 @@ measure_http()
 {
 	name=$1
 	: >"$work/hr"; : >"$work/hd"; : >"$work/hdc"; : >"$work/hu"; : >"$work/huc"
+	: >"$work/hrc"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
-		$ONCLIENT wrk -t 1 -c 64 -d "${HSECS}s" "http://127.0.0.1:$PH/1024" |
-		    awk '/^Requests\/sec:/ { printf "%d\n", $2 }' >>"$work/hr"
+		c0=$(cpu_ticks)
+		$ONCLIENT wrk -t 1 -c 64 -d "${HSECS}s" "http://127.0.0.1:$PH/1024" \
+		    >"$work/wrk.out"
+		c1=$(cpu_ticks)
+		awk '/^Requests\/sec:/ { printf "%d\n", $2 }' "$work/wrk.out" >>"$work/hr"
+		cpu_us_per $((c1 - c0)) "$(awk '/requests in/ { print $1 }' \
+		    "$work/wrk.out")" >>"$work/hrc"
 		# the rule contenders: requests only
 		case $name in *-rules) r=$((r + 1)); continue ;; esac
 		for dir in get put; do
@@ -615,9 +636,10 @@ measure_http()
 		done
 		r=$((r + 1))
 	done
-	printf '%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/hr")" \
+	printf '%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/hr")" \
 	    "$(median <"$work/hd")" "$(median <"$work/hdc")" \
-	    "$(median <"$work/hu")" "$(median <"$work/huc")" >>"$work/http.csv"
+	    "$(median <"$work/hu")" "$(median <"$work/huc")" \
+	    "$(median <"$work/hrc")" >>"$work/http.csv"
 	echo "  $name done" >&2
 }
 
@@ -660,7 +682,7 @@ if command -v wrk >/dev/null; then
 	fi
 	command -v nginx >/dev/null && http_contender nginx-proxy start_nginx_http
 	{
-		echo "contender,req_per_s_1k,down_gbps,down_cpu_s_per_gib,up_gbps,up_cpu_s_per_gib"
+		echo "contender,req_per_s_1k,down_gbps,down_cpu_s_per_gib,up_gbps,up_cpu_s_per_gib,cpu_us_per_req_1k"
 		cat "$work/http.csv"
 	} >"$PERF/results/http-$stamp.csv"
 	echo
@@ -671,14 +693,14 @@ function num(s) { split(s, a, " "); return a[1] + 0 }
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 BEGIN {
 	split(hs, s, ","); split(h, p, ","); split(hr, q, ",")
-	print "| HTTP contender | req/s, 1 KiB, 64 conns | vs HAProxy | download Gbit/s | CPU s/GiB | upload Gbit/s | CPU s/GiB | vs HAProxy splice: down/up Gbit/s, down/up CPU | vs HAProxy: down/up Gbit/s, down/up CPU |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	print "| HTTP contender | req/s, 1 KiB, 64 conns | vs HAProxy | proxy CPU us/req | download Gbit/s | CPU s/GiB | upload Gbit/s | CPU s/GiB | vs HAProxy splice: down/up Gbit/s, down/up CPU | vs HAProxy: down/up Gbit/s, down/up CPU |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 }
 {
 	# rules against rules
 	ref = ($1 ~ /-rules$/) ? q[2] : p[2]
-	printf "| %s | %s | %s | %s | %s | %s | %s | %s/%s, %s/%s | %s/%s, %s/%s |\n",
-	    $1, $2, ratio(num($2), num(ref)), $3, $4, $5, $6,
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s/%s, %s/%s | %s/%s, %s/%s |\n",
+	    $1, $2, ratio(num($2), num(ref)), $7, $3, $4, $5, $6,
 	    ratio(num($3), num(s[3])), ratio(num($5), num(s[5])),
 	    ratio(num($4), num(s[4])), ratio(num($6), num(s[6])),
 	    ratio(num($3), num(p[3])), ratio(num($5), num(p[5])),
@@ -754,24 +776,39 @@ CONF
 	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
 }
 
+# From s_time's output: connections per second to $work/WHAT and the
+# proxy's CPU microseconds per connection to $work/WHATc.
+# tls_rate WHAT TICKS
+tls_rate()
+{
+	awk '/connections in .* real/ { printf "%d\n", $1 / $4 }' \
+	    "$work/stime.out" >>"$work/$1"
+	cpu_us_per "$2" "$(awk '/connections in .* real/ { print $1 }' \
+	    "$work/stime.out")" >>"$work/$1c"
+}
+
 measure_tls()
 {
 	name=$1
 	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"; : >"$work/tr3"
-	: >"$work/tr2"
+	: >"$work/tr2"; : >"$work/thc"; : >"$work/tr3c"; : >"$work/tr2c"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
+		c0=$(cpu_ticks)
 		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
-		    -time "$HSECS" 2>/dev/null | awk '/connections in .* real/ {
-		    printf "%d\n", $1 / $4 }' >>"$work/th"
+		    -time "$HSECS" 2>/dev/null >"$work/stime.out"
+		c1=$(cpu_ticks)
+		tls_rate th $((c1 - c0))
 		# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids;
 		# a request read to its end (a TLS 1.3 ticket comes after
 		# the handshake)
 		for v in 3 2; do
+			c0=$(cpu_ticks)
 			$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" \
-			    -reuse -tls1_$v -www /1 -time "$HSECS" 2>/dev/null |
-			    awk '/connections in .* real/ {
-			    printf "%d\n", $1 / $4 }' >>"$work/tr$v"
+			    -reuse -tls1_$v -www /1 -time "$HSECS" 2>/dev/null \
+			    >"$work/stime.out"
+			c1=$(cpu_ticks)
+			tls_rate tr$v $((c1 - c0))
 		done
 		c0=$(cpu_ticks)
 		b=$($ONCLIENT curl -sk -o /dev/null -w '%{speed_download}' \
@@ -781,9 +818,11 @@ measure_tls()
 		cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/tbc"
 		r=$((r + 1))
 	done
-	printf '%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
 	    "$(median <"$work/tb")" "$(median <"$work/tbc")" \
-	    "$(median <"$work/tr3")" "$(median <"$work/tr2")" >>"$work/tls.csv"
+	    "$(median <"$work/tr3")" "$(median <"$work/tr2")" \
+	    "$(median <"$work/thc")" "$(median <"$work/tr3c")" \
+	    "$(median <"$work/tr2c")" >>"$work/tls.csv"
 	echo "  $name done" >&2
 }
 
@@ -824,7 +863,7 @@ if [ -n "${HTTPB:-}" ]; then
 		    tls_contender nginx-tls-$k start_nginx_tls $k
 	done
 	{
-		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s"
+		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12"
 		cat "$work/tls.csv"
 	} >"$PERF/results/tls-$stamp.csv"
 	echo
@@ -832,13 +871,13 @@ if [ -n "${HTTPB:-}" ]; then
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 { row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[n[3]] = $0 }
 END {
-	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | stream Gbit/s | vs HAProxy | CPU s/GiB |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | proxy CPU us/handshake (new/1.3/1.2) | stream Gbit/s | vs HAProxy | CPU s/GiB |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= NR; i++) {
 		split(row[i], f, ","); split(f[1], n, "-"); split(h[n[3]], g, ",")
-		printf "| %s | %s | %s | %s | %s | %s/%s | %s | %s | %s |\n", f[1],
+		printf "| %s | %s | %s | %s | %s | %s/%s | %s/%s/%s | %s | %s | %s |\n", f[1],
 		    f[2], ratio(f[2], g[2]), f[5], f[6], ratio(f[5], g[5]),
-		    ratio(f[6], g[6]), f[3], ratio(f[3], g[3]), f[4]
+		    ratio(f[6], g[6]), f[7], f[8], f[9], f[3], ratio(f[3], g[3]), f[4]
 	}
 }' "$work/tls.csv"
 	echo

@@ -49,7 +49,7 @@ bare_body()
 {
 	sink=$(start sink)
 	echo=$(start echo)
-	lt=$((20000 + $$ % 20000))
+	lt=$((20000 + $$ % 10000))
 	for engine in copy pipe; do
 		"$BARE" $engine $lt "$sink" $((lt + 1)) "$echo" 2>bare.err &
 		echo $! >bare.pid

@@ -36,7 +36,7 @@ trap 'exit 1' INT TERM
 while [ ! -s "$work/echo.port" ] || [ ! -s "$work/http.port" ]; do
 	sleep 0.1
 done
-lt=$((20000 + $$ % 20000))
+lt=$((20000 + $$ % 10000))
 cat >"$work/relayd.conf" <<CONF
 prefork 1
 socket "$work/relayd.sock"
