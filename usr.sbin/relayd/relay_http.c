@@ -134,7 +134,7 @@ http_tchar(unsigned char c)
 int
 http_msg_line(struct http_msg *m, const char *line, size_t len)
 {
-	char	*copy;
+	char	 buf[1024], *copy;
 	int	 ret;
 
 	if (m->hm_done)
@@ -154,11 +154,17 @@ http_msg_line(struct http_msg *m, const char *line, size_t len)
 		m->hm_done = 1;
 		return (http_msg_done(m));
 	}
-	if ((copy = strndup(line, len)) == NULL)
+	/* most lines are short: they are parsed in a copy on the stack */
+	if (len < sizeof(buf)) {
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		copy = buf;
+	} else if ((copy = strndup(line, len)) == NULL)
 		return (http_error(m, 500, "out of memory"));
 	ret = m->hm_nlines++ == 0 ? http_first_line(m, copy) :
 	    http_field(m, copy);
-	free(copy);
+	if (copy != buf)
+		free(copy);
 	return (ret);
 }
 
@@ -962,29 +968,77 @@ http_field_has(struct http_msg *m, const char *name, const char *token)
 	return (0);
 }
 
-/* The head as it goes on: from the model, Connection: close added. */
+/* Copies s to p, returns the byte after it. */
+static char *
+http_cat(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	return (p + len);
+}
+
+/*
+ * The head as it goes on: from the model, Connection: close added.  It
+ * is written in one piece into space reserved in out, without printf.
+ */
 static int
 http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
 {
+	static const char	 close[] = "Connection: close\r\n";
 	struct http_header	*h;
+	struct evbuffer_iovec	 v;
+	const char		*method = NULL;
+	char			*p;
+	size_t			 len;
 
+	/* "HTTP/1.x" and CRLF; a request: "METHOD TARGET "; else " NNN" */
+	len = 8 + 2;
 	if (m->hm_dir == RELAY_DIR_REQUEST) {
-		if (evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\n",
-		    http_method_name(m->hm_method), m->hm_target,
-		    m->hm_minor) == -1)
-			return (-1);
-	} else if (evbuffer_add_printf(out, "HTTP/1.%d %03d%s%s\r\n",
-	    m->hm_minor, m->hm_code, *m->hm_reason != '\0' ? " " : "",
-	    m->hm_reason) == -1)
-		return (-1);
+		method = http_method_name(m->hm_method);
+		len += strlen(method) + 1 + strlen(m->hm_target) + 1;
+	} else {
+		len += 4;
+		if (*m->hm_reason != '\0')
+			len += 1 + strlen(m->hm_reason);
+	}
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (evbuffer_add_printf(out, "%s: %s\r\n", h->hh_name,
-		    h->hh_value) == -1)
-			return (-1);
-	if (addclose && evbuffer_add_printf(out, "Connection: close\r\n") ==
-	    -1)
+		len += strlen(h->hh_name) + 2 + strlen(h->hh_value) + 2;
+	if (addclose)
+		len += sizeof(close) - 1;
+	len += 2;
+
+	if (evbuffer_reserve_space(out, len, &v, 1) != 1 || v.iov_len < len)
 		return (-1);
-	return (evbuffer_add(out, "\r\n", 2));
+	p = v.iov_base;
+	if (method != NULL) {
+		p = http_cat(p, method, strlen(method));
+		*p++ = ' ';
+		p = http_cat(p, m->hm_target, strlen(m->hm_target));
+		*p++ = ' ';
+	}
+	p = http_cat(p, "HTTP/1.", 7);
+	*p++ = '0' + (m->hm_minor != 0);
+	if (method == NULL) {
+		*p++ = ' ';
+		*p++ = '0' + m->hm_code / 100 % 10;
+		*p++ = '0' + m->hm_code / 10 % 10;
+		*p++ = '0' + m->hm_code % 10;
+		if (*m->hm_reason != '\0') {
+			*p++ = ' ';
+			p = http_cat(p, m->hm_reason, strlen(m->hm_reason));
+		}
+	}
+	p = http_cat(p, "\r\n", 2);
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
+		p = http_cat(p, h->hh_name, strlen(h->hh_name));
+		p = http_cat(p, ": ", 2);
+		p = http_cat(p, h->hh_value, strlen(h->hh_value));
+		p = http_cat(p, "\r\n", 2);
+	}
+	if (addclose)
+		p = http_cat(p, close, sizeof(close) - 1);
+	p = http_cat(p, "\r\n", 2);
+	v.iov_len = p - (char *)v.iov_base;
+	return (evbuffer_commit_space(out, &v, 1));
 }
 
 static int
