@@ -1514,7 +1514,11 @@ relay_read_off(struct ctl_relay_event *cre)
 /*
  * Read into the bufferevent's input ourselves: libevent's own read asks
  * the socket how much it has (ioctl FIONREAD) before every read, a
- * system call per message that this spares.
+ * system call per message that this spares.  A side's reads start small
+ * and double up to RELAY_READ_SIZE each time one fills what it had: a
+ * 64 KiB reservation is a 128 KiB buffer (libevent rounds up to a power
+ * of two), which a short session would get from mmap(2) or brk(2) and
+ * fault in page by page only to give it back.
  */
 static void
 relay_readcb(int fd, short event, void *arg)
@@ -1524,7 +1528,7 @@ relay_readcb(int fd, short event, void *arg)
 	struct evbuffer_iovec	 v[2];
 	struct iovec		 iov[2];
 	ssize_t			 n;
-	size_t			 left;
+	size_t			 left, room = 0;
 	int			 i, nv, again = 0;
 
 	if (event & EV_TIMEOUT) {
@@ -1534,7 +1538,9 @@ relay_readcb(int fd, short event, void *arg)
 	}
 	/* the end of a bufferevent's input is frozen but for its reads */
 	(void)evbuffer_unfreeze(in, 0);
-	if ((nv = evbuffer_reserve_space(in, RELAY_READ_SIZE, v, 2)) <= 0) {
+	if (cre->readsize == 0)
+		cre->readsize = RELAY_READ_FIRST;
+	if ((nv = evbuffer_reserve_space(in, cre->readsize, v, 2)) <= 0) {
 		(void)evbuffer_freeze(in, 0);
 		relay_close(cre->con, "buffer event failed", 1);
 		return;
@@ -1542,12 +1548,15 @@ relay_readcb(int fd, short event, void *arg)
 	for (i = 0; i < nv; i++) {
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
+		room += v[i].iov_len;
 	}
 	if (cre->tls != NULL)
 		n = relay_tls_read(cre, iov, nv, &again);
 	else
 		n = readv(fd, iov, nv);
 	left = n > 0 ? (size_t)n : 0;
+	if (left >= room && cre->readsize < RELAY_READ_SIZE)
+		cre->readsize *= 2;
 	for (i = 0; i < nv; i++) {
 		v[i].iov_len = left < iov[i].iov_len ? left : iov[i].iov_len;
 		left -= v[i].iov_len;

@@ -600,6 +600,7 @@ enum prototype {
 #define RELAY_MAXHEADERLENGTH		131072
 #define RELAY_HEADTIMEOUT		30	/* s for a request head */
 #define RELAY_READ_SIZE			(64 * 1024)	/* one read of a side */
+#define RELAY_READ_FIRST		(8 * 1024)	/* the first read's */
 
 /* Filter rules of a protocol (parsed; evaluated by the HTTP relay) */
 enum rule_action {
@@ -967,6 +968,7 @@ struct ctl_relay_event {
 	struct event		 wev;		/* TLS output waits */
 	int			 writing;
 	int			 tlsdry;	/* libtls holds no plaintext */
+	size_t			 readsize;	/* the next read's reservation */
 };
 
 #define RELAY_BYTES_SPLICED	SPLICE_SPLICED
