@@ -1355,6 +1355,53 @@ http_connection_close_cleanup()
 	stop_all
 }
 
+atf_test_case http_last_answer_close_delimited cleanup
+http_last_answer_close_delimited_head()
+{
+	atf_set descr "the answer to a client's last request, ended by the backend's close, ends the session although the client keeps its connection open"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_last_answer_close_delimited_body()
+{
+	require_http
+	start_http
+	# a first request, its answer read; then the last one (HTTP/1.0),
+	# answered without a length: the client reads to the end and keeps
+	# its socket open for 20 s, longer than the end line is waited for
+	python3 - "$lport" >client.out 2>&1 <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(10)
+s.sendall(b"GET /bytes/5 HTTP/1.1\r\nHost: a\r\n\r\n")
+got = b""
+while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) < 5:
+    d = s.recv(4096)
+    if not d:
+        sys.exit("the first answer did not come")
+    got += d
+s.sendall(b"GET /close/10 HTTP/1.0\r\n\r\n")
+got = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    got += d
+print("answer", len(got.split(b"\r\n\r\n", 1)[1]), flush=True)
+time.sleep(20)
+s.close()
+PY
+	echo $! >client.pid
+	wait_for 10 grep -q "^answer 10\$" client.out ||
+	    atf_fail "the last answer did not come whole: $(cat client.out)"
+	end_line "done, GET GET\$"
+	atf_check -o inline:"" "$RELAYCTL" -s "$PWD/relayd.sock" show sessions
+}
+http_last_answer_close_delimited_cleanup()
+{
+	stop_all
+}
+
 atf_test_case http_head_deadline cleanup
 http_head_deadline_head()
 {
@@ -1444,5 +1491,6 @@ atf_init_test_cases()
 	atf_add_test_case http_rule_semantics
 	atf_add_test_case http_rule_patterns
 	atf_add_test_case http_connection_close
+	atf_add_test_case http_last_answer_close_delimited
 	atf_add_test_case http_head_deadline
 }

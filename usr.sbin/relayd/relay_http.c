@@ -1272,6 +1272,18 @@ http_eof(struct ctl_relay_event *cre)
 
 	switch (hd->hd_state) {
 	case HTTP_S_RAW:
+		/*
+		 * The close ended the client's last answer: nothing more is
+		 * read from the client (its next request would be refused),
+		 * so its connection ends once the answer is written, rather
+		 * than half-closed while waiting for an end never read.  A
+		 * tunnel (CONNECT, websocket) half-closes as tcp relays do.
+		 */
+		if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
+		    hs->hs_dir[RELAY_DIR_REQUEST].hd_state != HTTP_S_RAW) {
+			relay_end(cre, "last http content read (done)");
+			return (-1);
+		}
 		return (0);
 	case HTTP_S_HEAD:
 		if (hd->hd_msg.hm_nlines == 0 &&
