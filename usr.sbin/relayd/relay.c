@@ -1478,13 +1478,19 @@ relay_bufferevent(struct ctl_relay_event *cre)
 		return (-1);
 	bufferevent_set_timeouts(cre->bev, timerisset(tv) ? tv : NULL,
 	    timerisset(tv) ? tv : NULL);
-	/* reading is relay_readcb()'s, writing waits for relay_flush() */
+	/*
+	 * Reading is relay_readcb()'s.  Writing waits for relay_flush(),
+	 * which writes at once and enables the write event only for what
+	 * the socket did not take: a bufferevent's write event is on from
+	 * the start, and the first bytes added would register it and wake
+	 * the loop once for nothing (two epoll_ctl(2) calls and an
+	 * epoll_wait(2) a session).
+	 */
+	bufferevent_disable(cre->bev, EV_WRITE);
 	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_readcb, cre);
-	if (cre->tls != NULL) {
+	if (cre->tls != NULL)
 		/* TLS records: relay_tls_flush() writes, never libevent */
-		bufferevent_disable(cre->bev, EV_WRITE);
 		event_set(&cre->wev, cre->s, EV_WRITE, relay_tls_writecb, cre);
-	}
 	if (!cre->done && !cre->splicing)
 		relay_read_on(cre);
 	return (0);
