@@ -983,7 +983,7 @@ http_cat(char *p, const char *s, size_t len)
 static int
 http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
 {
-	static const char	 close[] = "Connection: close\r\n";
+	static const char	 closehdr[] = "Connection: close\r\n";
 	struct http_header	*h;
 	struct evbuffer_iovec	 v;
 	const char		*method = NULL;
@@ -1003,7 +1003,7 @@ http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
 		len += strlen(h->hh_name) + 2 + strlen(h->hh_value) + 2;
 	if (addclose)
-		len += sizeof(close) - 1;
+		len += sizeof(closehdr) - 1;
 	len += 2;
 
 	if (evbuffer_reserve_space(out, len, &v, 1) != 1 || v.iov_len < len)
@@ -1035,7 +1035,7 @@ http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
 		p = http_cat(p, "\r\n", 2);
 	}
 	if (addclose)
-		p = http_cat(p, close, sizeof(close) - 1);
+		p = http_cat(p, closehdr, sizeof(closehdr) - 1);
 	p = http_cat(p, "\r\n", 2);
 	v.iov_len = p - (char *)v.iov_base;
 	return (evbuffer_commit_space(out, &v, 1));
