@@ -279,6 +279,89 @@ tls_forward_with_tls_cleanup()
 	stop_all
 }
 
+atf_test_case tls_backend_close_notify_held cleanup
+tls_backend_close_notify_held_head()
+{
+	atf_set descr "forward with tls: a backend's answer and close_notify in one segment, its TCP connection held open, end the session at once"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_backend_close_notify_held_body()
+{
+	require_tls
+	mkca
+	mkcert back.test ec DNS:back.test
+	# TLS through memory buffers: the answer and the close_notify go
+	# out in one send(2), the connection stays for 30 s
+	cat >back.py <<'PY'
+import socket, ssl, sys, time
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("ssl/back.test.crt", "ssl/private/back.test.key")
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+with open("back.port.tmp", "w") as f:
+    f.write("%d\n" % ls.getsockname()[1])
+import os
+os.rename("back.port.tmp", "back.port")
+c, _ = ls.accept()
+c.settimeout(10)
+inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+o = ctx.wrap_bio(inb, outb, server_side=True)
+def step(f):
+    while True:
+        try:
+            return f()
+        except ssl.SSLWantReadError:
+            if outb.pending:
+                c.sendall(outb.read())
+            d = c.recv(65536)
+            if not d:
+                sys.exit(1)
+            inb.write(d)
+step(o.do_handshake)
+if outb.pending:
+    c.sendall(outb.read())
+req = b""
+while b"\r\n\r\n" not in req:
+    req += step(lambda: o.read(65536))
+o.write(b"HTTP/1.0 200 OK\r\n\r\nhello\n")
+try:
+    o.unwrap()
+except ssl.SSLWantReadError:
+    pass
+c.sendall(outb.read())
+time.sleep(30)
+PY
+	python3 back.py >back.out 2>&1 &
+	echo $! >back.pid
+	wait_for 10 test -s back.port || atf_fail "the backend did not start"
+	bport=$(cat back.port)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+protocol p {
+	tls ca file "$PWD/ca.crt"
+}
+relay r {
+	listen on 127.0.0.1 port $lport
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 start_relayd
+	# the backend's end reaches the client long before its TCP close
+	atf_check -o inline:"HTTP/1.0 200 OK\r\n\r\nhello\n" -x \
+	    "printf 'GET / HTTP/1.0\r\n\r\n' | timeout 15 socat -t 15 - TCP:127.0.0.1:$lport"
+	end_line done
+}
+tls_backend_close_notify_held_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_https_256m cleanup
 tls_https_256m_head()
 {
@@ -308,7 +391,6 @@ tls_https_256m_body()
 	atf_check -o match:"^relay r, session [0-9]+, bytes in 2684[0-9]{5} \(spliced 0, copied 2684[0-9]{5}\), out [0-9]{2,3} \(spliced 0, copied [0-9]+\)\$" \
 	    cat relayd.log
 	rm -f body got
-	rm -f body
 }
 tls_https_256m_cleanup()
 {
@@ -810,6 +892,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_sni
 	atf_add_test_case tls_client_ca
 	atf_add_test_case tls_forward_with_tls
+	atf_add_test_case tls_backend_close_notify_held
 	atf_add_test_case tls_https_256m
 	atf_add_test_case tls_handshake_timeout
 	atf_add_test_case tls_garbage

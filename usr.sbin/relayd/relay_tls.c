@@ -55,6 +55,7 @@ static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
 static int	 relay_tls_eof(int);
+static int	 relay_tls_peek(int);
 
 #define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
 
@@ -578,9 +579,23 @@ relay_tls_wait(struct ctl_relay_event *cre, int what)
 static int
 relay_tls_eof(int s)
 {
-	char	 c;
+	return (relay_tls_peek(s) == 0);
+}
 
-	return (recv(s, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
+/*
+ * What waits on the socket: 0 its end, -1 nothing yet, 1 bytes or an
+ * error (which a read reports).
+ */
+static int
+relay_tls_peek(int s)
+{
+	char	 c;
+	ssize_t	 n;
+
+	n = recv(s, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == -1)
+		return (errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 1);
+	return (n > 0);
 }
 
 /*
@@ -589,7 +604,8 @@ relay_tls_eof(int s)
  * error after data, which the next call reports).  A peer that ends
  * without close_notify: OpenSSL would fail the connection on it, also
  * for writing, where LibreSSL sees an end of file; so when libtls holds
- * nothing (tlsdry), the socket is asked first.
+ * nothing (tlsdry), the socket is asked first.  Its answer "nothing
+ * yet" ends the call too: libtls would only make a read(2) that fails.
  */
 ssize_t
 relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
@@ -605,10 +621,18 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 			off = 0;
 			continue;
 		}
-		if (cre->tlsdry && relay_tls_eof(cre->s)) {
-			if (n > 0)
-				*again = 1;
-			return (n);
+		if (cre->tlsdry) {
+			switch (relay_tls_peek(cre->s)) {
+			case 0:
+				if (n > 0)
+					*again = 1;
+				return (n);
+			case -1:
+				if (n > 0)
+					return (n);
+				errno = EAGAIN;
+				return (-1);
+			}
 		}
 		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
 		    iov[i].iov_len - off);
@@ -621,6 +645,8 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 		}
 		if (r == -1 || r == 0) {
 			if (n > 0) {
+				/* libtls holds the end or error: no peek */
+				cre->tlsdry = 0;
 				*again = 1;
 				return (n);
 			}
