@@ -362,6 +362,56 @@ tls_backend_close_notify_held_cleanup()
 	stop_all
 }
 
+atf_test_case tls_held_after_pause cleanup
+tls_held_after_pause_head()
+{
+	atf_set descr "what libtls holds of a record when reading pauses is read when reading goes on, though the socket has nothing more"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_held_after_pause_body()
+{
+	tls_relay ec http ""
+	# 390 pipelined requests in one record of 16384 bytes, more than the
+	# relay's first read takes: libtls keeps the rest of the record.
+	# Reading pauses at 100 requests waiting for answers; when it goes
+	# on, the socket has nothing, and the rest must be read all the same
+	python3 - "$lport" <<'PY' >answer || atf_fail "the client failed"
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="ca.crt")
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1",
+    int(sys.argv[1])), 10), server_hostname="127.0.0.1")
+# requests filling one record of 16384 bytes exactly
+reqs = []
+left = 16384
+while left > 0:
+    r = b"GET /bytes/10?%06d HTTP/1.1\r\nHost: a\r\n\r\n" % len(reqs)
+    if left - len(r) < len(r):
+        r = r.replace(b"?", b"?" + b"x" * (left - len(r)), 1)
+    reqs.append(r)
+    left -= len(r)
+data = b"".join(reqs)
+assert len(data) == 16384
+s.sendall(data)
+got = b""
+while got.count(b"HTTP/1.1 200 ") < len(reqs):
+    try:
+        data = s.recv(65536)
+    except (ssl.SSLError, socket.timeout):
+        break
+    if not data:
+        break
+    got += data
+n = got.count(b"HTTP/1.1 200 ")
+sys.stdout.write("all\n" if n == len(reqs) else "%d of %d\n" % (n, len(reqs)))
+PY
+	atf_check -o inline:"all\n" cat answer
+}
+tls_held_after_pause_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_https_256m cleanup
 tls_https_256m_head()
 {
@@ -893,6 +943,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_client_ca
 	atf_add_test_case tls_forward_with_tls
 	atf_add_test_case tls_backend_close_notify_held
+	atf_add_test_case tls_held_after_pause
 	atf_add_test_case tls_https_256m
 	atf_add_test_case tls_handshake_timeout
 	atf_add_test_case tls_garbage

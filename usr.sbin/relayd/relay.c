@@ -1506,6 +1506,9 @@ relay_read_on(struct ctl_relay_event *cre)
 		return;
 	cre->reading = 1;
 	event_add(&cre->rev, timerisset(tv) ? tv : NULL);
+	/* what libtls holds shows to no poll(2) */
+	if (cre->tlsheld)
+		event_active(&cre->rev, EV_READ, 1);
 }
 
 void
@@ -1560,6 +1563,7 @@ relay_readcb(int fd, short event, void *arg)
 		n = relay_tls_read(cre, iov, nv, &again);
 	else
 		n = readv(fd, iov, nv);
+	cre->tlsheld = again;
 	left = n > 0 ? (size_t)n : 0;
 	if (left >= room && cre->readsize < RELAY_READ_SIZE)
 		cre->readsize *= 2;
@@ -1582,7 +1586,8 @@ relay_readcb(int fd, short event, void *arg)
 	}
 	/*
 	 * TLS: what libtls holds already decrypted, or an end it saw after
-	 * data, shows to no poll(2): read again once this is through.
+	 * data, shows to no poll(2): read again once this is through, or
+	 * when reading goes on if this stops it (relay_read_on()).
 	 */
 	if (again && cre->reading)
 		event_active(&cre->rev, EV_READ, 1);

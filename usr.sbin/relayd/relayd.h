@@ -968,6 +968,7 @@ struct ctl_relay_event {
 	struct event		 wev;		/* TLS output waits */
 	int			 writing;
 	int			 tlsdry;	/* libtls holds no plaintext */
+	int			 tlsheld;	/* libtls may hold more to read */
 	size_t			 readsize;	/* the next read's reservation */
 };
 
