@@ -63,6 +63,26 @@ relay r {
 CONF
 }
 
+# A relay with a plain listener on $lport that forwards with TLS to the
+# backend on $bport, whose certificate ca.crt must have signed.
+tls_forward_conf()
+{
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+protocol p {
+	tls ca file "$PWD/ca.crt"
+}
+relay r {
+	listen on 127.0.0.1 port $lport
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+}
+
 # One relay with a TLS listener for 127.0.0.1 (a KEYTYPE key) to the
 # HTTP backend, started: tls_relay KEYTYPE PROTOTYPE "PROTOCOL LINES"
 # [RELAY LINES].
@@ -238,20 +258,7 @@ tls_forward_with_tls_body()
 	echo $! >sserver.pid
 	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
 	    atf_fail "s_server did not start"
-	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-protocol p {
-	tls ca file "$PWD/ca.crt"
-}
-relay r {
-	listen on 127.0.0.1 port $lport
-	protocol p
-	forward with tls to 127.0.0.1 port $bport
-}
-CONF
+	tls_forward_conf
 	PREFORK=1 start_relayd
 	atf_check -o match:"^HTTP/1.0 200 ok" -x \
 	    "printf 'GET / HTTP/1.0\r\n\r\n' | timeout 10 socat -t 5 - TCP:127.0.0.1:$lport"
@@ -337,20 +344,7 @@ PY
 	echo $! >back.pid
 	wait_for 10 test -s back.port || atf_fail "the backend did not start"
 	bport=$(cat back.port)
-	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-protocol p {
-	tls ca file "$PWD/ca.crt"
-}
-relay r {
-	listen on 127.0.0.1 port $lport
-	protocol p
-	forward with tls to 127.0.0.1 port $bport
-}
-CONF
+	tls_forward_conf
 	PREFORK=1 start_relayd
 	# the backend's end reaches the client long before its TCP close
 	atf_check -o inline:"HTTP/1.0 200 OK\r\n\r\nhello\n" -x \
