@@ -54,7 +54,6 @@ static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
-static int	 relay_tls_eof(int);
 static int	 relay_tls_peek(int);
 
 #define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
@@ -575,13 +574,6 @@ relay_tls_wait(struct ctl_relay_event *cre, int what)
 	    relay_tls_handshake, cre));
 }
 
-/* Is the socket at its end, with nothing more to read? */
-static int
-relay_tls_eof(int s)
-{
-	return (relay_tls_peek(s) == 0);
-}
-
 /*
  * What waits on the socket: 0 its end, -1 nothing yet, 1 bytes or an
  * error (which a read reports).
@@ -655,7 +647,7 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 				    cre->con->se_relay->rl_conf.name,
 				    cre->con->se_id, tls_error(cre->tls));
 				/* an end without close_notify is an end */
-				if (relay_tls_eof(cre->s))
+				if (relay_tls_peek(cre->s) == 0)
 					return (0);
 				errno = EIO;
 			}
