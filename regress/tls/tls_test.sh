@@ -289,7 +289,7 @@ tls_forward_with_tls_cleanup()
 atf_test_case tls_backend_close_notify_held cleanup
 tls_backend_close_notify_held_head()
 {
-	atf_set descr "forward with tls: a backend's answer and close_notify in one segment, its TCP connection held open, end the session at once"
+	atf_set descr "forward with tls: a backend's session tickets, answer and close_notify in one segment, its TCP connection held open, end the session at once"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -298,8 +298,9 @@ tls_backend_close_notify_held_body()
 	require_tls
 	mkca
 	mkcert back.test ec DNS:back.test
-	# TLS through memory buffers: the answer and the close_notify go
-	# out in one send(2), the connection stays for 30 s
+	# TLS through memory buffers: the TLS 1.3 session tickets, the
+	# answer and the close_notify go out in one send(2), the connection
+	# stays for 30 s
 	cat >back.py <<'PY'
 import socket, ssl, sys, time
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -315,23 +316,21 @@ c, _ = ls.accept()
 c.settimeout(10)
 inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
 o = ctx.wrap_bio(inb, outb, server_side=True)
-def step(f):
+def step(f, send):
     while True:
         try:
             return f()
         except ssl.SSLWantReadError:
-            if outb.pending:
+            if send and outb.pending:
                 c.sendall(outb.read())
             d = c.recv(65536)
             if not d:
                 sys.exit(1)
             inb.write(d)
-step(o.do_handshake)
-if outb.pending:
-    c.sendall(outb.read())
+step(o.do_handshake, True)
 req = b""
 while b"\r\n\r\n" not in req:
-    req += step(lambda: o.read(65536))
+    req += step(lambda: o.read(65536), False)
 o.write(b"HTTP/1.0 200 OK\r\n\r\nhello\n")
 try:
     o.unwrap()
@@ -402,6 +401,64 @@ PY
 	atf_check -o inline:"all\n" cat answer
 }
 tls_held_after_pause_cleanup()
+{
+	stop_all
+}
+
+atf_test_case tls_request_behind_finished cleanup
+tls_request_behind_finished_head()
+{
+	atf_set descr "a request in the segment of the client's TLS 1.3 Finished is read when the handshake is through, though the socket has nothing more"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_request_behind_finished_body()
+{
+	tls_relay ec http ""
+	python3 - "$lport" <<'PY' >answer || atf_fail "the client failed"
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="ca.crt")
+ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+o = ctx.wrap_bio(inb, outb, server_hostname="127.0.0.1")
+def more():
+    d = c.recv(65536)
+    if d:
+        inb.write(d)
+    else:
+        inb.write_eof()
+while True:
+    try:
+        o.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        c.sendall(outb.read())
+        more()
+# the Finished and the request go out in one send(2)
+o.write(b"GET /bytes/10 HTTP/1.0\r\nHost: a\r\n\r\n")
+c.sendall(outb.read())
+got = b""
+try:
+    while True:
+        try:
+            d = o.read(65536)
+        except ssl.SSLWantReadError:
+            more()
+            continue
+        if not d:
+            break
+        got += d
+except (ssl.SSLError, socket.timeout) as e:
+    sys.stdout.write("%r after %d bytes\n" % (e, len(got)))
+    sys.exit(0)
+head, _, body = got.partition(b"\r\n\r\n")
+sys.stdout.write("%s, %d bytes\n" % (head.split(b"\r\n")[0].decode(),
+    len(body)))
+PY
+	atf_check -o inline:"HTTP/1.0 200 OK, 10 bytes\n" cat answer
+}
+tls_request_behind_finished_cleanup()
 {
 	stop_all
 }
@@ -938,6 +995,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_forward_with_tls
 	atf_add_test_case tls_backend_close_notify_held
 	atf_add_test_case tls_held_after_pause
+	atf_add_test_case tls_request_behind_finished
 	atf_add_test_case tls_https_256m
 	atf_add_test_case tls_handshake_timeout
 	atf_add_test_case tls_garbage

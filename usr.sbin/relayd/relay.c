@@ -688,8 +688,7 @@ relay_session_begin(struct rsession *con)
 		return;
 	}
 	if (rlay->rl_conf.flags & F_TLS) {
-		if (tls_accept_socket(rlay->rl_tls_ctx, &con->se_in.tls,
-		    s) == -1) {
+		if (relay_tls_accept(rlay->rl_tls_ctx, &con->se_in) == -1) {
 			relay_close(con, "TLS accept failed", 1);
 			return;
 		}
@@ -1217,6 +1216,7 @@ relay_side_close(struct ctl_relay_event *cre)
 		tls_free(cre->tls);
 		cre->tls = NULL;
 	}
+	relay_tls_in_free(cre);
 	if (cre->bev != NULL) {
 		if (cre->cb != NULL)
 			(void)evbuffer_remove_cb_entry(
@@ -1326,10 +1326,8 @@ relay_connected(int fd, short event, void *arg)
 	    relay_pp_send(con) == -1)
 		return;
 	if (con->se_relay->rl_conf.flags & F_TLSCLIENT) {
-		if ((con->se_out.tls = tls_client()) == NULL ||
-		    tls_configure(con->se_out.tls,
-		    con->se_relay->rl_tls_client_cfg) == -1 ||
-		    tls_connect_socket(con->se_out.tls, fd, NULL) == -1) {
+		if (relay_tls_connect(&con->se_out,
+		    con->se_relay->rl_tls_client_cfg) == -1) {
 			relay_close(con, con->se_out.tls != NULL ?
 			    tls_error(con->se_out.tls) : "TLS connect failed",
 			    1);

@@ -25,8 +25,10 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -54,9 +56,11 @@ static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
-static int	 relay_tls_peek(int);
+static ssize_t	 relay_tls_recv(struct tls *, void *, size_t, void *);
+static ssize_t	 relay_tls_send(struct tls *, const void *, size_t, void *);
 
 #define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
+#define RELAY_TLS_AHEAD		(32 * 1024)	/* a read beyond a record */
 
 struct relay_cert *
 relay_cert_new(struct relay *rlay, enum relay_certtype type, int index)
@@ -474,8 +478,7 @@ relay_tls_inspect(struct rsession *con)
 	    0) != 0 || tls_config_use_fake_private_key(con->se_tls_cfg) ==
 	    -1 || (con->se_tls_ctx = tls_server()) == NULL ||
 	    tls_configure(con->se_tls_ctx, con->se_tls_cfg) != 0 ||
-	    tls_accept_socket(con->se_tls_ctx, &con->se_in.tls,
-	    con->se_in.s) != 0) {
+	    relay_tls_accept(con->se_tls_ctx, &con->se_in) != 0) {
 		free(pem);
 		return (-1);
 	}
@@ -530,6 +533,115 @@ relay_tls_ticket_rekey(struct relayd *env, struct imsg *imsg)
 }
 
 /*
+ * A TLS side's records go through relay_tls_recv() and relay_tls_send()
+ * on its socket.  -1 on failure.
+ */
+int
+relay_tls_accept(struct tls *ctx, struct ctl_relay_event *cre)
+{
+	return (tls_accept_cbs(ctx, &cre->tls, relay_tls_recv,
+	    relay_tls_send, cre));
+}
+
+int
+relay_tls_connect(struct ctl_relay_event *cre, struct tls_config *cfg)
+{
+	if ((cre->tls = tls_client()) == NULL ||
+	    tls_configure(cre->tls, cfg) == -1 ||
+	    tls_connect_cbs(cre->tls, relay_tls_recv, relay_tls_send, cre,
+	    NULL) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * OpenSSL reads a record's header, then its body, each with a read(2)
+ * of just that size (libtls cannot turn its read-ahead on): a flight of
+ * small records, or a request behind a handshake, costs two a record.
+ * Here one read takes what OpenSSL asks for and, behind it, what the
+ * socket has besides, which the next calls hand out.  Bytes kept here
+ * show to no poll(2): whoever reads says so (relay_tls_read(), *again;
+ * relay_tls_handshake(), tlsheld).
+ *
+ * Once the handshake is through, the socket's end goes to OpenSSL as
+ * "nothing yet", and to relay_tls_read() in tin.eof: OpenSSL takes an
+ * end without close_notify for an error that fails the connection, also
+ * for writing, where LibreSSL sees an end of file; a client that sent
+ * its last request and half-closed still gets its answer.
+ */
+static ssize_t
+relay_tls_recv(struct tls *ctx, void *buf, size_t len, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	struct relay_tlsin	*tin = &cre->tin;
+	struct iovec		 iov[2];
+	ssize_t			 n;
+	int			 nv = 1;
+
+	(void)ctx;
+	tin->asked = 1;
+	if (tin->len > 0) {
+		n = len < tin->len ? len : tin->len;
+		memcpy(buf, tin->buf + tin->off, n);
+		tin->off += n;
+		if ((tin->len -= n) == 0) {
+			free(tin->buf);
+			tin->buf = NULL;
+		}
+		return (n);
+	}
+	if (tin->eof)
+		return (TLS_WANT_POLLIN);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = len;
+	if ((tin->buf = malloc(RELAY_TLS_AHEAD)) != NULL) {
+		iov[1].iov_base = tin->buf;
+		iov[1].iov_len = RELAY_TLS_AHEAD;
+		nv = 2;
+	}
+	while ((n = readv(cre->s, iov, nv)) == -1 && errno == EINTR)
+		;
+	tin->drained = n < (ssize_t)(len + (nv == 2 ? RELAY_TLS_AHEAD : 0));
+	if (n > (ssize_t)len) {
+		tin->off = 0;
+		tin->len = n - len;
+		return (len);
+	}
+	free(tin->buf);
+	tin->buf = NULL;
+	if (n == -1)
+		return (errno == EAGAIN || errno == EWOULDBLOCK ?
+		    TLS_WANT_POLLIN : -1);
+	if (n == 0 && tin->up) {
+		tin->eof = 1;
+		return (TLS_WANT_POLLIN);
+	}
+	return (n);
+}
+
+static ssize_t
+relay_tls_send(struct tls *ctx, const void *buf, size_t len, void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+	ssize_t			 n;
+
+	(void)ctx;
+	while ((n = send(cre->s, buf, len, MSG_NOSIGNAL)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return (TLS_WANT_POLLOUT);
+	return (n);
+}
+
+void
+relay_tls_in_free(struct ctl_relay_event *cre)
+{
+	free(cre->tin.buf);
+	memset(&cre->tin, 0, sizeof(cre->tin));
+}
+
+/*
  * A TLS handshake goes on: with the client after accept (se_in), with
  * the backend after connect (se_out).  Both share the session timeout
  * from the session's start, as OpenBSD's.
@@ -547,7 +659,11 @@ relay_tls_handshake(int fd, short event, void *arg)
 		relay_close(con, "TLS handshake timeout", 1);
 		return;
 	}
-	ret = tls_handshake(cre->tls);
+	do {
+		cre->tin.asked = 0;
+		ret = tls_handshake(cre->tls);
+	} while (ret == TLS_WANT_POLLIN && cre->tin.len > 0 &&
+	    cre->tin.asked);
 	if (ret == TLS_WANT_POLLIN || ret == TLS_WANT_POLLOUT) {
 		if (relay_tls_wait(cre, ret == TLS_WANT_POLLIN ? EV_READ :
 		    EV_WRITE) == -1)
@@ -563,6 +679,9 @@ relay_tls_handshake(int fd, short event, void *arg)
 		free(msg);
 		return;
 	}
+	cre->tin.up = 1;
+	/* a request behind the handshake: read it when reading starts */
+	cre->tlsheld = cre->tin.len > 0;
 	relay_tls_established(cre);
 }
 
@@ -575,29 +694,12 @@ relay_tls_wait(struct ctl_relay_event *cre, int what)
 }
 
 /*
- * What waits on the socket: 0 its end, -1 nothing yet, 1 bytes or an
- * error (which a read reports).
- */
-static int
-relay_tls_peek(int s)
-{
-	char	 c;
-	ssize_t	 n;
-
-	n = recv(s, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n == -1)
-		return (errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 1);
-	return (n > 0);
-}
-
-/*
  * Records until the space is full or the socket has no more; *again when
  * libtls may hold more (the space filled up, or it saw an end or an
- * error after data, which the next call reports).  A peer that ends
- * without close_notify: OpenSSL would fail the connection on it, also
- * for writing, where LibreSSL sees an end of file; so when libtls holds
- * nothing (tlsdry), the socket is asked first.  Its answer "nothing
- * yet" ends the call too: libtls would only make a read(2) that fails.
+ * error after data, which the next call reports).  A short read took
+ * the rest of a record: when nothing waits in tin and the last read(2)
+ * emptied the socket, the call ends without one that could only fail.
+ * What came since shows to poll(2), and each call reads at least once.
  */
 ssize_t
 relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
@@ -605,7 +707,7 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 {
 	ssize_t	 n = 0, r;
 	size_t	 off = 0;
-	int	 i = 0;
+	int	 i = 0, dry = 0;
 
 	while (i < nv) {
 		if (off == iov[i].iov_len) {
@@ -613,23 +715,27 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 			off = 0;
 			continue;
 		}
-		if (cre->tlsdry) {
-			switch (relay_tls_peek(cre->s)) {
-			case 0:
-				if (n > 0)
-					*again = 1;
-				return (n);
-			case -1:
-				if (n > 0)
-					return (n);
-				errno = EAGAIN;
-				return (-1);
-			}
-		}
+		if (dry && cre->tin.len == 0 && cre->tin.drained)
+			return (n);
+		cre->tin.asked = 0;
 		r = tls_read(cre->tls, (char *)iov[i].iov_base + off,
 		    iov[i].iov_len - off);
+		/*
+		 * libtls turns OpenSSL's auto-retry off: a handshake message
+		 * (a TLS 1.3 session ticket) ends the call with "want
+		 * input", though more records wait in tin.  It read some:
+		 * a call that reads nothing ends.
+		 */
+		if (r == TLS_WANT_POLLIN && cre->tin.len > 0 &&
+		    cre->tin.asked)
+			continue;
+		if (r == TLS_WANT_POLLIN && cre->tin.eof) {
+			/* the end the peer sent without close_notify */
+			if (n > 0)
+				*again = 1;
+			return (n);
+		}
 		if (r == TLS_WANT_POLLIN || r == TLS_WANT_POLLOUT) {
-			cre->tlsdry = r == TLS_WANT_POLLIN;
 			if (n > 0)
 				return (n);
 			errno = EAGAIN;
@@ -637,8 +743,7 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 		}
 		if (r == -1 || r == 0) {
 			if (n > 0) {
-				/* libtls holds the end or error: no peek */
-				cre->tlsdry = 0;
+				/* libtls holds the end or error */
 				*again = 1;
 				return (n);
 			}
@@ -646,15 +751,11 @@ relay_tls_read(struct ctl_relay_event *cre, struct iovec *iov, int nv,
 				log_debug("relay %s, session %d: %s",
 				    cre->con->se_relay->rl_conf.name,
 				    cre->con->se_id, tls_error(cre->tls));
-				/* an end without close_notify is an end */
-				if (relay_tls_peek(cre->s) == 0)
-					return (0);
 				errno = EIO;
 			}
 			return (r);
 		}
-		/* a short read took all libtls held */
-		cre->tlsdry = (size_t)r < iov[i].iov_len - off;
+		dry = (size_t)r < iov[i].iov_len - off;
 		n += r;
 		off += r;
 	}

@@ -941,6 +941,23 @@ TAILQ_HEAD(relaylist, relay);
 #define RELAY_REQUEST_SIZE	128	/* the request show sessions shows */
 
 /*
+ * The socket as libtls reads it (relay_tls_recv()): OpenSSL asks for a
+ * record's header, then for its body, a read(2) each; one read takes
+ * what the socket has, and what OpenSSL did not ask for yet waits here.
+ */
+struct relay_tlsin {
+	u_char			*buf;		/* read ahead; NULL when empty */
+	size_t			 off;
+	size_t			 len;
+	int			 up;		/* the handshake is through */
+	int			 eof;		/* the socket's end, unseen by
+						   OpenSSL */
+	int			 drained;	/* the last read emptied the
+						   socket */
+	int			 asked;		/* OpenSSL read since reset */
+};
+
+/*
  * One side of a session: its socket, and what comes from it.  Bytes from
  * this side go to the other one spliced (sp) or, in userland, through
  * bev: read into its input, written from the other side's output.
@@ -967,8 +984,8 @@ struct ctl_relay_event {
 	struct event		 tev;		/* TLS handshake */
 	struct event		 wev;		/* TLS output waits */
 	int			 writing;
-	int			 tlsdry;	/* libtls holds no plaintext */
 	int			 tlsheld;	/* libtls may hold more to read */
+	struct relay_tlsin	 tin;		/* what libtls reads */
 	size_t			 readsize;	/* the next read's reservation */
 };
 
@@ -1352,7 +1369,11 @@ int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
 int		 tls_der_hash(const unsigned char *, int, char *, size_t);
 void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
 int		 relay_tls_inspect(struct rsession *);
+int		 relay_tls_accept(struct tls *, struct ctl_relay_event *);
+int		 relay_tls_connect(struct ctl_relay_event *,
+		    struct tls_config *);
 void		 relay_tls_handshake(int, short, void *);
+void		 relay_tls_in_free(struct ctl_relay_event *);
 ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
 		    int, int *);
 int		 relay_tls_flush(struct ctl_relay_event *);
