@@ -91,6 +91,8 @@ static void	 relay_unixconnect_done(struct imsg *);
 static struct rsession *
 		 relay_answered(struct imsg *, void *, size_t,
 		    enum relay_cstate);
+static int	 relay_wait_start(struct rsession *, struct event *, int,
+		    short, void (*)(int, short, void *), void *);
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
@@ -1399,25 +1401,42 @@ relay_tls_established(struct ctl_relay_event *cre)
 }
 
 /*
- * Wait for fd within what is left of the session timeout from the
- * session's start (TLS handshakes, PROXY headers); -1 when it is over.
+ * What is left of the session timeout from the session's start: 0 when
+ * the relay has none, 1 with it in *left, -1 when it is over.
  */
 int
-relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
-    void (*cb)(int, short, void *), void *arg)
+relay_start_left(struct rsession *con, struct timeval *left)
 {
 	struct timeval	*timeout = &con->se_relay->rl_conf.timeout;
-	struct timeval	 now, end, left;
+	struct timeval	 now, end;
 
-	if (!timerisset(timeout)) {
-		event_set(ev, fd, what, cb, arg);
-		return (event_add(ev, NULL));
-	}
+	if (!timerisset(timeout))
+		return (0);
 	gettimeofday(&now, NULL);
 	timeradd(&con->se_tv_start, timeout, &end);
 	if (!timercmp(&now, &end, <))
 		return (-1);
-	timersub(&end, &now, &left);
+	timersub(&end, &now, left);
+	return (1);
+}
+
+/*
+ * Wait for fd within what is left of the session timeout from the
+ * session's start (PROXY headers); -1 when it is over.
+ */
+static int
+relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
+    void (*cb)(int, short, void *), void *arg)
+{
+	struct timeval	 left;
+
+	switch (relay_start_left(con, &left)) {
+	case -1:
+		return (-1);
+	case 0:
+		event_set(ev, fd, what, cb, arg);
+		return (event_add(ev, NULL));
+	}
 	event_set(ev, fd, what | EV_TIMEOUT, cb, arg);
 	return (event_add(ev, &left));
 }
@@ -1504,6 +1523,12 @@ relay_read_on(struct ctl_relay_event *cre)
 		return;
 	cre->reading = 1;
 	event_add(&cre->rev, timerisset(tv) ? tv : NULL);
+	/*
+	 * The TLS handshake's wait stays until now (relay_tls_wait()):
+	 * the socket changes hands without an epoll_ctl(2).
+	 */
+	if (cre->tin.up && event_initialized(&cre->tev))
+		event_del(&cre->tev);
 	/* what libtls holds shows to no poll(2) */
 	if (cre->tlsheld)
 		event_active(&cre->rev, EV_READ, 1);

@@ -655,6 +655,11 @@ relay_tls_handshake(int fd, short event, void *arg)
 	int			 ret;
 
 	(void)fd;
+	if (cre->tin.up) {
+		/* the wait outlived the handshake: reading takes over */
+		event_del(&cre->tev);
+		return;
+	}
 	if (event & EV_TIMEOUT) {
 		relay_close(con, "TLS handshake timeout", 1);
 		return;
@@ -685,12 +690,28 @@ relay_tls_handshake(int fd, short event, void *arg)
 	relay_tls_established(cre);
 }
 
-/* Wait for the socket, within what is left of the session timeout. */
+/*
+ * Wait for the socket, within what is left of the session timeout.  The
+ * wait persists: the next round of the handshake that waits for the
+ * same keeps it, and after the handshake it stays until reading has
+ * the socket (relay_read_on()), with no epoll_ctl(2) in between.
+ */
 static int
 relay_tls_wait(struct ctl_relay_event *cre, int what)
 {
-	return (relay_wait_start(cre->con, &cre->tev, cre->s, what,
-	    relay_tls_handshake, cre));
+	struct timeval	 left;
+	int		 t;
+
+	if ((t = relay_start_left(cre->con, &left)) == -1)
+		return (-1);
+	what |= EV_PERSIST;
+	if (!event_initialized(&cre->tev) ||
+	    event_get_events(&cre->tev) != what) {
+		if (event_initialized(&cre->tev))
+			event_del(&cre->tev);
+		event_set(&cre->tev, cre->s, what, relay_tls_handshake, cre);
+	}
+	return (event_add(&cre->tev, t == 1 ? &left : NULL));
 }
 
 /*

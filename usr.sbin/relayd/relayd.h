@@ -1271,8 +1271,7 @@ struct sockaddr_storage
 		*relay_sockname(struct rsession *);
 void		 relay_session_start(struct rsession *);
 void		 relay_tls_established(struct ctl_relay_event *);
-int		 relay_wait_start(struct rsession *, struct event *, int,
-		    short, void (*)(int, short, void *), void *);
+int		 relay_start_left(struct rsession *, struct timeval *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
 int		 relay_pass(struct ctl_relay_event *);
