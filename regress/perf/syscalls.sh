@@ -6,7 +6,9 @@
 #
 # tcp: relaybench conn (connect, 100 bytes each way, close; one client)
 # through a tcp relay to an echo backend; http: wrk, one connection,
-# GET of 1 KiB answers through an http relay.  Prints a table: the calls
+# GET of 1 KiB answers through an http relay; tls: openssl s_time
+# -reuse -tls1_2 -www /1 (a resumed TLS 1.2 session, a 1-byte answer)
+# through a tcp relay that terminates TLS.  Prints a table: the calls
 # per session or request, and each call's share.  strace slows the relay
 # down: the counts are what matters here, not the rates.
 
@@ -37,11 +39,21 @@ while [ ! -s "$work/echo.port" ] || [ ! -s "$work/http.port" ]; do
 	sleep 0.1
 done
 lt=$((20000 + $$ % 10000))
+mkdir -p "$work/ssl/private"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$work/ssl/private/sc.key" -out "$work/ssl/sc.crt" -days 2 \
+    -subj /CN=127.0.0.1 2>/dev/null || { echo "syscalls: no key" >&2; exit 1; }
 cat >"$work/relayd.conf" <<CONF
 prefork 1
 socket "$work/relayd.sock"
+tls directory "$work/ssl"
 protocol t { tcp { nodelay, backlog 512 } }
 http protocol h { tcp { nodelay, backlog 512 } }
+protocol s {
+	tcp { nodelay, backlog 512 }
+	tls keypair sc
+	tls session tickets
+}
 relay t {
 	listen on 127.0.0.1 port $lt
 	protocol t
@@ -52,13 +64,19 @@ relay h {
 	protocol h
 	forward to 127.0.0.1 port $(cat "$work/http.port")
 }
+relay s {
+	listen on 127.0.0.1 port $((lt + 2)) tls
+	protocol s
+	forward to 127.0.0.1 port $(cat "$work/http.port")
+}
 CONF
 chmod 600 "$work/relayd.conf"
 "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
 rpid=$!
 pids="$pids $rpid"
 i=0
-until "$RB" probe $lt 2>/dev/null && "$RB" probe $((lt + 1)) 2>/dev/null; do
+until "$RB" probe $lt 2>/dev/null && "$RB" probe $((lt + 1)) 2>/dev/null &&
+    "$RB" probe $((lt + 2)) 2>/dev/null; do
 	i=$((i + 1)); [ $i -gt 100 ] && { cat "$work/relayd.log"; exit 1; }
 	sleep 0.1
 done
@@ -98,3 +116,13 @@ if command -v wrk >/dev/null; then
 else
 	echo "http: no wrk (make bench-deps)"
 fi
+
+strace -c -f -p "$relay" -o "$work/tls" 2>/dev/null &
+spid=$!
+sleep 0.5
+n=$(openssl s_time -connect "127.0.0.1:$((lt + 2))" -reuse -tls1_2 \
+    -www /1 -time "$secs" 2>/dev/null |
+    awk '/connections in .* real/ { print $1 }')
+sleep 0.2
+kill -INT $spid; wait $spid
+count tls "${n:-0}"

@@ -943,7 +943,7 @@ TAILQ_HEAD(relaylist, relay);
 /*
  * The socket as libtls reads it (relay_tls_recv()): OpenSSL asks for a
  * record's header, then for its body, a read(2) each; one read takes
- * what the socket has, and what OpenSSL did not ask for yet waits here.
+ * more, and what OpenSSL did not ask for yet waits here.
  */
 struct relay_tlsin {
 	u_char			*buf;		/* read ahead; NULL when empty */
