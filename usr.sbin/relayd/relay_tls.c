@@ -567,9 +567,8 @@ relay_tls_connect(struct ctl_relay_event *cre, struct tls_config *cfg)
  * small records, or a request behind a handshake, costs two a record.
  * Here one read takes what OpenSSL asks for and, behind it, what the
  * socket has besides (up to RELAY_TLS_AHEAD), which the next calls hand
- * out.  Bytes kept here
- * show to no poll(2): whoever reads says so (relay_tls_read(), *again;
- * relay_tls_handshake(), tlsheld).
+ * out.  Bytes kept here show to no poll(2): whoever reads says so
+ * (relay_tls_read(), *again; relay_tls_handshake(), tlsheld).
  *
  * Once the handshake is through, the socket's end goes to OpenSSL as
  * "nothing yet", and to relay_tls_read() in tin.eof: OpenSSL takes an
