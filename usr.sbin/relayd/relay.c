@@ -1429,16 +1429,12 @@ relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
     void (*cb)(int, short, void *), void *arg)
 {
 	struct timeval	 left;
+	int		 t;
 
-	switch (relay_start_left(con, &left)) {
-	case -1:
+	if ((t = relay_start_left(con, &left)) == -1)
 		return (-1);
-	case 0:
-		event_set(ev, fd, what, cb, arg);
-		return (event_add(ev, NULL));
-	}
-	event_set(ev, fd, what | EV_TIMEOUT, cb, arg);
-	return (event_add(ev, &left));
+	event_set(ev, fd, what, cb, arg);
+	return (event_add(ev, t == 1 ? &left : NULL));
 }
 
 /*
