@@ -20,7 +20,7 @@
  * relayd's engine, and does nothing else: no privilege separation, no
  * configuration, no accounting.
  *
- *   barerelay copy|pipe LPORT BPORT BPORT2 LPORT2
+ *   barerelay copy|pipe LPORT BPORT LPORT2 BPORT2
  *
  * relays LPORT to BPORT and LPORT2 to BPORT2 (the bench's sink and echo).
  */

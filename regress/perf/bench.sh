@@ -212,6 +212,12 @@ start_bare()
 	run_proxy bare "$BARE" "$1" "$LT" "$SINK" "$LE" "$ECHO"
 }
 
+# barerelay in front of the HTTP backend (its second listener is unused)
+start_bare_http()
+{
+	run_proxy bare "$BARE" "$1" "$LH" "$HTTPB" "$LE" "$HTTPB"
+}
+
 start_haproxy()
 {
 	# start_haproxy OPTION [BIND-T BIND-E SERVER-T SERVER-E]
@@ -672,6 +678,7 @@ if command -v wrk >/dev/null; then
 	HTTPB=$(cat "$work/http.port")
 	: >"$work/http.csv"
 	http_contender http-direct
+	http_contender http-bare-copy start_bare_http copy
 	http_contender relayd-http start_relayd_http ""
 	http_contender relayd-http-rules start_relayd_http "" "$RELAYD_RULES"
 	http_contender relayd-http-nosplice start_relayd_http ", no splice"
