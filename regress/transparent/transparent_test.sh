@@ -21,14 +21,16 @@ setup_ns()
 	ip -n $R -6 route add local ::/0 dev lo table 100
 }
 
-# The server: says who connected, on port $1 over IPv4 and IPv6.
+# The server: says who connected, on port $1 over IPv4 and IPv6; its
+# shell writes to the socket itself (nofork), so a client that closes
+# its side first still gets the answer.
 start_server()
 {
 	ip netns exec $S socat TCP4-LISTEN:$1,fork,reuseaddr \
-	    SYSTEM:'echo peer $SOCAT_PEERADDR' >/dev/null 2>&1 &
+	    SYSTEM:'echo peer $SOCAT_PEERADDR',nofork >/dev/null 2>&1 &
 	echo $! >server4-$1.pid
 	ip netns exec $S socat TCP6-LISTEN:$1,fork,reuseaddr,ipv6only=1 \
-	    SYSTEM:'echo peer $SOCAT_PEERADDR' >/dev/null 2>&1 &
+	    SYSTEM:'echo peer $SOCAT_PEERADDR',nofork >/dev/null 2>&1 &
 	echo $! >server6-$1.pid
 	wait_for 10 ip netns exec $S sh -c "ss -ltn | grep -q ':$1 '" ||
 	    atf_fail "server on $1 did not start"
