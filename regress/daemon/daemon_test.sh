@@ -440,6 +440,84 @@ reload_busy_cleanup()
 	stop_all
 }
 
+atf_test_case large_tables cleanup
+large_tables_head()
+{
+	atf_set descr "tables of 200 and 300 hosts start, reload and relay; a redirection or router beyond what the kernel is given is refused by -n and by reload, the daemon serving on"
+	atf_set require.user root
+	atf_set timeout 60
+}
+# A relay test whose table holds 127.0.0.1 and $1 - 1 hosts that refuse.
+write_large_conf()
+{
+	{
+		printf 'prefork 3\nsocket "%s/relayd.sock"\ninterval 1\n' "$PWD"
+		printf 'table <back> {\n\t127.0.0.1\n'
+		_i=1
+		while [ "$_i" -lt "$1" ]; do
+			printf '\t127.0.%d.%d\n' $((_i / 250 + 1)) $((_i % 250 + 1))
+			_i=$((_i + 1))
+		done
+		printf '}\nrelay test {\n\tlisten on 127.0.0.1 port %s\n' "$2"
+		printf '\tforward to <back> port %s mode roundrobin check tcp\n}\n' "$3"
+	} >relayd.conf
+}
+large_tables_body()
+{
+	require_daemon
+	bport=$(start_backend back echo)
+	lport=$(freeport)
+	write_large_conf 200 "$lport" "$bport"
+	atf_check -e match:"configuration OK" "$RELAYD" -n -f relayd.conf
+	start_relayd
+	wait_log 10 "host 127.0.0.1, check tcp.*state unknown -> up" ||
+	    atf_fail "the host that answers is not up"
+	for i in 1 2 3 4 5; do
+		atf_check -o ignore -e ignore "$RTOOL" client "$lport" 1 4096 10
+	done
+	write_large_conf 300 "$lport" "$bport"
+	atf_check -e match:"configuration OK" "$RELAYD" -n -f relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "test \$(grep -c 'adding 300 hosts from table back' relayd.log) -eq 3" ||
+	    atf_fail "not three relay processes with 300 hosts"
+	# the redirection's table gets one host more than the kernel map holds
+	{
+		printf 'table <many> {\n'
+		i=0
+		while [ "$i" -le 1024 ]; do
+			printf '\t127.%d.%d.1\n' $((i / 250 + 2)) $((i % 250 + 1))
+			i=$((i + 1))
+		done
+		printf '}\nredirect www {\n\tlisten on 127.0.0.1 port 1\n'
+		printf '\tforward to <many> port 80 check tcp\n}\n'
+	} >rdr.conf
+	cat relayd.conf rdr.conf >bad.conf
+	atf_check -s exit:1 -e match:"bad.conf:$(( $(wc -l <relayd.conf) + 1030 )): redirection www: table many has 1025 hosts \\(1024 at most\\)" \
+	    "$RELAYD" -n -f bad.conf
+	atf_check -s exit:1 -o match:"reload failed" "$RELAYCTL" -s relayd.sock load "$PWD/bad.conf"
+	# a router's multipath route: 64 gateways at most
+	{
+		printf 'table <gw> {\n'
+		i=0
+		while [ "$i" -le 64 ]; do
+			printf '\t127.1.0.%d\n' $((i + 1))
+			i=$((i + 1))
+		done
+		printf '}\nrouter up {\n\troute 10.0.0.0/8\n'
+		printf '\tforward to <gw> check icmp\n}\n'
+	} >rt.conf
+	atf_check -s exit:1 -e match:"rt.conf:[0-9]+: router up: table gw has 65 hosts \\(64 at most\\)" \
+	    "$RELAYD" -n -f rt.conf
+	for i in 1 2 3; do
+		atf_check -o ignore -e ignore "$RTOOL" client "$lport" 1 4096 10
+	done
+	atf_check -s exit:1 -x "grep -q 'lost child\\|too many hosts' relayd.log"
+}
+large_tables_cleanup()
+{
+	stop_all
+}
+
 atf_test_case reload_storm_counts cleanup
 reload_storm_counts_head()
 {
@@ -711,6 +789,7 @@ atf_init_test_cases()
 	atf_add_test_case sighup_reload
 	atf_add_test_case broken_reload_rejected
 	atf_add_test_case reload_busy
+	atf_add_test_case large_tables
 	atf_add_test_case reload_storm_counts
 	atf_add_test_case reload_keeps_streams
 	atf_add_test_case reload_keeps_sessions

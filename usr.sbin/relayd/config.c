@@ -171,6 +171,7 @@ config_purge(struct relayd *env)
 		TAILQ_REMOVE(env->sc_relays, r, rl_entry);
 		while ((rlt = TAILQ_FIRST(&r->rl_tables)) != NULL) {
 			TAILQ_REMOVE(&r->rl_tables, rlt, rlt_entry);
+			free(rlt->rlt_host);
 			free(rlt);
 		}
 		if (r->rl_s != -1)

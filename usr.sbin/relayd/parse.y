@@ -181,6 +181,8 @@ static int	 host_resolve(const char *, struct sockaddr_storage *, int);
 static int	 table_add_hosts(struct table *, const char *);
 static struct table *
 		 table_use(struct table *, struct table_opts *);
+static int	 table_kernel_fits(struct table *, const char *,
+		    const char *, unsigned int);
 static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
@@ -2254,7 +2256,11 @@ routeoptsl	: ROUTE addrprefix		{
 				YYERROR;
 			}
 			FREEARG($4);
-			tb = table_use(def, &topts);
+			if (table_kernel_fits(def, "router",
+			    router->conf.name, ROUTER_MAXGATEWAYS) == -1)
+				tb = NULL;
+			else
+				tb = table_use(def, &topts);
 			free(topts.sendbuf);
 			topts.sendbuf = NULL;
 			if (tb == NULL)
@@ -2473,6 +2479,9 @@ rdr_table(int fwd, char **namep, char **ifnamep)
 			goto done;
 		}
 	}
+	if (table_kernel_fits(def, "redirection", rdr->conf.name,
+	    RDR_MAXHOSTS) == -1)
+		goto done;
 	if ((tb = table_use(def, &topts)) == NULL)
 		goto done;
 	if (pfo.ntables == 0) {
@@ -3659,6 +3668,27 @@ binary_sendbuf(void)
 		hex[i] = (char)strtoul(byte, NULL, 16);
 	}
 	topts.sendbuf_len = len / 2;
+	return (0);
+}
+
+/*
+ * The parent hands the kernel at most max hosts of a table (an nftables
+ * map, a multipath route): more is refused here, not cut there.
+ */
+static int
+table_kernel_fits(struct table *def, const char *what, const char *name,
+    unsigned int max)
+{
+	struct host	*h;
+	unsigned int	 n = 0;
+
+	TAILQ_FOREACH(h, &def->hosts, entry)
+		n++;
+	if (n > max) {
+		yyerror("%s %s: table %s has %u hosts (%u at most)", what,
+		    name, def->conf.name, n, max);
+		return (-1);
+	}
 	return (0);
 }
 

@@ -354,6 +354,7 @@ relay_launch(void)
 	struct relay		*rlay;
 	struct relay_table	*rlt;
 	struct host		*h;
+	size_t			 n;
 
 	if (splice_engine_init(env->sc_conf.splice_engine) == -1)
 		log_warnx("splice engine %s is not available here, "
@@ -369,12 +370,16 @@ relay_launch(void)
 		    rlay->rl_conf.proto)) == NULL)
 			rlay->rl_proto = &env->sc_proto_default;
 		TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+			/* as many hosts as the table has: no fixed limit */
+			n = 0;
+			TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry)
+				n++;
+			free(rlt->rlt_host);
+			if ((rlt->rlt_host = calloc(n + 1,
+			    sizeof(*rlt->rlt_host))) == NULL)
+				fatal("%s", __func__);
 			rlt->rlt_nhosts = 0;
 			TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry) {
-				if (rlt->rlt_nhosts >= RELAY_MAXHOSTS)
-					fatalx("%s: too many hosts in table "
-					    "%s", __func__,
-					    rlt->rlt_table->conf.name);
 				h->idx = rlt->rlt_nhosts;
 				rlt->rlt_host[rlt->rlt_nhosts++] = h;
 			}

@@ -61,7 +61,6 @@
 #define RELAY_DNS_RCVBUF	(1024 * 1024)	/* a dns relay's receive buffer */
 #define RELAY_MAXBACKLOG	512
 #define RELAY_NUMPROC		3
-#define RELAY_MAXHOSTS		32
 #define RELAY_PPFROM_MAX	16	/* proxy-protocol from addresses */
 #define RELAY_PPFROM_ALL	-1	/* every peer of a unix listener */
 #define RELAY_SUN_MODE		0666	/* a unix listener, as a TCP one */
@@ -459,8 +458,9 @@ TAILQ_HEAD(tablelist, table);
  * them in the kernel.
  */
 #define RDR_MAXVIRTS		16
-#define RDR_MAXHOSTS		64	/* hosts a redirection sends to */
+#define RDR_MAXHOSTS		1024	/* hosts a redirection sends to */
 #define ROUTER_MAXROUTES	32
+#define ROUTER_MAXGATEWAYS	64	/* nexthops of a multipath route */
 #define RDR_CTMARK		0x72640000	/* + id: a redirection's flows */
 #define RDR_TAGMARK		0x72650000	/* + n: pftag's packet mark */
 #define RDR_STATINTERVAL	2	/* s between kernel counter reads */
@@ -791,7 +791,7 @@ struct relay_table {
 	uint32_t		 rlt_flags;
 	enum forwardmode	 rlt_mode;
 	uint32_t		 rlt_index;
-	struct host		*rlt_host[RELAY_MAXHOSTS];
+	struct host		**rlt_host;	/* the table's hosts, by idx */
 	int			 rlt_nhosts;
 	TAILQ_ENTRY(relay_table) rlt_entry;
 };
