@@ -1093,6 +1093,40 @@ http_host_checks_cleanup()
 	stop_all
 }
 
+atf_test_case http_absolute_without_host cleanup
+http_absolute_without_host_head()
+{
+	atf_set descr "an absolute-form request without Host takes its host from the target, as OpenBSD's: rules and the backend see it; a Host that contradicts the target is still 400"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_absolute_without_host_body()
+{
+	require_http
+	start_http 'return error
+	match request header log "Host"
+	block request header "Host" value "b.example"'
+	raw 'GET http://a.example/64 HTTP/1.1\r\nConnection: close\r\n\r\n'
+	atf_check -o match:"^HTTP/1.1 404 Not Found" cat answer
+	end_line "done, \\[Host: a.example\\] GET"
+	atf_check -o match:"^GET http://a.example/64 HTTP/1.1" cat back.port.requests
+	# the rules see the target's host
+	raw 'GET http://b.example/x HTTP/1.1\r\nConnection: close\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 403 Forbidden" cat answer
+	end_line "Forbidden"
+	# with a port; and a Host that names another host
+	raw 'GET http://a.example:8080/64 HTTP/1.1\r\nConnection: close\r\n\r\n'
+	end_line "done, \\[Host: a.example:8080\\] GET"
+	raw 'GET http://a.example/SMUGGLED HTTP/1.1\r\nHost: c.example\r\n\r\n'
+	atf_check -o match:"^HTTP/1.0 400 Bad Request" cat answer
+	end_line "malformed host"
+	atf_check -s exit:1 -o ignore grep -a SMUGGLED back.port.requests
+}
+http_absolute_without_host_cleanup()
+{
+	stop_all
+}
+
 atf_test_case http_body_framing cleanup
 http_body_framing_head()
 {
@@ -1483,6 +1517,7 @@ atf_init_test_cases()
 	atf_add_test_case http_truncated_response
 	atf_add_test_case http_openbsd_reasons
 	atf_add_test_case http_host_checks
+	atf_add_test_case http_absolute_without_host
 	atf_add_test_case http_body_framing
 	atf_add_test_case http_connect_error_pages
 	atf_add_test_case http_protodebug

@@ -59,6 +59,8 @@ static int	 http_field(struct http_msg *, char *);
 static const char *
 		 http_length(const char *, off_t *);
 static int	 http_host_agrees(const char *, const char *);
+static const char *http_target_host(const char *, size_t *);
+static int	 http_host_from_target(struct http_msg *);
 
 static const char *http_methods[] = HTTP_METHOD_NAMES;
 
@@ -248,7 +250,6 @@ http_has_token(const char *list, const char *token)
 static int
 http_field(struct http_msg *m, char *line)
 {
-	struct http_header	*h;
 	char			*colon, *value, *end;
 	const char		*errstr;
 	off_t			 len;
@@ -300,17 +301,9 @@ http_field(struct http_msg *m, char *line)
 			m->hm_upgrade = 1;
 	}
 
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->hh_name = strdup(line)) == NULL ||
-	    (h->hh_value = strdup(value)) == NULL) {
-		if (h != NULL) {
-			free(h->hh_name);
-			free(h);
-		}
-		return (http_error(m, 500, "out of memory"));
-	}
 	/* repeated fields stay, in the order they came */
-	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
+	if (http_header_add(m, line, value) == -1)
+		return (http_error(m, 500, "out of memory"));
 	return (0);
 }
 
@@ -340,6 +333,23 @@ http_length(const char *s, off_t *len)
 }
 
 /*
+ * The host an absolute-form request target names ("http://HOST/..."):
+ * its start and length, or NULL for another form.
+ */
+static const char *
+http_target_host(const char *target, size_t *len)
+{
+	const char	*p;
+
+	if (target == NULL || (p = strstr(target, ":/")) == NULL ||
+	    strcspn(target, ":/") != (size_t)(p - target))
+		return (NULL);
+	p += strspn(p, ":/");
+	*len = strcspn(p, "/");
+	return (p);
+}
+
+/*
  * An absolute-form request target names its host: the Host field must
  * name the same (case aside), as OpenBSD checks.  Other targets agree.
  */
@@ -349,12 +359,51 @@ http_host_agrees(const char *target, const char *host)
 	const char	*p;
 	size_t		 len;
 
-	if (target == NULL || (p = strstr(target, ":/")) == NULL ||
-	    strcspn(target, ":/") != (size_t)(p - target))
+	if ((p = http_target_host(target, &len)) == NULL)
 		return (1);
-	p += strspn(p, ":/");
-	len = strcspn(p, "/");
 	return (strlen(host) == len && strncasecmp(p, host, len) == 0);
+}
+
+/*
+ * A request without a Host field whose target names its host: the
+ * host is taken from the target, as OpenBSD does, so that rules, $HOST
+ * and the backend see it.  0, or the status of the refusal.
+ */
+static int
+http_host_from_target(struct http_msg *m)
+{
+	const char	*p;
+	char		 host[RELAYD_HOSTNAME_MAX + 1];
+	size_t		 len;
+
+	if (http_header_get(m, "Host") != NULL ||
+	    (p = http_target_host(m->hm_target, &len)) == NULL || len == 0)
+		return (0);
+	if (len >= sizeof(host))
+		return (http_error(m, 400, "malformed host"));
+	memcpy(host, p, len);
+	host[len] = '\0';
+	if (http_header_add(m, "Host", host) == -1)
+		return (http_error(m, 500, "out of memory"));
+	return (0);
+}
+
+/* A field at the end of the head: 0, or -1 without memory. */
+int
+http_header_add(struct http_msg *m, const char *name, const char *value)
+{
+	struct http_header	*h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->hh_name = strdup(name)) == NULL ||
+	    (h->hh_value = strdup(value)) == NULL) {
+		if (h != NULL)
+			free(h->hh_name);
+		free(h);
+		return (-1);
+	}
+	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
+	return (0);
 }
 
 /*
@@ -366,6 +415,7 @@ int
 http_msg_done(struct http_msg *m)
 {
 	const char	*method;
+	int		 error;
 
 	if (m->hm_chunked && m->hm_clen != -1)
 		return (http_error(m, 400,
@@ -375,6 +425,8 @@ http_msg_done(struct http_msg *m)
 		if (m->hm_clen > 0 && (strcmp(method, "TRACE") == 0 ||
 		    strcmp(method, "CONNECT") == 0))
 			return (http_error(m, 400, "malformed"));
+		if ((error = http_host_from_target(m)) != 0)
+			return (error);
 		if (m->hm_chunked)
 			m->hm_body = HTTP_BODY_CHUNKED;
 		else if (m->hm_clen > 0)

@@ -139,23 +139,6 @@ http_header_find(struct http_msg *m, const char *key, const char *value)
 	return (NULL);
 }
 
-static int
-http_header_add(struct http_msg *m, const char *name, const char *value)
-{
-	struct http_header	*h;
-
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->hh_name = strdup(name)) == NULL ||
-	    (h->hh_value = strdup(value)) == NULL) {
-		if (h != NULL)
-			free(h->hh_name);
-		free(h);
-		return (-1);
-	}
-	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
-	return (0);
-}
-
 /* In a "k=v&k2=v2" list (a query): a pair the rule's key matches. */
 static int
 http_pair_find(const char *list, int sep, struct rule_kv *kv, char *buf,

@@ -1342,6 +1342,7 @@ void		 http_msg_clear(struct http_msg *);
 int		 http_msg_line(struct http_msg *, const char *, size_t);
 int		 http_msg_done(struct http_msg *);
 const char	*http_header_get(struct http_msg *, const char *);
+int		 http_header_add(struct http_msg *, const char *, const char *);
 void		 http_header_remove(struct http_msg *, struct http_header *);
 int		 http_chunk_line(const char *, size_t, off_t *);
 
