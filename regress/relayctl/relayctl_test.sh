@@ -169,6 +169,49 @@ monitor_cleanup()
 	stop_all
 }
 
+atf_test_case client_not_reading cleanup
+client_not_reading_head()
+{
+	atf_set descr "a control client that sends 42,000 requests and reads no answer is closed past the cap, logged; pfe does not grow; relayctl still answers"
+	atf_set require.user root
+	atf_set timeout 60
+}
+# pfe's resident memory, KiB
+pfe_rss()
+{
+	for _c in $(pgrep -P "$(cat relayd.pid)"); do
+		case $(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1) in
+		"relayd: pfe"*)
+			awk '/^VmRSS:/ { print $2 }' "/proc/$_c/status" ;;
+		esac
+	done
+}
+client_not_reading_body()
+{
+	setup_daemon
+	before=$(pfe_rss)
+	[ -n "$before" ] || atf_fail "no pfe"
+	atf_check -o inline:"closed\n" \
+	    "$TOP/regress/tools/ctlflood" relayd.sock -pipeline 42000
+	wait_log 10 "control: client of uid 0 does not read its answers (1024 waiting), connection closed" ||
+	    atf_fail "no log line"
+	after=$(pfe_rss)
+	echo "pfe: $before KiB before, $after KiB after" >&2
+	[ "$after" -lt $((before + 16384)) ] ||
+	    atf_fail "pfe grew from $before to $after KiB"
+	atf_check -o inline:"1\n" grep -c "does not read its answers" relayd.log
+	# one request at a time, each answer read: as many as one likes
+	for i in $(seq 1 50); do
+		"$RELAYCTL" -s relayd.sock show summary >/dev/null ||
+		    atf_fail "relayctl failed at $i"
+	done
+	atf_check -o match:"www" "$RELAYCTL" -s relayd.sock show relays
+}
+client_not_reading_cleanup()
+{
+	stop_all
+}
+
 atf_test_case monitor_not_reading cleanup
 monitor_not_reading_head()
 {
@@ -430,6 +473,7 @@ atf_init_test_cases()
 	atf_add_test_case log_verbose_brief
 	atf_add_test_case monitor
 	atf_add_test_case monitor_not_reading
+	atf_add_test_case client_not_reading
 	atf_add_test_case show_metrics
 	atf_add_test_case show_metrics_promtool
 	atf_add_test_case metrics_listener

@@ -26,6 +26,12 @@
  * reads the monitor for at most 10 seconds.  It prints "closed N" when
  * the daemon closed the monitor (N bytes of events came before the
  * end), "open N" when it is still connected.
+ *
+ *   ctlflood SOCKET -pipeline N
+ *
+ * sends N "show summary" requests on one connection without reading
+ * an answer, then waits at most 10 seconds for the daemon to hang up,
+ * still reading nothing: "closed" when it did, "open" when not.
  */
 
 #include <sys/socket.h>
@@ -34,6 +40,7 @@
 #include <err.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +92,36 @@ ctl_request(struct imsgbuf *ib, uint32_t type, struct ctl_id *id)
 	}
 }
 
+static int
+pipeline(const char *path, int n)
+{
+	struct imsgbuf	 ib;
+	struct pollfd	 pfd;
+	int		 i;
+
+	signal(SIGPIPE, SIG_IGN);
+	imsg_init(&ib, ctl_connect(path));
+	for (i = 0; i < n; i++) {
+		if (imsg_compose(&ib, IMSG_CTL_SHOW_SUM, 0, 0, -1, NULL,
+		    0) == -1)
+			err(1, "compose");
+		/* the daemon may hang up while the requests go */
+		if (ib.w.queued >= 1024 && imsg_flush(&ib) == -1)
+			break;
+	}
+	if (i == n)
+		(void)imsg_flush(&ib);
+	pfd.fd = ib.fd;
+	pfd.events = POLLRDHUP;
+	if (poll(&pfd, 1, 10000) > 0 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+		printf("closed\n");
+		return (0);
+	}
+	printf("open\n");
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -96,6 +133,8 @@ main(int argc, char *argv[])
 	ssize_t		 n;
 	int		 i, pairs, waited;
 
+	if (argc == 4 && strcmp(argv[2], "-pipeline") == 0)
+		return (pipeline(argv[1], atoi(argv[3])));
 	if (argc != 4)
 		errx(2, "usage: ctlflood SOCKET HOST PAIRS");
 	pairs = atoi(argv[3]);

@@ -33,7 +33,7 @@
 #include "relayd.h"
 
 #define CONTROL_BACKLOG	5
-#define CONTROL_MAXQUEUED	1024	/* events waiting for one monitor */
+#define CONTROL_MAXQUEUED	1024	/* messages waiting for one client */
 
 static struct ctl_connlist	 ctl_conns = TAILQ_HEAD_INITIALIZER(ctl_conns);
 static struct event		 ctl_ev;
@@ -284,6 +284,19 @@ control_dispatch_imsg(int fd, short event, void *arg)
 			/* a monitor only listens */
 			imsg_free(&imsg);
 			control_drop(c, "request on a monitor connection");
+			return;
+		}
+		/*
+		 * A client that asks again before reading its answers
+		 * (relayctl asks once) is not given more: its backlog
+		 * would be pfe's memory.
+		 */
+		if (c->iev.ibuf.w.queued >= CONTROL_MAXQUEUED) {
+			log_warnx("control: client of uid %u does not read "
+			    "its answers (%u waiting), connection closed",
+			    (unsigned int)c->uid, c->iev.ibuf.w.queued);
+			imsg_free(&imsg);
+			control_close(c);
 			return;
 		}
 
