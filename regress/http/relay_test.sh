@@ -1127,6 +1127,36 @@ http_absolute_without_host_cleanup()
 	stop_all
 }
 
+atf_test_case http_idle_body_to_eof cleanup
+http_idle_body_to_eof_head()
+{
+	atf_set descr "session timeout while an HTTP/1.0 answer runs to the backend's close: a backend that pauses longer than the timeout has its session ended at the timeout (it then writes into a closed socket), as OpenBSD's"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_idle_body_to_eof_body()
+{
+	require_http
+	start_httpd
+	http_conf "" "session timeout 2"
+	PREFORK=1 start_relayd
+	start=$(date +%s)
+	printf 'GET /pause/4 HTTP/1.0\r\n\r\n' |
+	    timeout 15 socat -t 12 - "TCP:127.0.0.1:$lport" >answer
+	took=$(($(date +%s) - start))
+	atf_check -o match:"^HTTP/1.0 200 OK" -o match:"hello\$" cat answer
+	[ "$took" -lt 4 ] || atf_fail "the session lasted $took s, beyond its 2 s timeout"
+	end_line "splice timeout, GET"
+	wait_for 10 test -s back.port.requests.pause ||
+	    atf_fail "the backend did not finish"
+	atf_check -o match:"^write failed: (Broken pipe|Connection reset by peer)" \
+	    cat back.port.requests.pause
+}
+http_idle_body_to_eof_cleanup()
+{
+	stop_all
+}
+
 atf_test_case http_body_framing cleanup
 http_body_framing_head()
 {
@@ -1518,6 +1548,7 @@ atf_init_test_cases()
 	atf_add_test_case http_openbsd_reasons
 	atf_add_test_case http_host_checks
 	atf_add_test_case http_absolute_without_host
+	atf_add_test_case http_idle_body_to_eof
 	atf_add_test_case http_body_framing
 	atf_add_test_case http_connect_error_pages
 	atf_add_test_case http_protodebug

@@ -18,6 +18,10 @@
 #	GET /closing		"Connection: close", the connection kept
 #	GET /slow/N		N bytes, 64 KiB at a time, 50 ms apart
 #	GET /reset		a reset instead of an answer
+#	GET /pause/S		"hello" without a length, S seconds of
+#				silence, then 50 KB; how that went
+#				("all written" or "write failed: ...") to
+#				PORTFILE.requests.pause
 #	GET /bad/KIND		a malformed response (see BAD below)
 #	GET /ws			a websocket: 101, then an echo to the end
 #	CONNECT ...		200, then an echo to the end
@@ -213,6 +217,19 @@ def answer(c, method, path, version, headers, raw):
         # says close, and keeps the connection all the same
         respond("200 OK", b"bye\n", "Connection: close\r\n")
         return True
+    if len(parts) > 2 and parts[1] == "pause":
+        c.send(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello")
+        time.sleep(float(parts[2]))
+        res = "all written"
+        try:
+            for i in range(50):
+                c.send(b"x" * 1000)
+                time.sleep(0.02)
+        except OSError as e:
+            res = "write failed: " + os.strerror(e.errno)
+        with open(c.log + ".pause", "a") as f:
+            f.write(res + "\n")
+        return False
     if path == "/reset":
         c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                           b"\x01\x00\x00\x00\x00\x00\x00\x00")

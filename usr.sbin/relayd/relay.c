@@ -118,7 +118,6 @@ static void	 relay_accept_resume(void);
 static void	 relay_statistics(int, short, void *);
 static void	 relay_sessions_send(struct privsep *, uint32_t);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
-static uint64_t	 relay_total(struct ctl_relay_event *);
 
 /* tcp: no hooks, everything passes as it comes */
 static const struct relay_ops relay_tcp_ops = {
@@ -1673,7 +1672,8 @@ relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (info->n_deleted == 0)
 		return;
 	from->copied += info->n_deleted;
-	event_base_gettimeofday_cached(NULL, &from->con->se_tv_last);
+	event_base_gettimeofday_cached(NULL, &from->tv_moved);
+	from->con->se_tv_last = from->tv_moved;
 }
 
 /*
@@ -1762,7 +1762,7 @@ static int
 relay_splice(struct ctl_relay_event *cre)
 {
 	cre->splicing = 1;
-	cre->mark = relay_total(cre);
+	cre->mark = splice_total(&cre->sp);
 	return (relay_splice_run(cre, 0));
 }
 
@@ -1866,21 +1866,31 @@ relay_shutdown(struct ctl_relay_event *cre)
 
 /*
  * A direction idle for the session timeout ends the session only when
- * the other direction moved nothing in the same period: bytes it moved
- * since the last look keep the session alive, also when it has ended
- * since (a half-closed session waiting for its answer).
+ * the other direction moved nothing in the same period, as OpenBSD's
+ * timeouts do: what it wrote in userland counts from when it was
+ * written; what its splice moved since the last look (the kernel's
+ * count says how much, not when) keeps the session alive.
  */
 static int
 relay_idle_alive(struct ctl_relay_event *cre)
 {
 	struct ctl_relay_event	*other = cre->dst;
+	struct timeval		 now, idle;
 	uint64_t		 total;
 
-	total = relay_total(other);
-	if (total == (uint64_t)other->mark)
+	total = splice_total(&other->sp);
+	if (total != (uint64_t)other->mark) {
+		other->mark = total;
+		cre->mark = splice_total(&cre->sp);
+		return (1);
+	}
+	if (!timerisset(&other->tv_moved))
 		return (0);
-	other->mark = total;
-	cre->mark = relay_total(cre);
+	event_base_gettimeofday_cached(NULL, &now);
+	timersub(&now, &other->tv_moved, &idle);
+	if (timercmp(&idle, &cre->con->se_relay->rl_conf.timeout, >=))
+		return (0);
+	cre->mark = splice_total(&cre->sp);
 	return (1);
 }
 
@@ -1977,12 +1987,6 @@ relay_bytes(struct ctl_relay_event *cre, int kind)
 	if (kind == RELAY_BYTES_COPIED)
 		n += cre->copied;
 	return (n);
-}
-
-static uint64_t
-relay_total(struct ctl_relay_event *cre)
-{
-	return (splice_total(&cre->sp) + cre->copied);
 }
 
 /*

@@ -976,7 +976,9 @@ struct ctl_relay_event {
 						   looks again */
 	uint64_t		 copied;	/* from here, written by dst's
 						   bev */
-	off_t			 mark;		/* bytes at the last look */
+	off_t			 mark;		/* spliced at the last look */
+	struct timeval		 tv_moved;	/* userland last wrote from
+						   here */
 	int			 splicing;	/* passing toread by splice */
 	int			 done;		/* end of file seen */
 	int			 dir;
