@@ -518,6 +518,60 @@ large_tables_cleanup()
 	stop_all
 }
 
+atf_test_case reload_keeps_counters cleanup
+reload_keeps_counters_head()
+{
+	atf_set descr "counters count on across relayctl reload and SIGHUP (relayctl show metrics, status), reset only at start; the configuration generation tells reloads apart"
+	atf_set require.user root
+	atf_set timeout 60
+}
+# relayd_relay_sessions_total of relay test, as relayctl shows it
+sessions_total()
+{
+	"$RELAYCTL" -s relayd.sock show metrics |
+	    sed -n 's/^relayd_relay_sessions_total{relay="test"} //p'
+}
+reload_keeps_counters_body()
+{
+	require_daemon
+	bport=$(start_backend back echo 80)
+	write_conf "$bport"
+	start_relayd
+	lport=$(cat relay.port)
+	for i in $(seq 1 10); do
+		atf_check -o ignore -e ignore "$RTOOL" client "$lport" 1 1000 10
+	done
+	wait_for 10 sh -c "test \"\$($RELAYCTL -s $PWD/relayd.sock show metrics | sed -n 's/^relayd_relay_sessions_total{relay=\"test\"} //p')\" = 10" ||
+	    atf_fail "10 sessions not counted: $(sessions_total)"
+	gen0=$("$RELAYCTL" -s relayd.sock show metrics | sed -n 's/^relayd_config_generation //p')
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	# at once and after the relays reported again: never below 10
+	atf_check_equal 10 "$(sessions_total)"
+	# the relays report every second: a report from each
+	sleep 1.5
+	atf_check_equal 10 "$(sessions_total)"
+	for i in $(seq 1 5); do
+		atf_check -o ignore -e ignore "$RTOOL" client "$lport" 1 1000 10
+	done
+	kill -HUP "$(cat relayd.pid)"
+	wait_for 10 sh -c "test \$(grep -c 'relay_launch: running relay test' relayd.log) -eq 9" ||
+	    atf_fail "no reload with SIGHUP"
+	for i in $(seq 1 5); do
+		atf_check -o ignore -e ignore "$RTOOL" client "$lport" 1 1000 10
+	done
+	wait_for 10 sh -c "test \"\$($RELAYCTL -s $PWD/relayd.sock show metrics | sed -n 's/^relayd_relay_sessions_total{relay=\"test\"} //p')\" = 20" ||
+	    atf_fail "20 sessions not counted: $(sessions_total)"
+	atf_check -o match:"relay test: active, sessions: 0 active, 20 total" \
+	    -o match:"bytes: in 20000 .*, out 20000 " "$RELAYCTL" -s relayd.sock status
+	gen1=$("$RELAYCTL" -s relayd.sock show metrics | sed -n 's/^relayd_config_generation //p')
+	[ -n "$gen0" ] && [ "$gen1" -eq $((gen0 + 2)) ] ||
+	    atf_fail "generation $gen0 -> $gen1 over two reloads"
+}
+reload_keeps_counters_cleanup()
+{
+	stop_all
+}
+
 atf_test_case reload_storm_counts cleanup
 reload_storm_counts_head()
 {
@@ -790,6 +844,7 @@ atf_init_test_cases()
 	atf_add_test_case broken_reload_rejected
 	atf_add_test_case reload_busy
 	atf_add_test_case large_tables
+	atf_add_test_case reload_keeps_counters
 	atf_add_test_case reload_storm_counts
 	atf_add_test_case reload_keeps_streams
 	atf_add_test_case reload_keeps_sessions

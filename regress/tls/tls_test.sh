@@ -747,6 +747,53 @@ tls_session_tickets_cleanup()
 	stop_all
 }
 
+atf_test_case tls_tickets_survive_reload cleanup
+tls_tickets_survive_reload_head()
+{
+	atf_set descr "session tickets issued before relayctl reload and SIGHUP resume after them, TLS 1.3 and 1.2, on any relay process"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_tickets_survive_reload_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf tcp "tls session tickets"
+	sed -i 's/^prefork 1$/prefork 2/' relayd.conf
+	PREFORK=2 start_relayd
+	for v in 3 2; do
+		s_client_sess -tls1_$v -sess_out
+		atf_check -o match:"^New, TLSv1" cat sc.out
+		mv sess.pem sess1$v.pem
+	done
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	for v in 3 2; do
+		for i in 1 2 3; do
+			cp sess1$v.pem sess.pem
+			s_client_sess -tls1_$v -sess_in
+			atf_check -o match:"^Reused, TLSv1" \
+			    -o match:"^HTTP/1.0 200 OK" cat sc.out
+		done
+	done
+	kill -HUP "$(cat relayd.pid)"
+	wait_for 10 sh -c "test \$(grep -c 'relay_launch: running relay r' relayd.log) -eq 6" ||
+	    atf_fail "no reload with SIGHUP"
+	for v in 3 2; do
+		for i in 1 2 3; do
+			cp sess1$v.pem sess.pem
+			s_client_sess -tls1_$v -sess_in
+			atf_check -o match:"^Reused, TLSv1" \
+			    -o match:"^HTTP/1.0 200 OK" cat sc.out
+		done
+	done
+}
+tls_tickets_survive_reload_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_ocsp_staple cleanup
 tls_ocsp_staple_head()
 {
@@ -987,6 +1034,35 @@ tls_no_session_tickets_cleanup()
 	stop_all
 }
 
+atf_test_case tls_idle_body_to_eof cleanup
+tls_idle_body_to_eof_head()
+{
+	atf_set descr "https: session timeout while an HTTP/1.0 answer runs to the backend's close ends the session at the timeout, as OpenBSD's"
+	atf_set require.user root
+	atf_set timeout 30
+}
+tls_idle_body_to_eof_body()
+{
+	tls_relay ec http "" "session timeout 2"
+	start=$(date +%s)
+	printf 'GET /pause/4 HTTP/1.0\r\n\r\n' | timeout 15 openssl s_client \
+	    -quiet -ign_eof -connect "127.0.0.1:$lport" -CAfile ca.crt \
+	    >answer 2>sc.err
+	took=$(($(date +%s) - start))
+	atf_check -o match:"^HTTP/1.0 200 OK" -o match:"hello" cat answer
+	[ "$took" -lt 4 ] || atf_fail "the session lasted $took s, beyond its 2 s timeout"
+	# TLS is never spliced: the timeout is the buffer event's
+	end_line "buffer event timeout, GET"
+	wait_for 10 test -s back.port.requests.pause ||
+	    atf_fail "the backend did not finish"
+	atf_check -o match:"^write failed: (Broken pipe|Connection reset by peer)" \
+	    cat back.port.requests.pause
+}
+tls_idle_body_to_eof_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -1005,9 +1081,11 @@ atf_init_test_cases()
 	atf_add_test_case tls_no_session_tickets
 	atf_add_test_case tls_inspection
 	atf_add_test_case tls_session_tickets
+	atf_add_test_case tls_tickets_survive_reload
 	atf_add_test_case tls_ocsp_staple
 	atf_add_test_case tls_client_crl
 	atf_add_test_case tls_show_sessions
 	atf_add_test_case tls_missing_files
 	atf_add_test_case tls_proxy_protocol
+	atf_add_test_case tls_idle_body_to_eof
 }

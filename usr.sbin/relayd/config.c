@@ -208,13 +208,19 @@ config_free(struct relayd *conf)
 
 /*
  * Reload, in the parent: the running configuration goes, the new one
- * (parsed into new, which is freed) takes its place in env.
+ * (parsed into new, which is freed) takes its place in env.  What
+ * clients hold of a relay (its TLS session id context) carries over.
  */
 void
 config_replace(struct relayd *env, struct relayd *new)
 {
-	struct relay	*rlay;
+	struct relay	*rlay, *old;
 
+	/* a TLS session resumes across the reload: same relay, same id */
+	TAILQ_FOREACH(rlay, new->sc_relays, rl_entry)
+		if ((old = relay_findbyname(env, rlay->rl_conf.name)) != NULL)
+			memcpy(rlay->rl_conf.tls_sid, old->rl_conf.tls_sid,
+			    sizeof(rlay->rl_conf.tls_sid));
 	config_lists_free(env);
 	env->sc_conf = new->sc_conf;
 	env->sc_tables = new->sc_tables;
@@ -248,8 +254,60 @@ int
 config_getreset(struct relayd *env, struct imsg *imsg)
 {
 	(void)imsg;
+	config_keepstats(env);
 	config_purge(env);
 	return (0);
+}
+
+/*
+ * Counters go on across reloads, as relayctl(8) says ("since the start
+ * of the daemon"): when a configuration goes, each relay's statistics
+ * are kept by its name, and the relay of that name in the next one
+ * starts from them.  What no relay takes goes at the next reload.
+ */
+struct relay_kept {
+	TAILQ_ENTRY(relay_kept)	 rk_entry;
+	char			 rk_name[MAX_NAME_SIZE];
+	struct relay_stats	 rk_stats[PROC_MAX_INSTANCES];
+};
+static TAILQ_HEAD(, relay_kept) relays_kept =
+    TAILQ_HEAD_INITIALIZER(relays_kept);
+
+void
+config_keepstats(struct relayd *env)
+{
+	struct relay_kept	*rk;
+	struct relay		*rlay;
+
+	while ((rk = TAILQ_FIRST(&relays_kept)) != NULL) {
+		TAILQ_REMOVE(&relays_kept, rk, rk_entry);
+		free(rk);
+	}
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		if ((rk = calloc(1, sizeof(*rk))) == NULL) {
+			log_warn("%s", __func__);
+			return;
+		}
+		(void)strlcpy(rk->rk_name, rlay->rl_conf.name,
+		    sizeof(rk->rk_name));
+		memcpy(rk->rk_stats, rlay->rl_stats, sizeof(rk->rk_stats));
+		TAILQ_INSERT_TAIL(&relays_kept, rk, rk_entry);
+	}
+}
+
+static void
+config_takestats(struct relay *rlay)
+{
+	struct relay_kept	*rk;
+
+	TAILQ_FOREACH(rk, &relays_kept, rk_entry)
+		if (strcmp(rk->rk_name, rlay->rl_conf.name) == 0) {
+			memcpy(rlay->rl_stats, rk->rk_stats,
+			    sizeof(rlay->rl_stats));
+			TAILQ_REMOVE(&relays_kept, rk, rk_entry);
+			free(rk);
+			return;
+		}
 }
 
 int
@@ -576,6 +634,7 @@ config_getrelay(struct relayd *env, struct imsg *imsg)
 	TAILQ_INIT(&rlay->rl_certs);
 	if ((rlay->rl_proto = proto_find(env, rlay->rl_conf.proto)) == NULL)
 		rlay->rl_proto = &env->sc_proto_default;
+	config_takestats(rlay);
 	TAILQ_INSERT_TAIL(env->sc_relays, rlay, rl_entry);
 	return (0);
 }

@@ -420,7 +420,10 @@ relay_reset(struct imsg *imsg)
 	struct rsession	*con;
 	struct relay	*rlay;
 
+	(void)imsg;
+	config_keepstats(env);
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		rlay->rl_retired = 1;
 		if (rlay->rl_up) {
 			event_del(&rlay->rl_ev);
 			evtimer_del(&rlay->rl_evt);
@@ -435,7 +438,7 @@ relay_reset(struct imsg *imsg)
 	}
 	relay_started = 0;
 	if (relay_nsessions == 0) {
-		config_getreset(env, imsg);
+		config_purge(env);
 		return;
 	}
 
@@ -563,11 +566,27 @@ relay_accept(int fd, short event, void *arg)
 	}
 }
 
-/* For relay_udp.c: this process's statistics, a relay by its id. */
+/*
+ * The relay a session of rlay counts in: rlay, or for a session that
+ * runs on after a reload, the running configuration's relay of the
+ * same name (which started from rlay's counters).
+ */
+static struct relay *
+relay_counted(struct relay *rlay)
+{
+	struct relay	*cur;
+
+	if (rlay->rl_retired &&
+	    (cur = relay_findbyname(env, rlay->rl_conf.name)) != NULL)
+		return (cur);
+	return (rlay);
+}
+
+/* This process's statistics of a relay, where its sessions count. */
 struct relay_stats *
 relay_stats_mine(struct relay *rlay)
 {
-	return (&rlay->rl_stats[rps->ps_instance]);
+	return (&relay_counted(rlay)->rl_stats[rps->ps_instance]);
 }
 
 struct relay *
@@ -2054,7 +2073,7 @@ relay_log(struct rsession *con, const char *text)
 void
 relay_request(struct rsession *con, const char *line)
 {
-	con->se_relay->rl_stats[rps->ps_instance].requests++;
+	relay_stats_mine(con->se_relay)->requests++;
 	(void)strlcpy(con->se_request, line, sizeof(con->se_request));
 }
 
@@ -2141,7 +2160,7 @@ relay_close(struct rsession *con, const char *msg, int err)
 	uint64_t		 b[2][2];
 	int			 dir, kind;
 
-	st = &con->se_relay->rl_stats[rps->ps_instance];
+	st = relay_stats_mine(con->se_relay);
 	for (dir = 0; dir < 2; dir++) {
 		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
 		for (kind = 0; kind < 2; kind++) {
@@ -2202,7 +2221,7 @@ relay_statistics(int fd, short event, void *arg)
 		st.id = rlay->rl_conf.id;
 		st.proc = ps->ps_instance;
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
-			if (con->se_relay != rlay)
+			if (relay_counted(con->se_relay) != rlay)
 				continue;
 			for (kind = 0; kind < 2; kind++) {
 				st.bytes[RELAY_DIR_REQUEST][kind] +=

@@ -56,8 +56,11 @@ static void	 parent_configure_done(struct relayd *);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
+static void	 parent_tls_ticket_send(struct relayd *, int);
 
 static struct event	 parent_rekey_ev;
+static struct ctl_ticketkey parent_keys[TLS_TICKET_KEYS];
+static int		 parent_nkeys;
 static __dead void
 		 parent_shutdown(struct relayd *);
 
@@ -404,8 +407,11 @@ parent_configure_done(struct relayd *env)
 		return;
 	for (id = PROC_PFE; id < PROC_MAX; id++)
 		proc_compose(ps, id, IMSG_CTL_START, NULL, 0);
-	/* the relays' new TLS configurations get the shared ticket key */
-	parent_tls_ticket_rekey(-1, 0, env);
+	/* the relays' new TLS configurations get the shared ticket keys */
+	if (parent_nkeys == 0)
+		parent_tls_ticket_rekey(-1, 0, env);
+	else
+		parent_tls_ticket_send(env, 0);
 	if (reload_waiting) {
 		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_OK,
 		    reload_peerid, -1, NULL, 0);
@@ -416,26 +422,43 @@ parent_configure_done(struct relayd *env)
 /*
  * Session tickets: one key for every relay process, so that a ticket
  * one of them issued resumes at another; a new one every
- * TLS_TICKET_REKEY seconds (libtls keeps the previous ones for the
- * ticket lifetime).
+ * TLS_TICKET_REKEY seconds.  The parent keeps the last TLS_TICKET_KEYS
+ * (a ticket lifetime's worth, as many as libtls holds) and gives them
+ * all to the relays' new configurations after a reload, so that
+ * tickets issued before it resume after it.
  */
 static void
 parent_tls_ticket_rekey(int fd, short event, void *arg)
 {
 	struct relayd		*env = arg;
-	struct ctl_ticketkey	 tk;
 	struct timeval		 tv = { TLS_TICKET_REKEY, 0 };
 
 	(void)fd;
 	(void)event;
-	tk.keyrev = arc4random();
-	arc4random_buf(tk.key, sizeof(tk.key));
-	proc_compose(env->sc_ps, PROC_RELAY, IMSG_TLSTICKET_REKEY, &tk,
-	    sizeof(tk));
-	explicit_bzero(&tk, sizeof(tk));
+	if (parent_nkeys == TLS_TICKET_KEYS) {
+		explicit_bzero(&parent_keys[0], sizeof(parent_keys[0]));
+		memmove(&parent_keys[0], &parent_keys[1],
+		    sizeof(parent_keys[0]) * (TLS_TICKET_KEYS - 1));
+		parent_nkeys--;
+	}
+	parent_keys[parent_nkeys].keyrev = arc4random();
+	arc4random_buf(parent_keys[parent_nkeys].key,
+	    sizeof(parent_keys[parent_nkeys].key));
+	parent_tls_ticket_send(env, parent_nkeys++);
 	if (!evtimer_initialized(&parent_rekey_ev))
 		evtimer_set(&parent_rekey_ev, parent_tls_ticket_rekey, env);
 	evtimer_add(&parent_rekey_ev, &tv);
+}
+
+/* The kept ticket keys from the from-th on, oldest first, to the relays. */
+static void
+parent_tls_ticket_send(struct relayd *env, int from)
+{
+	int	 i;
+
+	for (i = from; i < parent_nkeys; i++)
+		proc_compose(env->sc_ps, PROC_RELAY, IMSG_TLSTICKET_REKEY,
+		    &parent_keys[i], sizeof(parent_keys[i]));
 }
 
 /*

@@ -45,6 +45,7 @@
 #endif
 #define TLS_TICKET_REKEY	1800		/* a new ticket key, seconds */
 #define TLS_SESSION_LIFETIME	7200		/* how long a ticket is good */
+#define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
 #define TLS_HASH_SIZE		72		/* "SHA256:" + 64 hex + NUL */
 #ifndef RELAYD_SOCKET
@@ -929,6 +930,7 @@ struct relay {
 	TAILQ_HEAD(, dns_session) rl_dnsq;	/* dns: queries, oldest first */
 	struct relaytables	 rl_tables;
 	struct relay_stats	 rl_stats[PROC_MAX_INSTANCES];
+	int			 rl_retired;	/* of an older configuration */
 	struct relay_certs	 rl_certs;
 	struct tls_config	*rl_tls_cfg;		/* listen ... tls */
 	struct tls		*rl_tls_ctx;
@@ -1197,6 +1199,7 @@ void		 protocol_free(struct protocol *);
 void		 rule_free(struct relay_rule *);
 int		 config_setreset(struct relayd *);
 int		 config_getreset(struct relayd *, struct imsg *);
+void		 config_keepstats(struct relayd *);
 int		 config_getcfg(struct relayd *, struct imsg *);
 int		 config_setglobal(struct relayd *);
 int		 config_settable(struct relayd *, struct table *);
