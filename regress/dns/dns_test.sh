@@ -196,6 +196,66 @@ spoofed_cleanup()
 	stop_all
 }
 
+atf_test_case forged_answers cleanup
+forged_answers_head()
+{
+	atf_set descr "200,000 forged answers with random IDs, from the backend's address and port to the source ports earlier queries came from, reach no client: queries leave by fresh ports"
+	atf_set timeout 120
+}
+forged_answers_body()
+{
+	require_daemon
+	rm -f forger.port
+	python3 "$DNSTOOL" forger "$PWD/forger.port" 200000 100 >forger.out 2>&1 &
+	echo $! >forger.pid
+	wait_for 10 test -s forger.port || atf_fail "no forger"
+	port=$(cat forger.port)
+	dns_conf "127.0.0.1" "session timeout 30"
+	start_relayd
+	# the ports leak: eight queries answered, their source ports seen
+	atf_check -o match:"^answered 8 mismatched 0 lost 0" \
+	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 8 1 - probe.test
+	# 64 queries in flight while the forger sends to those ports
+	python3 "$DNSTOOL" client 127.0.0.1 "$lport" 64 64 - victim.test \
+	    >victims.out 2>&1 &
+	echo $! >victims.pid
+	wait_for 90 test -s forger.port.forged || atf_fail "the forger did not finish"
+	cat forger.port.forged >&2
+	wait_for 20 test -s victims.out || atf_fail "the client did not finish"
+	atf_check -o match:"^answered 0 mismatched 0 lost 64" cat victims.out
+	atf_check -s exit:1 grep -q "6\.6\.6\.6" relayd.log
+	# eight sessions ended with an answer: the probes'
+	atf_check -o inline:"8\n" grep -c "session closed" relayd.log
+}
+forged_answers_cleanup()
+{
+	stop_all
+}
+
+atf_test_case question_case cleanup
+question_case_head()
+{
+	atf_set descr "an answer whose question differs from the query's only in letter case is another question: dropped, so a client's 0x20 check holds"
+	atf_set timeout 30
+}
+question_case_body()
+{
+	require_daemon
+	port=$(start_dns one)
+	dns_conf "127.0.0.1" "session timeout 5"
+	start_relayd
+	atf_check -o match:"^answered 1 " \
+	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 1 1 - lower.case.test
+	atf_check -o match:"^answered 0 mismatched 0 lost 1" \
+	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 1 1 - MiXeD.case.test
+	wait_log 10 "datagrams dropped, the last an answer to another question" ||
+	    atf_fail "no drop logged"
+}
+question_case_cleanup()
+{
+	stop_all
+}
+
 atf_test_case roundrobin cleanup
 roundrobin_head()
 {
@@ -353,6 +413,8 @@ atf_init_test_cases()
 	atf_add_test_case large_and_tcp
 	atf_add_test_case ids
 	atf_add_test_case spoofed
+	atf_add_test_case forged_answers
+	atf_add_test_case question_case
 	atf_add_test_case roundrobin
 	atf_add_test_case backend_down
 	atf_add_test_case timeout

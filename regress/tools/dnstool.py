@@ -18,6 +18,16 @@
 #			right ID from another port and from 127.0.0.2,
 #			an answer to another question), 50 ms later
 #			A 192.0.2.1, and then once more A 6.6.6.6
+#	  *.case.test	the answer's question in lower case: another
+#			question for a relay that compares it byte for
+#			byte (a client's 0x20 check)
+#   dnstool.py forger PORTFILE FORGERIES [SECONDS]
+#	a DNS server that answers probe*.test (A 192.0.2.1) and learns the
+#	source ports those queries came from; it never answers other
+#	names, and on the first such query sends FORGERIES forged answers
+#	to it (A 6.6.6.6, its question byte for byte, random IDs) from its
+#	own address and port to the ports it learned, round robin, then
+#	writes "forged N to P ports" to PORTFILE.forged.
 #   dnstool.py client ADDRESS PORT COUNT [WINDOW [IDFILE [NAME]]]
 #	COUNT A queries for qN.test (or NAME), WINDOW (64) in flight,
 #	each under a random ID (written to IDFILE with the name, unless
@@ -173,7 +183,49 @@ def server(portfile, name, addr="127.0.0.1", seconds=120, want=0):
             u.sendto(answer(q, name, False), peer)
             u.sendto(answer(q, name, False, records=bad), peer)
             continue
+        if qn.endswith(".case.test"):
+            lower = q[12:qname(q)[2]].lower()
+            u.sendto(answer(q, name, False, qd=lower), peer)
+            continue
         u.sendto(answer(q, name, False), peer)
+
+
+def forger(portfile, count, seconds=120):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    tmp = portfile + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % u.getsockname()[1])
+    os.rename(tmp, portfile)
+    ports = []
+    end = time.time() + seconds
+    while time.time() < end:
+        r, _, _ = select.select([u], [], [], 0.5)
+        if not r:
+            continue
+        q, peer = u.recvfrom(65536)
+        try:
+            qn, _, _ = qname(q)
+        except (IndexError, struct.error):
+            continue
+        if qn.startswith("probe"):
+            if peer[1] not in ports:
+                ports.append(peer[1])
+            u.sendto(answer(q, "probe", False), peer)
+            continue
+        bad = [rr(1, socket.inet_aton("6.6.6.6"))]
+        forged = [answer(q, "x", False, rid=i, records=bad)
+                  for i in range(65536)]
+        ids = random.sample(range(65536), 65536)
+        for n in range(count):
+            try:
+                u.sendto(forged[ids[n % 65536]],
+                         ("127.0.0.1", ports[n % len(ports)]))
+            except OSError:
+                pass
+        with open(portfile + ".forged", "w") as f:
+            f.write("forged %d to %d ports\n" % (count, len(ports)))
+        return
 
 
 def query(qid, name, qtype=1):
@@ -227,6 +279,9 @@ if __name__ == "__main__":
                sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1",
                int(sys.argv[5]) if len(sys.argv) > 5 else 120,
                int(sys.argv[6]) if len(sys.argv) > 6 else 0)
+    elif sys.argv[1] == "forger":
+        forger(sys.argv[2], int(sys.argv[3]),
+               int(sys.argv[4]) if len(sys.argv) > 4 else 120)
     elif sys.argv[1] == "client":
         client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
                int(sys.argv[5]) if len(sys.argv) > 5 else 64,

@@ -473,9 +473,9 @@ relay_fds_left(void)
 {
 	int	 left;
 
-	/* a dns query's session holds no descriptor */
+	/* a dns query's session holds no descriptor, its socket does */
 	left = relay_maxfds - relay_basefds -
-	    2 * (relay_nsessions - relay_ndgrams) -
+	    2 * (relay_nsessions - relay_ndgrams) - relay_dns_sockets() -
 	    splice_fds_held() - FD_RESERVE;
 	if (left < 8 * FD_NEEDED)
 		left = relay_maxfds - getdtablecount() - FD_RESERVE;

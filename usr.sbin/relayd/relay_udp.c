@@ -22,14 +22,17 @@
  * the session ends with the answer, or with the relay's session timeout.
  * Queries over TCP are relayed as a tcp relay relays (relay.c).
  *
- * Unlike OpenBSD, which opens a socket per query, a relay process keeps
- * RELAY_DNS_SOCKETS connected sockets per backend address (a batch of
- * queries leaves by one of them, at random) and moves datagrams
- * RELAY_DNS_BATCH at a time (recvmmsg, sendmmsg).  A connected
- * socket receives only what its backend's address and port send; an
- * answer is taken only on the socket its query left by, for an ID that
- * is pending, with the query's question, once.  The IDs come from a
- * random choice among the 32768 not used in the last 32768 queries.
+ * As OpenBSD, which opens a socket per query, and every resolver since
+ * 2008, queries leave from fresh sockets on ports the kernel picks at
+ * random: a socket takes RELAY_DNS_PERSOCK queries to a backend at most,
+ * and is closed once they are answered or over, so that a blind forger
+ * must guess a port and an ID.  Datagrams move RELAY_DNS_BATCH at a
+ * time (recvmmsg, sendmmsg).  A connected socket receives only what
+ * its backend's address and port send; an answer is taken only on the
+ * socket its query left by, for an ID that is pending, with the
+ * query's question byte for byte (case included: a client's 0x20 check
+ * sees what it asked), once.  The IDs come from a random choice among
+ * the 32768 not used in the last 32768 queries.
  */
 
 #include <sys/types.h>
@@ -54,7 +57,8 @@
 #define DNS_IDS			65536
 #define DNS_RECENT		32768	/* IDs not used again for so long */
 #define DNS_NAMEMAX		255
-#define RELAY_DNS_SOCKETS	4	/* per backend address */
+#define RELAY_DNS_PERSOCK	4	/* queries that leave by one socket */
+#define RELAY_DNS_MAXSOCKS	512	/* backend sockets open at most */
 #define RELAY_DNS_BATCH		32	/* datagrams per system call */
 #define RELAY_DNS_ROUNDS	8	/* batches per wakeup */
 #define RELAY_DNS_QUERYMAX	4096	/* a larger query is dropped */
@@ -62,11 +66,22 @@
 #define RELAY_DNS_OUTS		8	/* backend sockets written per batch */
 #define RELAY_DNS_IDLE		60	/* seconds: an unused backend goes */
 
+struct dns_backend;
+
+/* A socket queries leave by, on a port of the kernel's choice. */
+struct dns_sock {
+	struct dns_backend	*dk_be;
+	int			 dk_s;
+	struct event		 dk_ev;
+	unsigned int		 dk_sent;	/* queries given to it */
+	unsigned int		 dk_pending;	/* of them, unanswered */
+	int			 dk_busy;	/* in its read callback */
+};
+
 struct dns_backend {
 	TAILQ_ENTRY(dns_backend) db_entry;
 	struct sockaddr_storage	 db_ss;
-	int			 db_s[RELAY_DNS_SOCKETS];
-	struct event		 db_ev[RELAY_DNS_SOCKETS];
+	struct dns_sock		*db_cur;	/* the next query's */
 	unsigned int		 db_pending;
 	objid_t			 db_relayid;	/* the last to use it */
 	time_t			 db_used;
@@ -76,14 +91,14 @@ TAILQ_HEAD(dns_backends, dns_backend);
 struct dns_session {
 	struct rsession		 ds_con;	/* first: freed with it */
 	struct dns_backend	*ds_be;
-	int			 ds_sock;	/* the socket it left by */
+	struct dns_sock		*ds_dk;		/* the socket it left by */
 	uint16_t		 ds_cid;	/* the client's ID */
 	uint16_t		 ds_bid;	/* ours */
 	int			 ds_pending;	/* waits for its answer */
 	int			 ds_queued;	/* on the relay's list */
 	int			 ds_sent;
 	size_t			 ds_qlen;	/* its question */
-	uint64_t		 ds_qhash;
+	uint8_t			 ds_q[DNS_QUESTIONMAX];
 	struct timeval		 ds_deadline;
 	TAILQ_ENTRY(dns_session) ds_entry;
 };
@@ -112,6 +127,9 @@ static void	 relay_dns_evict(struct relay *);
 static struct dns_backend
 		*relay_dns_backend(struct relay *, struct sockaddr_storage *);
 static void	 relay_dns_backend_free(struct dns_backend *);
+static struct dns_sock
+		*relay_dns_sock(struct relay *, struct dns_backend *);
+static void	 relay_dns_sock_release(struct dns_sock *);
 static uint32_t	 relay_dns_random(void);
 static uint16_t	 relay_dns_id(void);
 static void	 relay_dns_batch_add(struct dns_batch *, uint8_t *, size_t,
@@ -133,7 +151,7 @@ static struct event		 dns_gcev;
 static uint16_t			 dns_fresh[DNS_IDS - DNS_RECENT];
 static uint16_t			 dns_recent[DNS_RECENT];
 static unsigned int		 dns_recentpos;
-static uint64_t			 dns_seed;
+static unsigned int		 dns_nsocks;
 static int			 dns_ready;
 
 /* what one wakeup moves; queries and answers stay here until sent */
@@ -145,19 +163,16 @@ static struct sockaddr_storage	 dns_from[RELAY_DNS_BATCH];
 static struct dns_batch		 dns_out[RELAY_DNS_OUTS];
 static unsigned int		 dns_nout;
 static struct dns_batch		 dns_answers;
-static int			 dns_sock;	/* this batch's, at random */
 
 /*
  * The header and the first question of a DNS message.  0 with m filled
- * in, -1 for what is not one.  The question's hash ignores the case of
- * the name, as the name's comparison does.
+ * in (m->q points into buf), -1 for what is not one.
  */
 int
 relay_dns_parse(const uint8_t *buf, size_t len, struct dns_msg *m)
 {
 	size_t		 off, namelen = 0;
-	uint64_t	 h;
-	uint8_t		 c, l;
+	uint8_t		 l;
 
 	memset(m, 0, sizeof(*m));
 	if (len < DNS_HDRLEN)
@@ -194,15 +209,7 @@ relay_dns_parse(const uint8_t *buf, size_t len, struct dns_msg *m)
 		return (-1);
 	off += 4;
 	m->qlen = off - DNS_HDRLEN;
-	/* FNV-1a, with a seed of the process's own */
-	h = 0xcbf29ce484222325ULL ^ dns_seed;
-	for (off = DNS_HDRLEN; off < DNS_HDRLEN + m->qlen; off++) {
-		c = buf[off];
-		if (c >= 'A' && c <= 'Z')
-			c += 'a' - 'A';
-		h = (h ^ c) * 0x100000001b3ULL;
-	}
-	m->qhash = h;
+	m->q = buf + DNS_HDRLEN;
 	return (0);
 }
 
@@ -282,7 +289,6 @@ relay_udp_launch(struct relay *rlay)
 	if (!dns_ready) {
 		dns_ready = 1;
 		relay_dns_idinit();
-		arc4random_buf(&dns_seed, sizeof(dns_seed));
 		evtimer_set(&dns_gcev, relay_dns_gc, NULL);
 		evtimer_add(&dns_gcev, &tv);
 	}
@@ -338,8 +344,6 @@ relay_udp_server(int fd, short event, void *arg)
 	for (round = 0; round < RELAY_DNS_ROUNDS; round++) {
 		relay_dns_msgs(msg, iov, dns_qbuf[0], sizeof(dns_qbuf[0]),
 		    dns_from);
-		/* a batch of queries leaves by one socket: one sendmmsg */
-		dns_sock = relay_dns_random() % RELAY_DNS_SOCKETS;
 		if ((n = recvmmsg(fd, msg, RELAY_DNS_BATCH, MSG_DONTWAIT,
 		    NULL)) == -1) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -402,7 +406,7 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	ds = (struct dns_session *)con;
 	ds->ds_cid = m.id;
 	ds->ds_qlen = m.qlen;
-	ds->ds_qhash = m.qhash;
+	memcpy(ds->ds_q, m.q, m.qlen);
 	con->se_in.copied = len;
 	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
 		if ((h = relay_from_table(con)) == NULL) {
@@ -414,7 +418,8 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 		con->se_out.ss = h->conf.ss;
 	} else
 		con->se_out.ss = rlay->rl_conf.dstss;
-	if ((ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL) {
+	if ((ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL ||
+	    (ds->ds_dk = relay_dns_sock(rlay, ds->ds_be)) == NULL) {
 		relay_stats_mine(rlay)->cfailed++;
 		relay_close(con, "forward failed", 1);
 		return;
@@ -424,6 +429,8 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	dns_pending[ds->ds_bid] = ds;
 	dns_npending++;
 	ds->ds_be->db_pending++;
+	ds->ds_dk->dk_sent++;
+	ds->ds_dk->dk_pending++;
 	relay_dns_setid(buf, ds->ds_bid);
 
 	timeradd(&con->se_tv_start, &tv, &ds->ds_deadline);
@@ -432,8 +439,6 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	if (!evtimer_pending(&rlay->rl_dnst, NULL))
 		relay_dns_arm(rlay);
 	con->se_cstate = RELAY_CONN_CONNECTED;
-
-	ds->ds_sock = dns_sock;
 	relay_dns_batch_add(NULL, buf, len, NULL, ds);
 }
 
@@ -485,7 +490,7 @@ relay_dns_batch_add(struct dns_batch *b, uint8_t *buf, size_t len,
 	int		 fd;
 
 	if (b == NULL) {
-		fd = ds->ds_be->db_s[ds->ds_sock];
+		fd = ds->ds_dk->dk_s;
 		for (i = 0; i < dns_nout; i++)
 			if (dns_out[i].b_fd == fd)
 				break;
@@ -525,19 +530,19 @@ relay_dns_batch_add(struct dns_batch *b, uint8_t *buf, size_t len,
 static void
 relay_dns_answers(int fd, short event, void *arg)
 {
-	struct dns_backend	*be = arg;
+	struct dns_sock		*dk = arg;
+	struct dns_backend	*be = dk->dk_be;
 	struct dns_session	*ds;
 	struct rsession		*con;
 	struct relay		*rlay;
 	struct mmsghdr		 msg[RELAY_DNS_BATCH];
 	struct iovec		 iov[RELAY_DNS_BATCH];
 	struct dns_msg		 m;
-	int			 i, n, round, sock;
+	int			 i, n, round;
 
 	(void)event;
-	for (sock = 0; sock < RELAY_DNS_SOCKETS; sock++)
-		if (be->db_s[sock] == fd)
-			break;
+	/* the socket stays while its answers are handled */
+	dk->dk_busy = 1;
 	for (round = 0; round < RELAY_DNS_ROUNDS; round++) {
 		relay_dns_msgs(msg, iov, dns_abuf[0], sizeof(dns_abuf[0]),
 		    NULL);
@@ -561,15 +566,14 @@ relay_dns_answers(int fd, short event, void *arg)
 				continue;
 			}
 			ds = dns_pending[m.id];
-			if (ds == NULL || ds->ds_be != be ||
-			    ds->ds_sock != sock) {
+			if (ds == NULL || ds->ds_dk != dk) {
 				relay_dns_drop(rlay, "an answer to no "
 				    "pending query", &be->db_ss);
 				continue;
 			}
 			con = &ds->ds_con;
 			if (m.qdcount != 0 && (m.qlen != ds->ds_qlen ||
-			    m.qhash != ds->ds_qhash)) {
+			    memcmp(m.q, ds->ds_q, m.qlen) != 0)) {
 				relay_dns_drop(con->se_relay, "an answer to "
 				    "another question", &be->db_ss);
 				continue;
@@ -578,6 +582,7 @@ relay_dns_answers(int fd, short event, void *arg)
 			dns_pending[m.id] = NULL;
 			dns_npending--;
 			be->db_pending--;
+			dk->dk_pending--;
 			ds->ds_pending = 0;
 			relay_dns_setid(dns_abuf[i], ds->ds_cid);
 			con->se_out.copied = msg[i].msg_len;
@@ -593,6 +598,8 @@ relay_dns_answers(int fd, short event, void *arg)
 		if (n < RELAY_DNS_BATCH)
 			break;
 	}
+	dk->dk_busy = 0;
+	relay_dns_sock_release(dk);
 }
 
 /* Answers to the clients; each ends its session. */
@@ -703,60 +710,97 @@ relay_dns_drop(struct relay *rlay, const char *why,
 	since = 0;
 }
 
-/* The sockets to a backend address, made the first time it is used. */
+/* A backend address, the first time it is used. */
 static struct dns_backend *
 relay_dns_backend(struct relay *rlay, struct sockaddr_storage *ss)
 {
 	struct dns_backend	*be;
-	int			 i, s;
 
 	TAILQ_FOREACH(be, &dns_backends, db_entry)
 		if (be->db_ss.ss_family == ss->ss_family &&
 		    memcmp(&be->db_ss, ss, ss_len(ss)) == 0)
 			break;
-	if (be != NULL) {
-		be->db_relayid = rlay->rl_conf.id;
-		be->db_used = time(NULL);
-		return (be);
-	}
-	if ((be = calloc(1, sizeof(*be))) == NULL)
-		return (NULL);
-	be->db_ss = *ss;
-	for (i = 0; i < RELAY_DNS_SOCKETS; i++)
-		be->db_s[i] = -1;
-	for (i = 0; i < RELAY_DNS_SOCKETS; i++) {
-		if ((s = socket(ss->ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, IPPROTO_UDP)) == -1 ||
-		    connect(s, (struct sockaddr *)ss, ss_len(ss)) == -1) {
-			log_warn("relay %s: backend socket",
-			    rlay->rl_conf.name);
-			if (s != -1)
-				close(s);
-			relay_dns_backend_free(be);
+	if (be == NULL) {
+		if ((be = calloc(1, sizeof(*be))) == NULL)
 			return (NULL);
-		}
-		be->db_s[i] = s;
-		event_set(&be->db_ev[i], s, EV_READ | EV_PERSIST,
-		    relay_dns_answers, be);
-		event_add(&be->db_ev[i], NULL);
+		be->db_ss = *ss;
+		TAILQ_INSERT_TAIL(&dns_backends, be, db_entry);
 	}
 	be->db_relayid = rlay->rl_conf.id;
 	be->db_used = time(NULL);
-	TAILQ_INSERT_TAIL(&dns_backends, be, db_entry);
 	return (be);
 }
 
 static void
 relay_dns_backend_free(struct dns_backend *be)
 {
-	int	 i;
+	struct dns_sock	*dk;
 
-	for (i = 0; i < RELAY_DNS_SOCKETS; i++)
-		if (be->db_s[i] != -1) {
-			event_del(&be->db_ev[i]);
-			close(be->db_s[i]);
-		}
+	if ((dk = be->db_cur) != NULL) {
+		be->db_cur = NULL;
+		relay_dns_sock_release(dk);
+	}
 	free(be);
+}
+
+/*
+ * The socket a query to be leaves by: the backend's current one, or
+ * after RELAY_DNS_PERSOCK queries a new one, connected so that the
+ * kernel binds it to a random port.  With RELAY_DNS_MAXSOCKS open, or
+ * none to be had, the current one takes more.
+ */
+static struct dns_sock *
+relay_dns_sock(struct relay *rlay, struct dns_backend *be)
+{
+	struct dns_sock	*dk = be->db_cur, *old;
+	int		 s = -1;
+
+	if (dk != NULL && (dk->dk_sent < RELAY_DNS_PERSOCK ||
+	    dns_nsocks >= RELAY_DNS_MAXSOCKS))
+		return (dk);
+	if ((old = dk) == NULL && dns_nsocks >= RELAY_DNS_MAXSOCKS)
+		return (NULL);
+	if ((dk = calloc(1, sizeof(*dk))) == NULL ||
+	    (s = socket(be->db_ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, IPPROTO_UDP)) == -1 ||
+	    connect(s, (struct sockaddr *)&be->db_ss,
+	    ss_len(&be->db_ss)) == -1) {
+		log_warn("relay %s: backend socket", rlay->rl_conf.name);
+		if (s != -1)
+			close(s);
+		free(dk);
+		return (old);
+	}
+	dk->dk_be = be;
+	dk->dk_s = s;
+	event_set(&dk->dk_ev, s, EV_READ | EV_PERSIST, relay_dns_answers,
+	    dk);
+	event_add(&dk->dk_ev, NULL);
+	dns_nsocks++;
+	be->db_cur = dk;
+	if (old != NULL)
+		relay_dns_sock_release(old);
+	return (dk);
+}
+
+/* A socket no query waits on, and no longer current, is closed. */
+static void
+relay_dns_sock_release(struct dns_sock *dk)
+{
+	if (dk->dk_pending > 0 || dk->dk_busy ||
+	    (dk->dk_be != NULL && dk->dk_be->db_cur == dk))
+		return;
+	event_del(&dk->dk_ev);
+	close(dk->dk_s);
+	dns_nsocks--;
+	free(dk);
+}
+
+/* Descriptors the DNS relays hold, for the relay's estimate. */
+unsigned int
+relay_dns_sockets(void)
+{
+	return (dns_nsocks);
 }
 
 /* Backends nobody used for a while (a reload took them away) go. */
@@ -792,7 +836,9 @@ relay_dns_free(struct rsession *con)
 		dns_pending[ds->ds_bid] = NULL;
 		dns_npending--;
 		ds->ds_be->db_pending--;
+		ds->ds_dk->dk_pending--;
 		ds->ds_pending = 0;
+		relay_dns_sock_release(ds->ds_dk);
 	}
 	if (ds->ds_queued) {
 		TAILQ_REMOVE(&rlay->rl_dnsq, ds, ds_entry);

@@ -1311,11 +1311,13 @@ struct dns_msg {
 	uint8_t			 flags1;
 	uint16_t		 qdcount;
 	size_t			 qlen;		/* the first question */
-	uint64_t		 qhash;
+	const uint8_t		*q;		/* where it is */
 };
+#define DNS_QUESTIONMAX		(255 + 2 + 4)	/* name, type, class */
 void		 relay_udp_launch(struct relay *);
 void		 relay_udp_stop(struct relay *);
 int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
+unsigned int	 relay_dns_sockets(void);
 
 /* metrics.c */
 struct metrics;
