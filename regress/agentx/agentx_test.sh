@@ -171,9 +171,155 @@ bad_master_cleanup()
 	stop_all
 }
 
+atf_test_case master_not_reading cleanup
+master_not_reading_head()
+{
+	atf_set descr "a master that sends GetBulk after GetBulk and never reads the answers: pfe closes the session past its bound, logged once, and does not grow"
+	atf_set require.user root
+	atf_set timeout 60
+}
+master_not_reading_body()
+{
+	require_daemon
+	command -v python3 >/dev/null || atf_skip "no python3"
+	python3 - "$PWD/master" >master.out 2>&1 <<'PY' &
+import socket, struct, sys, time
+
+def pdu(t, sid, pid, payload, flags=0x10):
+    return struct.pack("!BBBBIIII", 1, t, flags, 0, sid, 0, pid,
+                       len(payload)) + payload
+
+def read_pdu(c):
+    h = b""
+    while len(h) < 20:
+        h += c.recv(20 - len(h))
+    n = struct.unpack("!I", h[16:20])[0]
+    b = b""
+    while len(b) < n:
+        b += c.recv(n - len(b))
+    return h[1], struct.unpack("!I", h[12:16])[0], b
+
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(4)
+c, _ = s.accept()
+t, pid, _ = read_pdu(c)                 # Open
+c.sendall(pdu(18, 7, pid, struct.pack("!IHH", 0, 0, 0)))
+while True:                             # Register(s)
+    t, pid, _ = read_pdu(c)
+    c.sendall(pdu(18, 7, pid, struct.pack("!IHH", 0, 0, 0)))
+    if t == 3:
+        break
+# relaydInfo, 1.3.6.1.4.1.30155.3.2: prefix 4, then 1.30155.3.2
+start = struct.pack("!BBBB", 4, 4, 0, 0) + struct.pack("!IIII", 1, 30155, 3, 2)
+end = struct.pack("!BBBB", 0, 0, 0, 0)
+bulk = pdu(7, 7, 0, struct.pack("!HH", 0, 500) + start + end)
+c.setblocking(False)
+sent = 0
+deadline = time.time() + 20
+while time.time() < deadline:
+    try:
+        c.send(bulk)
+        sent += 1
+    except BlockingIOError:
+        time.sleep(0.01)
+    except OSError:
+        break
+print("sent", sent, flush=True)
+time.sleep(30)
+PY
+	echo $! >fake.pid
+	wait_for 10 test -S master || atf_fail "no fake master"
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+socket "$PWD/relayd.sock"
+agentx path "$PWD/master"
+table <webhosts> { 127.0.0.1, 127.0.0.2 }
+relay "www" {
+	listen on 127.0.0.1 port $port
+	forward to <webhosts> port 9
+}
+CONF
+	start_relayd
+	pfe=$(pgrep -P "$(cat relayd.pid)" -f "relayd: pfe")
+	before=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pfe/status")
+	wait_log 30 "agentx: session closed: the master does not read its answers" ||
+	    atf_fail "the session was not closed"
+	after=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pfe/status")
+	echo "pfe: $before KiB before, $after KiB after" >&2
+	[ "$after" -lt $((before + 32768)) ] ||
+	    atf_fail "pfe grew from $before to $after KiB"
+	atf_check -o inline:"1\n" grep -c "does not read its answers" relayd.log
+	atf_check -o match:"www" "$RELAYCTL" -s relayd.sock show summary
+	atf_check -s exit:1 grep -q "lost child" relayd.log
+}
+master_not_reading_cleanup()
+{
+	stop_all
+}
+
+atf_test_case master_queue_full cleanup
+master_queue_full_head()
+{
+	atf_set descr "a master whose listen queue is full never blocks the parent: relayctl reload answers at once, pfe asks again later"
+	atf_set require.user root
+	atf_set timeout 60
+}
+master_queue_full_body()
+{
+	require_daemon
+	command -v python3 >/dev/null || atf_skip "no python3"
+	# a listener that never accepts, its queue filled
+	python3 - "$PWD/master" >master.out 2>&1 <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(0)
+held = []
+for i in range(64):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.setblocking(False)
+    try:
+        c.connect(sys.argv[1])
+        held.append(c)
+    except BlockingIOError:
+        c.close()
+        break
+print("full after", len(held), flush=True)
+time.sleep(60)
+PY
+	echo $! >fake.pid
+	wait_for 10 grep -q "full after" master.out || atf_fail "no fake master"
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+socket "$PWD/relayd.sock"
+agentx path "$PWD/master"
+relay "www" {
+	listen on 127.0.0.1 port $port
+	forward to 127.0.0.1 port 9
+}
+CONF
+	start_relayd
+	for i in 1 2 3; do
+		start=$(date +%s%N)
+		atf_check "$RELAYCTL" -s relayd.sock reload
+		ms=$((($(date +%s%N) - start) / 1000000))
+		echo "reload $i: $ms ms" >&2
+		[ "$ms" -lt 2000 ] || atf_fail "reload $i took $ms ms"
+	done
+	atf_check -o match:"www" "$RELAYCTL" -s relayd.sock show summary
+	atf_check -s exit:1 grep -q "agentx: registered" relayd.log
+}
+master_queue_full_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snmpwalk
 	atf_add_test_case master_restart
 	atf_add_test_case bad_master
+	atf_add_test_case master_not_reading
+	atf_add_test_case master_queue_full
 }

@@ -46,6 +46,7 @@
 
 #define AGENTX_RECONNECT	5	/* s between tries */
 #define AGENTX_MAXPDU		(64 * 1024)
+#define AGENTX_MAXQUEUED	(4 * 1024 * 1024)	/* answers unread */
 #define AGENTX_MAXSUBIDS	128
 #define AGENTX_MAXVARBINDS	512	/* of one answer */
 
@@ -778,6 +779,12 @@ agentx_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 		evbuffer_drain(in, sizeof(hdr) + len);
+		/* answers the master does not read are not pfe's to keep */
+		if (evbuffer_get_length(bufferevent_get_output(bev)) >
+		    AGENTX_MAXQUEUED) {
+			agentx_close("the master does not read its answers");
+			return;
+		}
 	}
 }
 
@@ -878,7 +885,12 @@ agentx_connect(struct relayd *e)
 	if (strlcpy(sun.sun_path, e->sc_conf.agentx_path,
 	    sizeof(sun.sun_path)) >= sizeof(sun.sun_path))
 		return (-1);
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	/*
+	 * Never waits: a master whose listen queue is full says EAGAIN
+	 * at once (a unix socket), and pfe asks again later.
+	 */
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
 		return (-1);
 	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		log_debug("agentx: cannot connect to %s: %s",
