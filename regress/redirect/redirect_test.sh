@@ -453,6 +453,70 @@ rdr_failover_cleanup()
 	cleanup_ns
 }
 
+atf_test_case rdr_reload_no_gap cleanup
+rdr_reload_no_gap_head()
+{
+	atf_set descr "redirect: 50 reloads while a client connects every 10 ms: a reload that keeps the redirection never leaves its rules empty, no connection fails"
+	atf_set require.user root
+	atf_set timeout 120
+}
+rdr_reload_no_gap_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	# a connection every 10 ms until reloads.done, 3000 at most
+	ip netns exec $C python3 - "$PWD/reloads.done" >client.out 2>&1 <<'PY' &
+import os, socket, sys, time
+ok = failed = 0
+errors = {}
+while not os.path.exists(sys.argv[1]) and ok + failed < 3000:
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("10.78.9.9", 80))
+        s.shutdown(socket.SHUT_WR)
+        if s.recv(16).startswith(b"s1"):
+            ok += 1
+        else:
+            failed += 1
+            errors["no answer"] = errors.get("no answer", 0) + 1
+    except OSError as e:
+        failed += 1
+        errors[str(e)] = errors.get(str(e), 0) + 1
+    s.close()
+    time.sleep(0.01)
+print("ok %d failed %d %s" % (ok, failed, errors))
+PY
+	echo $! >client.pid
+	for i in $(seq 1 50); do
+		"$RELAYCTL" -s relayd.sock reload || atf_fail "reload $i failed"
+		sleep 0.05
+	done
+	touch reloads.done
+	wait "$(cat client.pid)"
+	rm -f client.pid
+	cat client.out >&2
+	atf_check -o match:"^ok [1-9][0-9]+ failed 0 " cat client.out
+	atf_check -o inline:"50\n" grep -c "reloading configuration" relayd.log
+}
+rdr_reload_no_gap_cleanup()
+{
+	stop_all
+	cleanup_ns
+}
+
 atf_test_case rdr_control cleanup
 rdr_control_head()
 {
@@ -735,6 +799,7 @@ atf_init_test_cases()
 	atf_add_test_case rdr_options
 	atf_add_test_case rdr_route_to
 	atf_add_test_case rdr_failover
+	atf_add_test_case rdr_reload_no_gap
 	atf_add_test_case rdr_control
 	atf_add_test_case rdr_ownership
 	atf_add_test_case router_ecmp

@@ -32,11 +32,16 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "relayd.h"
 
 static void	 kernel_stats(int, short, void *);
+static void	 kernel_carry(struct relayd *, struct relayd *);
+static int	 kernel_hosts(struct relayd *, struct ctl_kernsync *,
+		    objid_t, objid_t, int, struct sockaddr_storage *,
+		    unsigned int *, int *);
 
 static struct event	 stats_ev;
 static struct relayd	*kernel_env;	/* the parent's, for the counters */
@@ -88,11 +93,14 @@ kernel_configure(struct relayd *conf)
 {
 	struct rdr	*rdr;
 	struct timeval	 tv = { RDR_STATINTERVAL, 0 };
+	int		 ret;
 
 	if (!compat_kernel_available())
 		return (0);
 	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry)
 		memset(&rdr->ks, 0, sizeof(rdr->ks));
+	if (kernel_env != NULL && conf != kernel_env)
+		kernel_carry(kernel_env, conf);
 	if (TAILQ_EMPTY(&conf->sc_rdrs)) {
 		if (have_table)
 			compat_rdr_cleanup();
@@ -102,7 +110,13 @@ kernel_configure(struct relayd *conf)
 		return (0);
 	}
 	/* (no redirection: no table, see above) */
-	if (compat_rdr_setup(&conf->sc_rdrs) == -1) {
+	ret = compat_rdr_setup(&conf->sc_rdrs);
+	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry) {
+		free(rdr->rd_init);
+		rdr->rd_init = NULL;
+		rdr->rd_ninit = 0;
+	}
+	if (ret == -1) {
 		log_warnx("redirections: cannot make the nftables table");
 		return (-1);
 	}
@@ -111,6 +125,65 @@ kernel_configure(struct relayd *conf)
 		evtimer_set(&stats_ev, kernel_stats, NULL);
 	evtimer_add(&stats_ev, &tv);
 	return (0);
+}
+
+/*
+ * A reload rebuilds the nftables table: each redirection of conf that
+ * env runs (by name) starts with the hosts env's sends to now, those
+ * of them that conf's tables still have (address and port), in the
+ * same transaction, so that it never goes empty until pfe's first word
+ * on it.  Its ks says so, in conf's host ids.
+ */
+static void
+kernel_carry(struct relayd *env, struct relayd *conf)
+{
+	struct sockaddr_storage	 ss[RDR_MAXHOSTS];
+	struct rdr		*rdr, *old;
+	struct table		*tb;
+	struct host		*h;
+	unsigned int		 n, i;
+	int			 prio, t;
+
+	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry) {
+		TAILQ_FOREACH(old, &env->sc_rdrs, entry)
+			if (strcmp(old->conf.name, rdr->conf.name) == 0)
+				break;
+		if (old == NULL || old->ks.nhosts == 0 ||
+		    kernel_hosts(env, &old->ks, old->conf.table,
+		    old->conf.backup, 0, ss, &n, &prio) == -1 || n == 0)
+			continue;
+		for (t = 0; t < 2; t++) {
+			if ((tb = table_find(conf, t == 0 ? rdr->conf.table :
+			    rdr->conf.backup)) == NULL)
+				continue;
+			TAILQ_FOREACH(h, &tb->hosts, entry)
+				for (i = 0; i < n; i++)
+					if (rdr->ks.nhosts < RDR_MAXHOSTS &&
+					    h->conf.ss.ss_family ==
+					    ss[i].ss_family && memcmp(&h->conf.ss,
+					    &ss[i], ss_len(&ss[i])) == 0) {
+						rdr->ks.hosts[rdr->ks.nhosts++] =
+						    h->conf.id;
+						break;
+					}
+		}
+		if (rdr->ks.nhosts == 0 ||
+		    (rdr->rd_init = calloc(rdr->ks.nhosts,
+		    sizeof(*rdr->rd_init))) == NULL ||
+		    kernel_hosts(conf, &rdr->ks, rdr->conf.table,
+		    rdr->conf.backup, 0, rdr->rd_init, &rdr->rd_ninit,
+		    &prio) == -1) {
+			free(rdr->rd_init);
+			rdr->rd_init = NULL;
+			rdr->rd_ninit = 0;
+			memset(&rdr->ks, 0, sizeof(rdr->ks));
+			continue;
+		}
+		rdr->ks.id = rdr->conf.id;
+		rdr->ks.state = old->ks.state;
+		log_debug("redirection %s: starts with %u hosts",
+		    rdr->conf.name, rdr->rd_ninit);
+	}
 }
 
 static int

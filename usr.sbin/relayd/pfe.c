@@ -414,6 +414,15 @@ pfe_sync(int all)
 				    "active (using backup table)" };
 
 	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		/*
+		 * Not before every host was checked once: the rules a
+		 * reload carried over stay until then, and a table's
+		 * hosts do not come one at a time.
+		 */
+		if (rdr->ks.id == 0 && (!pfe_table_checked(rdr->conf.table) ||
+		    (rdr->conf.backup != 0 &&
+		    !pfe_table_checked(rdr->conf.backup))))
+			continue;
 		memset(&ks, 0, sizeof(ks));
 		ks.id = rdr->conf.id;
 		ks.state = RDR_DOWN;

@@ -539,6 +539,8 @@ struct rdr {
 	struct rdr_rate		 rate;		/* pfe */
 	time_t			 rate_next;	/* pfe: the next interval */
 	struct ctl_kernsync	 ks;		/* pfe: sent, parent: applied */
+	struct sockaddr_storage	*rd_init;	/* parent: the hosts its rules */
+	unsigned int		 rd_ninit;	/* start with at a reload */
 };
 TAILQ_HEAD(rdrlist, rdr);
 

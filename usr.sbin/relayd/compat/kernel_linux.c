@@ -441,6 +441,9 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 	}
 }
 
+static void	 rdr_rules(struct cmdbuf *, struct rdr *,
+		    struct sockaddr_storage *, unsigned int, int);
+
 /*
  * relayd's table for these redirections, every rule chain empty (pfe
  * fills them as hosts come up), in place of whatever table was there:
@@ -500,6 +503,10 @@ compat_rdr_setup(struct rdrlist *rdrs)
 		cmd_add(&cb, "}\n");
 	}
 	cmd_add(&cb, "}\n");
+	/* a reload: in the same transaction, the hosts they sent to */
+	TAILQ_FOREACH(rdr, rdrs, entry)
+		if (rdr->rd_ninit > 0)
+			rdr_rules(&cb, rdr, rdr->rd_init, rdr->rd_ninit, 0);
 	return (cmd_run(&cb, NULL));
 }
 
@@ -594,30 +601,39 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
     unsigned int n, int forget)
 {
 	struct cmdbuf	 cb;
-	int		 i, af, seen[2] = { 0, 0 };
 
 	cmd_open(&cb);
+	rdr_rules(&cb, rdr, hosts, n, forget);
+	return (cmd_run(&cb, NULL));
+}
+
+/* The commands that make a redirection's rules send to these hosts. */
+static void
+rdr_rules(struct cmdbuf *cb, struct rdr *rdr, struct sockaddr_storage *hosts,
+    unsigned int n, int forget)
+{
+	int		 i, af, seen[2] = { 0, 0 };
+
 	if (RDR_FWD(rdr)) {
-		rdr_fwd_rules(&cb, rdr, hosts, n);
-		return (cmd_run(&cb, NULL));
+		rdr_fwd_rules(cb, rdr, hosts, n);
+		return;
 	}
-	cmd_add(&cb, "flush chain %s rdr%u\nflush chain %s rdr%u_out\n",
+	cmd_add(cb, "flush chain %s rdr%u\nflush chain %s rdr%u_out\n",
 	    NFT_TABLE, rdr->conf.id, NFT_TABLE, rdr->conf.id);
 	for (i = 0; i < rdr->conf.nvirts; i++)
 		seen[rdr->conf.virts[i].ss.ss_family == AF_INET6] = 1;
 	if ((rdr->conf.flags & F_STICKY) && forget)
 		for (af = 0; af < 2; af++)
 			if (seen[af])
-				cmd_add(&cb, "flush map %s sticky%u_%d\n",
+				cmd_add(cb, "flush map %s sticky%u_%d\n",
 				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		if (hosts_count(hosts, n, rdr->conf.virts[i].ss.ss_family) == 0)
 			continue;
 		/* from the network (on its interface), from the host */
-		rdr_virt_rules(&cb, rdr, &rdr->conf.virts[i], hosts, n, 1);
-		rdr_virt_rules(&cb, rdr, &rdr->conf.virts[i], hosts, n, 0);
+		rdr_virt_rules(cb, rdr, &rdr->conf.virts[i], hosts, n, 1);
+		rdr_virt_rules(cb, rdr, &rdr->conf.virts[i], hosts, n, 0);
 	}
-	return (cmd_run(&cb, NULL));
 }
 
 /* conntrack entries of a mark: a dump, counted. */
