@@ -353,14 +353,76 @@ contender()
 	stop_proxy
 }
 
-ncont=13
-[ -n "${ONLY:-}" ] && ncont=$(echo "$ONLY" | wc -w)
-est=$(( REPEAT * ((BYTES1 + 4 * BYTES4) / 1000000000 + CONNSECS + RTTS / 10000 + 4) * ncont ))
-echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes" >&2
+# The sections, their contenders, and the seconds each took in a whole
+# run of one repeat on this kind of machine (2 cores), full and QUICK=1.
+# A run writes what its sections took to results/timings-MODE, and the
+# next run's estimate starts from that.
+SECTIONS="tcp unix http tls shortconn rdr dns"
+sec_contenders()
+{
+	case $1 in
+	tcp)	echo "direct bare-pipe bare-copy relayd-pipe relayd-copy relayd-nosplice haproxy-splice haproxy nginx-stream" ;;
+	unix)	echo "relayd-unix relayd-tcp-unix haproxy-unix haproxy-tcp-unix" ;;
+	http)	echo "http-direct http-bare-copy relayd-http relayd-http-rules relayd-http-nosplice haproxy-http-splice haproxy-http haproxy-http-rules nginx-proxy" ;;
+	tls)	echo "relayd-tls-ec haproxy-tls-ec nginx-tls-ec relayd-tls-rsa haproxy-tls-rsa nginx-tls-rsa" ;;
+	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
+	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
+	dns)	echo "dns-direct relayd-dns dnsdist-dns" ;;
+	esac
+}
+MODE=full
+[ "${QUICK:-0}" = 1 ] && MODE=quick
+if [ "$MODE" = full ]; then
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 shortconn 362 rdr 39 dns 71"
+else
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 shortconn 42 rdr 10 dns 22"
+fi
+# the estimate: each section's seconds a repeat, for the share of its
+# contenders that run (shortconn runs once, whatever REPEAT says)
+estimate()
+{
+	_rec=$PERF/results/timings-$MODE
+	_tot=0
+	for _s in $SECTIONS; do
+		_t=$(echo "$SEC_DEFAULT" | tr ' ' '\n' | sed -n "/^$_s\$/{n;p;}")
+		if [ -s "$_rec" ]; then
+			_r=$(awk -v s="$_s" '$1 == s { print $2 }' "$_rec")
+			[ -n "$_r" ] && _t=$_r
+		fi
+		_all=$(sec_contenders "$_s" | wc -w)
+		_sel=0
+		for _c in $(sec_contenders "$_s"); do
+			selected "$_c" && _sel=$((_sel + 1))
+		done
+		if [ "$_s" = shortconn ]; then
+			_tot=$((_tot + _t * _sel / _all))
+		else
+			_tot=$((_tot + _t * _sel / _all * REPEAT))
+		fi
+	done
+	echo "$_tot"
+}
+# time each section: section NAME ends the one before
+sec_name=""
+section()
+{
+	if [ -n "$sec_name" ]; then
+		_d=$(($(date +%s) - sec_t0))
+		[ "$sec_name" = shortconn ] || _d=$((_d / REPEAT))
+		echo "$sec_name $_d" >>"$work/timings"
+		echo "bench: section $sec_name took $(($(date +%s) - sec_t0)) s" >&2
+	fi
+	sec_name=${1:-}
+	sec_t0=$(date +%s)
+}
+est=$(estimate)
+echo "bench: ${REPEAT} repeat(s) of each figure, about $((est / 60 + 1)) minutes (from each section's time, results/timings-$MODE when a run wrote it)" >&2
 echo "bench: 2 cores shared by client, proxy and backend; $WORKERS worker process for every proxy" >&2
 [ "$PIN" = 1 ] && echo "bench: client and backends pinned to CPU 0, proxy to CPU 1" >&2
 
 : >"$work/results.csv"
+: >"$work/timings"
+section tcp
 contender direct
 if [ -x "$BARE" ]; then
 	contender bare-pipe start_bare pipe
@@ -415,6 +477,7 @@ echo
 echo "Medians of $REPEAT run(s), ranges in parentheses; CSV in regress/perf/results/bench-$stamp.csv"
 echo "relayd-nosplice is compared with bare-copy, the userland ceiling."
 
+section unix
 # Unix-domain sockets (ours): relayd and HAProxy from a unix socket to a
 # unix-socket backend, and from TCP to one; the figures of the TCP table
 # (no idle sessions), against relayd-pipe's TCP loopback figures.
@@ -519,6 +582,7 @@ END {
 	echo "Unix sockets: relayd-unix listens on and forwards to unix sockets, relayd-tcp-unix listens on TCP; \"vs relayd TCP\" divides by relayd-pipe's TCP loopback figures (- when that row did not run); CSV in regress/perf/results/unix-$stamp.csv"
 fi
 
+section http
 # HTTP: relayd's http relay beside HAProxy in http mode and nginx
 # proxy_pass, one worker each, the same backend (relaybench http),
 # keep-alive on both sides.
@@ -720,6 +784,7 @@ else
 	echo "No HTTP rows: wrk is not installed (make bench-deps)"
 fi
 
+section tls
 # TLS: new TLS 1.3 handshakes per second (openssl s_time -new, one
 # client) with an ECDSA P-256 and an RSA 2048 certificate, and a TLS
 # terminated stream (curl over https, a tcp relay to the HTTP backend)
@@ -891,6 +956,7 @@ END {
 	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client), and -reuse -tls1_3, -tls1_2 -www /1 for resumed handshakes, each with a 1-byte request (relayd with tls session tickets); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
 fi
 
+section shortconn
 # Short connections over veth links in network namespaces of their own
 # (shortconn.sh): connect, 100 bytes each way, close, 4 at a time, for
 # SCSECS seconds, with the kernel's port range; the relay's connections
@@ -926,6 +992,7 @@ if { selected relayd-shortconn || selected haproxy-shortconn; } &&
 	echo "Short connections: client, proxy and server in three network namespaces on veth links, ${SCSECS} s a row; CSV in regress/perf/results/shortconn-$stamp.csv"
 fi
 
+section rdr
 # Redirections (rdrbench.sh): in network namespaces, a direct routed
 # connection, a redirection (nftables DNAT) and a relay (splice) to the
 # same server: 1 and 4 streams, short connections; then how long a dead
@@ -977,6 +1044,7 @@ END {
 	echo "Redirections: client, relayd host and server in three network namespaces on veth links; ${RDSECS} s of short connections, $RDBYTES bytes a stream; medians of $REPEAT run(s); CSV in regress/perf/results/rdr-$stamp.csv"
 fi
 
+section dns
 # DNS over UDP (dnsbench.sh): dnsperf against a fast local server,
 # directly, through relayd's dns relay and through dnsdist, each proxy
 # on one CPU; DSECS seconds at full load, then DSECS at a steady rate
@@ -1022,29 +1090,71 @@ END {
 	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
 fi
 
-# The chart: throughput and CPU per GiB, one group of bars a contender.
+section
+# a whole run's section times are the next estimate's
+[ -z "${ONLY:-}" ] && cp "$work/timings" "$PERF/results/timings-$MODE"
+
+# The chart: each table's headline, and the proxy's CPU for a unit of
+# its work, a row of two panels a table that ran.
+# chart_dat CSV NAMECOL RATECOL CPUCOL: "name rate cpu", first numbers
+chart_dat()
+{
+	[ -s "$1" ] || return 0
+	awk -F, -v n="$2" -v r="$3" -v c="$4" 'NR > 1 {
+	    split($r, a, " "); split($c, b, " ")
+	    if (a[1] != "" && a[1] != "-") print $n, a[1], (b[1] == "-" || b[1] == "") ? 0 : b[1] }' "$1"
+}
 if command -v gnuplot >/dev/null; then
-	awk -F, '{ split($2, a, " "); split($3, b, " "); split($4, c, " ")
-	    print $1, a[1], b[1], c[1] }' "$work/results.csv" >"$work/plot.dat"
-	if gnuplot <<PLOT 2>"$work/gnuplot.err"; then
-set terminal pngcairo size 1200,700 noenhanced
-set output "$PERF/results/bench-$stamp.png"
-set multiplot layout 2,1 title "relayd bench $stamp ($REPEAT run(s), medians, loopback, 2 cores)"
+	R=$PERF/results
+	awk -F, '{ split($2, a, " "); split($4, c, " ")
+	    print $1, a[1], c[1] }' "$work/results.csv" >"$work/p-tcp.dat"
+	chart_dat "$R/http-$stamp.csv" 1 2 7 >"$work/p-http.dat"
+	chart_dat "$R/tls-$stamp.csv" 1 2 7 >"$work/p-tls.dat"
+	chart_dat "$R/dns-$stamp.csv" 1 2 4 >"$work/p-dns.dat"
+	chart_dat "$R/rdr-$stamp.csv" 1 4 4 | awk '{ print $1, $2, 0 }' >"$work/p-rdr.dat"
+	rows=0
+	plots=""
+	for t in tcp http tls dns rdr; do
+		[ -s "$work/p-$t.dat" ] || continue
+		rows=$((rows + 1))
+		case $t in
+		tcp)	rl="TCP: Gbit/s, 1 stream"; cl="proxy CPU s/GiB" ;;
+		http)	rl="HTTP: requests/s (1 KiB)"; cl="proxy CPU us/request" ;;
+		tls)	rl="TLS: new handshakes/s"; cl="proxy CPU us/handshake" ;;
+		dns)	rl="DNS: queries/s"; cl="proxy CPU s/100k queries" ;;
+		rdr)	rl="redirections: connections/s"; cl="" ;;
+		esac
+		plots="$plots
+set title \"$rl\"
+plot \"$work/p-$t.dat\" using 2:xtic(1) notitle lc rgb \"#4466aa\"
+"
+		if [ -n "$cl" ]; then
+			plots="$plots
+set title \"$cl\"
+plot \"$work/p-$t.dat\" using 3:xtic(1) notitle lc rgb \"#aa4444\"
+"
+		else
+			plots="$plots
+set multiplot next
+"
+		fi
+	done
+	if [ "$rows" -gt 0 ] && gnuplot <<PLOT 2>"$work/gnuplot.err"; then
+set terminal pngcairo size 1400,$((rows * 330 + 60)) noenhanced
+set output "$R/bench-$stamp.png"
+set multiplot layout $rows,2 title "relayd bench $stamp ($REPEAT run(s), medians, loopback, 2 cores)"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set grid ytics
-set xtics rotate by -20
-set ylabel "Gbit/s"
+set xtics rotate by -20 font ",8"
 set yrange [0:*]
-plot "$work/plot.dat" using 2:xtic(1) title "1 stream", '' using 3 title "4 streams"
-set ylabel "proxy CPU s/GiB"
-plot "$work/plot.dat" using 4:xtic(1) title "CPU s/GiB" lc rgb "#aa4444"
+$plots
 unset multiplot
 PLOT
 		echo "Chart in regress/perf/results/bench-$stamp.png"
 	else
-		echo "No chart: nothing to plot (ONLY without TCP rows?)"
+		echo "No chart: nothing to plot"
 	fi
 else
 	echo "No chart: gnuplot is not installed (make bench-deps)"
