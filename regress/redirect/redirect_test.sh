@@ -105,6 +105,25 @@ log state changes
 CONF
 }
 
+# Servers 11 and 12, relayd with the redirection www to both on
+# 10.78.9.9 port 80, its rules in place.
+setup_www()
+{
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+}
+
 atf_test_case rdr_roundrobin cleanup
 rdr_roundrobin_head()
 {
@@ -463,19 +482,7 @@ rdr_reload_no_gap_head()
 rdr_reload_no_gap_body()
 {
 	require_netns
-	setup_ns
-	start_server 11
-	start_server 12
-	{ conf_head; cat <<CONF
-table <web> { 10.78.2.11, 10.78.2.12 }
-redirect "www" {
-	listen on 10.78.9.9 port 80
-	forward to <web> port 8080 check tcp
-}
-CONF
-	} >relayd.conf
-	start_relayd_ns
-	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	setup_www
 	# a connection every 10 ms until reloads.done, 3000 at most
 	ip netns exec $C python3 - "$PWD/reloads.done" >client.out 2>&1 <<'PY' &
 import os, socket, sys, time
@@ -527,19 +534,7 @@ rdr_control_head()
 rdr_control_body()
 {
 	require_netns
-	setup_ns
-	start_server 11
-	start_server 12
-	{ conf_head; cat <<CONF
-table <web> { 10.78.2.11, 10.78.2.12 }
-redirect "www" {
-	listen on 10.78.9.9 port 80
-	forward to <web> port 8080 check tcp
-}
-CONF
-	} >relayd.conf
-	start_relayd_ns
-	wait_chain "10.78.2.12" || atf_fail "no rule: $(rdr_chain)"
+	setup_www
 	atf_check -o inline:"command succeeded\n" "$RELAYCTL" -s relayd.sock redirect disable www
 	rdr_chain >out
 	atf_check -o not-match:dnat cat out

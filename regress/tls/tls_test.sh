@@ -754,6 +754,18 @@ tls_tickets_survive_reload_head()
 	atf_set require.user root
 	atf_set timeout 60
 }
+# The sessions of before the reloads resume, three times each.
+resume_before_reload()
+{
+	for v in 3 2; do
+		for i in 1 2 3; do
+			cp sess1$v.pem sess.pem
+			s_client_sess -tls1_$v -sess_in
+			atf_check -o match:"^Reused, TLSv1" \
+			    -o match:"^HTTP/1.0 200 OK" cat sc.out
+		done
+	done
+}
 tls_tickets_survive_reload_body()
 {
 	require_tls
@@ -769,25 +781,11 @@ tls_tickets_survive_reload_body()
 		mv sess.pem sess1$v.pem
 	done
 	atf_check "$RELAYCTL" -s relayd.sock reload
-	for v in 3 2; do
-		for i in 1 2 3; do
-			cp sess1$v.pem sess.pem
-			s_client_sess -tls1_$v -sess_in
-			atf_check -o match:"^Reused, TLSv1" \
-			    -o match:"^HTTP/1.0 200 OK" cat sc.out
-		done
-	done
+	resume_before_reload
 	kill -HUP "$(cat relayd.pid)"
 	wait_for 10 sh -c "test \$(grep -c 'relay_launch: running relay r' relayd.log) -eq 6" ||
 	    atf_fail "no reload with SIGHUP"
-	for v in 3 2; do
-		for i in 1 2 3; do
-			cp sess1$v.pem sess.pem
-			s_client_sess -tls1_$v -sess_in
-			atf_check -o match:"^Reused, TLSv1" \
-			    -o match:"^HTTP/1.0 200 OK" cat sc.out
-		done
-	done
+	resume_before_reload
 }
 tls_tickets_survive_reload_cleanup()
 {
