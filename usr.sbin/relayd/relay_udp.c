@@ -752,6 +752,7 @@ relay_dns_backend_free(struct dns_backend *be)
 static struct dns_sock *
 relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 {
+	static time_t	 warned;
 	struct dns_sock	*dk = be->db_cur, *old;
 	int		 s = -1;
 
@@ -765,7 +766,11 @@ relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 	    SOCK_CLOEXEC, IPPROTO_UDP)) == -1 ||
 	    connect(s, (struct sockaddr *)&be->db_ss,
 	    ss_len(&be->db_ss)) == -1) {
-		log_warn("relay %s: backend socket", rlay->rl_conf.name);
+		/* out of descriptors, this would say so for every query */
+		if (time(NULL) != warned) {
+			warned = time(NULL);
+			log_warn("relay %s: backend socket", rlay->rl_conf.name);
+		}
 		if (s != -1)
 			close(s);
 		free(dk);
