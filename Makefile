@@ -103,6 +103,7 @@ COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
 		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
 		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c \
+		$(RD)/compat/tlsjob.c \
 		$(KERNEL_SRCS)
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
 		$(RD)/splice_so.c

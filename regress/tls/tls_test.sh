@@ -1061,6 +1061,66 @@ tls_idle_body_to_eof_cleanup()
 	stop_all
 }
 
+atf_test_case tls_ca_stall_plain_sessions cleanup
+tls_ca_stall_plain_sessions_head()
+{
+	atf_set descr "a ca that stops does not stall the relay process: a plain stream keeps flowing while TLS handshakes wait for ca, and fail at its deadline"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_ca_stall_plain_sessions_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	start_httpd
+	eport=$(start_backend echo echo)
+	tls_conf http "" ""
+	tport=$(freeport)
+	# the plain relay shares the TLS relay's one relay process
+	cat >>relayd.conf <<CONF
+relay t {
+	listen on 127.0.0.1 port $tport
+	forward to 127.0.0.1 port $eport
+}
+CONF
+	RELAYS=2 PREFORK=1 start_relayd
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	ca=$(children_titled ca)
+	[ -n "$ca" ] || atf_fail "no ca process"
+	# 1,000 bytes at 250 a second: 4 s of echoed bytes, the longest
+	# wait for the next ones measured
+	"$RTOOL" client "$tport" 1 1000 20 250 >paced.out 2>&1 &
+	echo $! >paced.pid
+	kill -STOP "$ca"
+	# three handshakes, one after the other, each waits for ca in vain
+	for _i in 1 2 3; do
+		curl -s --cacert ca.crt -o /dev/null \
+		    "https://127.0.0.1:$lport/bytes/10" &&
+		    atf_fail "a handshake succeeded without ca"
+	done
+	kill -CONT "$ca"
+	wait "$(cat paced.pid)" || { cat paced.out >&2; atf_fail "the plain stream failed"; }
+	rm -f paced.pid
+	cat paced.out
+	gap=$(sed -n 's/.*longest gap \([0-9]*\) ms.*/\1/p' paced.out)
+	[ -n "$gap" ] || atf_fail "no gap measured"
+	# 4 ms between bytes; a relay process blocked on ca waits 1 s a
+	# handshake (TLS_PRIV_TIMEOUT)
+	[ "$gap" -lt 300 ] ||
+	    atf_fail "the plain stream stood still $gap ms while ca was stopped"
+	[ "$(grep -c "no answer from ca in 1000 ms" relayd.log)" -eq 3 ] ||
+	    atf_fail "not three key operations gave up"
+	end_line "TLS handshake error"
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	atf_check -s exit:1 grep "lost child" relayd.log
+}
+tls_ca_stall_plain_sessions_cleanup()
+{
+	pkill -CONT -P "$(cat relayd.pid 2>/dev/null)" 2>/dev/null
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -1086,4 +1146,5 @@ atf_init_test_cases()
 	atf_add_test_case tls_missing_files
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
+	atf_add_test_case tls_ca_stall_plain_sessions
 }

@@ -178,6 +178,10 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 		    "SSL_CTX_callback_ctrl not found", __func__);
 	if (tls_init() == -1 || tls_keyops_init(ps) == -1)
 		fatalx("%s: TLS initialisation failed", __func__);
+	/* handshakes pause while ca works; else they wait for it */
+	if (compat_tlsjob_init(TLS_MAXJOBS) == -1)
+		log_debug("%s: no asynchronous jobs: a handshake waits for "
+		    "ca", __func__);
 
 	evtimer_set(&relay_statev, relay_statistics, ps);
 	evtimer_add(&relay_statev, &tv);
@@ -326,8 +330,8 @@ relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 }
 
 /*
- * Key operations wait for their answer in tls_keyops.c; one that comes
- * here arrived after its operation gave up (TLS_PRIV_TIMEOUT): dropped.
+ * The answer to a key operation that a paused handshake waits for; one
+ * that comes after its operation gave up (TLS_PRIV_TIMEOUT): dropped.
  */
 static int
 relay_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
@@ -338,7 +342,9 @@ relay_dispatch_ca(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_CA_PRIVENC:
 	case IMSG_CA_PRIVDEC:
 	case IMSG_CA_ECDSA:
-		log_warnx("%s: late answer from ca dropped", __func__);
+		if (tls_keyops_answer(imsg) == -1)
+			log_warnx("%s: late answer from ca dropped",
+			    __func__);
 		break;
 	default:
 		return (-1);
@@ -1226,6 +1232,7 @@ relay_bindany_done(struct imsg *imsg)
 static void
 relay_side_close(struct ctl_relay_event *cre)
 {
+	relay_tls_abandon(cre);
 	splice_free(&cre->sp);
 	cre->splicing = 0;
 	relay_read_off(cre);

@@ -56,6 +56,7 @@ static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
 		    uint8_t *, size_t);
 static int	 relay_tls_wait(struct ctl_relay_event *, int);
+static void	 relay_tls_handshake_on(struct ctl_relay_event *);
 static ssize_t	 relay_tls_recv(struct tls *, void *, size_t, void *);
 static ssize_t	 relay_tls_send(struct tls *, const void *, size_t, void *);
 
@@ -648,6 +649,41 @@ relay_tls_in_free(struct ctl_relay_event *cre)
 	memset(&cre->tin, 0, sizeof(cre->tin));
 }
 
+static int
+relay_tls_handshake_call(void *arg)
+{
+	struct ctl_relay_event	*cre = arg;
+
+	return (tls_handshake(cre->tls));
+}
+
+static void
+relay_tls_keyop_done(void *arg)
+{
+	relay_tls_handshake_on(arg);
+}
+
+/*
+ * One tls_handshake(), as a job that pauses while its key operation
+ * waits for ca (tls_keyops.c), or taken up again where it paused.
+ */
+static int
+relay_tls_job(struct ctl_relay_event *cre, int *ret)
+{
+	int	 r;
+
+	tls_keyops_waiter(&cre->keyop, relay_tls_keyop_done, cre);
+	r = compat_tlsjob_run(&cre->tlsjob, relay_tls_handshake_call, cre,
+	    ret);
+	tls_keyops_waiter(NULL, NULL, NULL);
+	if (r == -1) {
+		cre->tlsjob = NULL;
+		*ret = -1;
+		r = COMPAT_TLSJOB_DONE;
+	}
+	return (r);
+}
+
 /*
  * A TLS handshake goes on: with the client after accept (se_in), with
  * the backend after connect (se_out).  Both share the session timeout
@@ -657,9 +693,6 @@ void
 relay_tls_handshake(int fd, short event, void *arg)
 {
 	struct ctl_relay_event	*cre = arg;
-	struct rsession		*con = cre->con;
-	char			*msg;
-	int			 ret;
 
 	(void)fd;
 	if (cre->tin.up) {
@@ -668,12 +701,31 @@ relay_tls_handshake(int fd, short event, void *arg)
 		return;
 	}
 	if (event & EV_TIMEOUT) {
-		relay_close(con, "TLS handshake timeout", 1);
+		relay_close(cre->con, "TLS handshake timeout", 1);
 		return;
 	}
+	/* paused for ca: its answer takes the handshake up */
+	if (cre->tlsjob != NULL)
+		return;
+	relay_tls_handshake_on(cre);
+}
+
+static void
+relay_tls_handshake_on(struct ctl_relay_event *cre)
+{
+	struct rsession		*con = cre->con;
+	char			*msg;
+	int			 ret;
+
 	do {
-		cre->tin.asked = 0;
-		ret = tls_handshake(cre->tls);
+		if (cre->tlsjob == NULL)
+			cre->tin.asked = 0;
+		if (relay_tls_job(cre, &ret) == COMPAT_TLSJOB_PAUSED) {
+			/* the socket waits until ca has answered */
+			if (event_initialized(&cre->tev))
+				event_del(&cre->tev);
+			return;
+		}
 	} while (ret == TLS_WANT_POLLIN && cre->tin.len > 0 &&
 	    cre->tin.asked);
 	if (ret == TLS_WANT_POLLIN || ret == TLS_WANT_POLLOUT) {
@@ -695,6 +747,23 @@ relay_tls_handshake(int fd, short event, void *arg)
 	/* a request behind the handshake: read it when reading starts */
 	cre->tlsheld = cre->tin.len > 0;
 	relay_tls_established(cre);
+}
+
+/*
+ * The side goes while its handshake is paused for ca: the wait fails,
+ * and the handshake runs to its end (an error) before libtls's context
+ * and the socket go.
+ */
+void
+relay_tls_abandon(struct ctl_relay_event *cre)
+{
+	int	 ret;
+
+	while (cre->tlsjob != NULL) {
+		tls_keyops_cancel(&cre->keyop);
+		(void)relay_tls_job(cre, &ret);
+	}
+	tls_keyops_cancel(&cre->keyop);
 }
 
 /*

@@ -47,6 +47,7 @@
 #define TLS_SESSION_LIFETIME	7200		/* how long a ticket is good */
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
+#define TLS_MAXJOBS		256		/* handshakes paused for ca */
 #define TLS_HASH_SIZE		72		/* "SHA256:" + 64 hex + NUL */
 #ifndef RELAYD_SOCKET
 #define RELAYD_SOCKET		"/var/run/relayd.sock"
@@ -962,6 +963,31 @@ struct relay_tlsin {
 };
 
 /*
+ * A key operation that a handshake waits for while the relay process
+ * goes on (tls_keyops.c): the answer, or its deadline, takes the
+ * handshake up again through done(arg).
+ */
+enum keyop_state {
+	KEYOP_IDLE = 0,
+	KEYOP_WAITING,			/* for ca, until the deadline */
+	KEYOP_ANSWERED			/* the answer is in out, to deliver */
+};
+
+struct keyop_wait {
+	TAILQ_ENTRY(keyop_wait)	 entry;
+	enum keyop_state	 state;
+	uint32_t		 id;
+	uint32_t		 type;
+	unsigned char		*out;
+	size_t			 outlen;
+	int			 ret;		/* -1, or the length in out */
+	struct timespec		 start;
+	struct event		 ev;		/* deadline, or delivery */
+	void			(*done)(void *);
+	void			*arg;
+};
+
+/*
  * One side of a session: its socket, and what comes from it.  Bytes from
  * this side go to the other one spliced (sp) or, in userland, through
  * bev: read into its input, written from the other side's output.
@@ -992,6 +1018,8 @@ struct ctl_relay_event {
 	int			 writing;
 	int			 tlsheld;	/* libtls may hold more to read */
 	struct relay_tlsin	 tin;		/* what libtls reads */
+	void			*tlsjob;	/* a handshake paused for ca */
+	struct keyop_wait	 keyop;		/* what it waits for */
 	size_t			 readsize;	/* the next read's reservation */
 };
 
@@ -1383,6 +1411,7 @@ int		 relay_tls_connect(struct ctl_relay_event *,
 		    struct tls_config *);
 void		 relay_tls_handshake(int, short, void *);
 void		 relay_tls_in_free(struct ctl_relay_event *);
+void		 relay_tls_abandon(struct ctl_relay_event *);
 ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
 		    int, int *);
 int		 relay_tls_flush(struct ctl_relay_event *);
@@ -1392,6 +1421,10 @@ int		 relay_tls_openssl_conf(void);
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
 void		 tls_keyops_stats(struct ctl_keyopstats *);
+void		 tls_keyops_waiter(struct keyop_wait *, void (*)(void *),
+		    void *);
+int		 tls_keyops_answer(struct imsg *);
+void		 tls_keyops_cancel(struct keyop_wait *);
 uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
 		    size_t, const uint8_t *, size_t, size_t *);
 

@@ -20,6 +20,13 @@
  * methods installed here send every private-key operation to the
  * process's ca instance and wait for the answer.
  *
+ * A handshake that runs as a job (relay_tls_handshake(), compat/tlsjob.c)
+ * waits without blocking: its job pauses, the relay process goes on with
+ * its other sessions, and the answer (relay_dispatch_ca() ->
+ * tls_keyops_answer()) or the deadline takes the job up again.  Any
+ * other caller (TLS inspection's certificate, a handshake with no job
+ * to be had) waits for the answer in poll(2), as OpenBSD's relayd does.
+ *
  * This is the one file that uses OpenSSL's deprecated key-method API
  * (RSA_METHOD, EC_KEY_METHOD): it is built for the 1.1.1 API.  It works
  * with OpenSSL's default provider; a FIPS provider bypasses the methods.
@@ -49,6 +56,9 @@
 
 static struct privsep	*keyops_ps;
 static uint32_t		 keyops_id;
+static struct keyop_wait *keyops_waiter;
+static TAILQ_HEAD(, keyop_wait) keyops_pending =
+    TAILQ_HEAD_INITIALIZER(keyops_pending);
 static RSA_METHOD	*rsae_method;
 static EC_KEY_METHOD	*ecdsae_method;
 static ECDSA_SIG *(*ecdsa_sign_sig_default)(const unsigned char *, int,
@@ -113,6 +123,10 @@ keyops_elapsed(struct timespec *start)
 
 static int	 keyops_wait(struct imsgbuf *, uint32_t, struct timespec *,
 		    unsigned char *, size_t);
+static int	 keyops_paused(struct keyop_wait *, uint32_t, const void *,
+		    size_t, unsigned char *, size_t);
+static int	 keyops_take(struct imsg *, int);
+static void	 keyops_event(int, short, void *);
 
 /*
  * One round trip to ca: what arrives meanwhile on the same channel is
@@ -138,6 +152,9 @@ keyops_call(uint32_t type, const char *hash, int padding,
 	op.len = inlen;
 	memcpy(buf, &op, sizeof(op));
 	memcpy(buf + sizeof(op), in, inlen);
+	if (keyops_waiter != NULL && compat_tlsjob_current())
+		return (keyops_paused(keyops_waiter, type, buf,
+		    sizeof(op) + inlen, out, outlen));
 	if (imsg_compose(ibuf, type, 0, 0, -1, buf, sizeof(op) + inlen) ==
 	    -1 || imsg_flush(ibuf) == -1) {
 		log_warn("%s: to ca", __func__);
@@ -150,12 +167,36 @@ keyops_call(uint32_t type, const char *hash, int padding,
 	return (ret);
 }
 
+/* What came while waiting: the answer to keyops_id ends the wait. */
+static void
+keyops_mine(struct imsg *imsg, uint32_t type, unsigned char *out,
+    size_t outlen, int *ret, int *done)
+{
+	struct ctl_keyop	 op;
+
+	if (imsg->hdr.type != type || IMSG_DATA_SIZE(imsg) < sizeof(op)) {
+		log_warnx("%s: unexpected %s from ca", __func__,
+		    imsg_type_name(imsg->hdr.type));
+		return;
+	}
+	memcpy(&op, imsg->data, sizeof(op));
+	if (op.id != keyops_id) {
+		log_warnx("%s: late answer from ca dropped", __func__);
+		return;
+	}
+	if (op.ret >= 0 && op.len == IMSG_DATA_SIZE(imsg) - sizeof(op) &&
+	    op.len <= outlen) {
+		memcpy(out, (unsigned char *)imsg->data + sizeof(op), op.len);
+		*ret = (int)op.len;
+	}
+	*done = 1;
+}
+
 /* The answer to the request keyops_id, until TLS_PRIV_TIMEOUT. */
 static int
 keyops_wait(struct imsgbuf *ibuf, uint32_t type, struct timespec *start,
     unsigned char *out, size_t outlen)
 {
-	struct ctl_keyop	 op;
 	struct imsg		 imsg;
 	struct pollfd		 pfd;
 	ssize_t			 n;
@@ -182,30 +223,137 @@ keyops_wait(struct imsgbuf *ibuf, uint32_t type, struct timespec *start,
 			fatalx("%s: ca went away", __func__);
 		/* everything read is taken: the event loop will not see it */
 		while ((n = imsg_get(ibuf, &imsg)) > 0) {
-			if (imsg.hdr.type == type &&
-			    IMSG_DATA_SIZE(&imsg) >= sizeof(op)) {
-				memcpy(&op, imsg.data, sizeof(op));
-				if (op.id == keyops_id && op.ret >= 0 &&
-				    op.len == IMSG_DATA_SIZE(&imsg) -
-				    sizeof(op) && op.len <= outlen) {
-					memcpy(out, (unsigned char *)imsg.data +
-					    sizeof(op), op.len);
-					ret = (int)op.len;
-				}
-				if (op.id == keyops_id)
-					done = 1;
-				else
-					log_warnx("%s: late answer from ca "
-					    "dropped", __func__);
-			} else
-				log_warnx("%s: unexpected %s from ca",
-				    __func__, imsg_type_name(imsg.hdr.type));
+			/* a paused handshake's answer goes to it */
+			if (keyops_take(&imsg, 1) == -1)
+				keyops_mine(&imsg, type, out, outlen, &ret,
+				    &done);
 			imsg_free(&imsg);
 		}
 		if (n == -1)
 			return (-1);
 	}
 	return (ret);
+}
+
+/*
+ * Within a handshake's job: send the request, pause until the answer or
+ * the deadline (keyops_event()), and say what came.
+ */
+static int
+keyops_paused(struct keyop_wait *w, uint32_t type, const void *buf,
+    size_t len, unsigned char *out, size_t outlen)
+{
+	struct timeval	 tv;
+
+	w->id = keyops_id;
+	w->type = type;
+	w->out = out;
+	w->outlen = outlen;
+	w->ret = -1;
+	clock_gettime(CLOCK_MONOTONIC, &w->start);
+	if (proc_compose_imsg(keyops_ps, PROC_CA, keyops_ps->ps_instance,
+	    type, 0, -1, buf, len) == -1) {
+		log_warn("%s: to ca", __func__);
+		return (-1);
+	}
+	w->state = KEYOP_WAITING;
+	TAILQ_INSERT_TAIL(&keyops_pending, w, entry);
+	tv.tv_sec = TLS_PRIV_TIMEOUT / 1000;
+	tv.tv_usec = (TLS_PRIV_TIMEOUT % 1000) * 1000;
+	evtimer_set(&w->ev, keyops_event, w);
+	evtimer_add(&w->ev, &tv);
+	if (compat_tlsjob_pause() == -1)
+		tls_keyops_cancel(w);
+	/* taken up again: answered, too late, or abandoned */
+	keyops_count(&w->start, w->ret);
+	return (w->ret);
+}
+
+/* The deadline of a waiting operation, or the delivery of its answer. */
+static void
+keyops_event(int fd, short event, void *arg)
+{
+	struct keyop_wait	*w = arg;
+
+	(void)fd;
+	(void)event;
+	if (w->state == KEYOP_WAITING) {
+		TAILQ_REMOVE(&keyops_pending, w, entry);
+		log_warnx("%s: no answer from ca in %d ms", __func__,
+		    TLS_PRIV_TIMEOUT);
+	}
+	w->state = KEYOP_IDLE;
+	w->done(w->arg);
+}
+
+/*
+ * An answer for a paused handshake: its result to the job, which goes
+ * on now, or (later) from the event loop when the caller must not be
+ * interrupted.  -1 when no paused handshake waits for it.
+ */
+static int
+keyops_take(struct imsg *imsg, int later)
+{
+	struct keyop_wait	*w;
+	struct ctl_keyop	 op;
+	struct timeval		 tv = { 0, 0 };
+
+	if (IMSG_DATA_SIZE(imsg) < sizeof(op))
+		return (-1);
+	memcpy(&op, imsg->data, sizeof(op));
+	TAILQ_FOREACH(w, &keyops_pending, entry)
+		if (w->id == op.id && w->type == imsg->hdr.type)
+			break;
+	if (w == NULL)
+		return (-1);
+	TAILQ_REMOVE(&keyops_pending, w, entry);
+	evtimer_del(&w->ev);
+	if (op.ret >= 0 && op.len == IMSG_DATA_SIZE(imsg) - sizeof(op) &&
+	    op.len <= w->outlen) {
+		memcpy(w->out, (unsigned char *)imsg->data + sizeof(op),
+		    op.len);
+		w->ret = (int)op.len;
+	}
+	w->state = KEYOP_ANSWERED;
+	if (later)
+		evtimer_add(&w->ev, &tv);
+	else
+		keyops_event(-1, 0, w);
+	return (0);
+}
+
+/* From ca: the answer of a paused handshake's operation, -1 if none. */
+int
+tls_keyops_answer(struct imsg *imsg)
+{
+	return (keyops_take(imsg, 0));
+}
+
+/*
+ * The key operations of the job about to run go to w, and its answer
+ * to done(arg); NULL after the run.
+ */
+void
+tls_keyops_waiter(struct keyop_wait *w, void (*done)(void *), void *arg)
+{
+	keyops_waiter = w;
+	if (w != NULL) {
+		w->done = done;
+		w->arg = arg;
+	}
+}
+
+/* The handshake goes: its operation fails, the answer is dropped. */
+void
+tls_keyops_cancel(struct keyop_wait *w)
+{
+	if (w->state == KEYOP_IDLE)
+		return;
+	if (w->state == KEYOP_WAITING)
+		TAILQ_REMOVE(&keyops_pending, w, entry);
+	evtimer_del(&w->ev);
+	w->state = KEYOP_IDLE;
+	w->ret = -1;
 }
 
 static int

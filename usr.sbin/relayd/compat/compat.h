@@ -31,6 +31,14 @@
 /* tlsticket.c: session tickets with libtls on OpenSSL (see there) */
 int	 compat_tlsticket_init(void);
 
+/* tlsjob.c: a TLS handshake that pauses while ca works (see there) */
+#define COMPAT_TLSJOB_DONE	0
+#define COMPAT_TLSJOB_PAUSED	1
+int	 compat_tlsjob_init(unsigned int);
+int	 compat_tlsjob_run(void **, int (*)(void *), void *, int *);
+int	 compat_tlsjob_current(void);
+int	 compat_tlsjob_pause(void);
+
 /*
  * The system's name in "needs pf(4), not available on ..." and what it
  * has of OpenBSD's packet filter: a NAT lookup (the original destination
