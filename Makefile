@@ -42,6 +42,9 @@ LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 		    -lnftables -lmnl)
 # redirections on nftables, routers on rtnetlink
 KERNEL_SRCS =	$(RD)/compat/kernel_linux.c
+# splice(2) through a pipe; no SO_SPLICE
+SPLICE_NATIVE =	$(RD)/splice_pipe.c
+SPLICE_NONE =	-DSPLICE_NONE_SO
 # Count the installed ones: dpkg-query says nothing on stdout of a
 # package it has never heard of.
 DEPS_CHECK =	dpkg-query -W -f='$${Status}\n' $(DEBIAN_PKGS) 2>/dev/null | \
@@ -63,6 +66,14 @@ LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
 DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
 KERNEL_SRCS =	$(RD)/compat/kernel_none.c
+# SO_SPLICE since 14.2; before it, no kernel engine
+ifneq ($(shell grep -s -c SO_SPLICE /usr/include/sys/socket.h),0)
+SPLICE_NATIVE =	$(RD)/splice_so.c
+SPLICE_NONE =	-DSPLICE_NONE_PIPE
+else
+SPLICE_NATIVE =
+SPLICE_NONE =	-DSPLICE_NONE_PIPE -DSPLICE_NONE_SO
+endif
 endif
 ifeq ($(UNAME_S),OpenBSD)
 # OpenBSD: everything is in base but kyua and libevent 2.
@@ -77,6 +88,8 @@ LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	true
 DEPS_INSTALL =	true
 KERNEL_SRCS =	$(RD)/compat/kernel_none.c
+SPLICE_NATIVE =	$(RD)/splice_so.c
+SPLICE_NONE =	-DSPLICE_NONE_PIPE
 endif
 
 # make fuzz: clang with the libFuzzer and sanitizer runtimes
@@ -105,8 +118,8 @@ COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c \
 		$(RD)/compat/tlsjob.c \
 		$(KERNEL_SRCS)
-SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(RD)/splice_pipe.c \
-		$(RD)/splice_so.c
+SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(SPLICE_NATIVE) \
+		$(RD)/splice_none.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
 		$(RD)/relay_priv.c $(RD)/relay_udp.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
@@ -145,6 +158,10 @@ $(RD)/parse.c: $(RD)/parse.y
 $(RD)/parse.o: $(RD)/parse.c $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-unused-but-set-variable \
 	    -Wno-sign-compare -Wno-unused-parameter -c -o $@ $<
+
+# The kernel engines this system lacks
+$(RD)/splice_none.o: $(RD)/splice_none.c $(HDRS)
+	$(CC) $(CPPFLAGS) $(SPLICE_NONE) $(ALL_CFLAGS) -c -o $@ $<
 
 # The one file with OpenSSL's deprecated key-method API (RSA_METHOD,
 # EC_KEY_METHOD): built for the 1.1.1 API, -Werror as everywhere.
@@ -261,7 +278,8 @@ bench-reload: bench-deps all regress/perf/relaybench
 
 fuzz: $(RD)/parse.c
 	@$(DEPS_CHECK_FUZZ) || $(DEPS_INSTALL_FUZZ)
-	@$(MAKE) --no-print-directory -C regress/fuzz
+	@$(MAKE) --no-print-directory -C regress/fuzz \
+	    SRCS="$(LIB_SRCS:$(RD)/%=%)" SPLICE_NONE="$(SPLICE_NONE)"
 
 clean:
 	rm -f $(LIB_OBJS) $(RELAYD_SRCS:.c=.o) $(RELAYCTL_SRCS:.c=.o) \

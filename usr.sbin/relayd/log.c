@@ -195,3 +195,26 @@ fatalx(const char *emsg, ...)
 	vfatalc(0, emsg, ap);
 	va_end(ap);
 }
+
+/*
+ * Count one event; 1 when its line is due (never logged, or interval
+ * seconds since), rl->count then says how many events it stands for.
+ */
+int
+log_ratelimit(struct log_ratelimit *rl)
+{
+	struct timespec	 now;
+
+	if (rl->said) {
+		rl->count = 0;
+		rl->said = 0;
+	}
+	rl->count++;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* a monotonic clock may start at 0: log times are 1 and up */
+	if (rl->last != 0 && now.tv_sec + 1 - rl->last < rl->interval)
+		return (0);
+	rl->last = now.tv_sec + 1;
+	rl->said = 1;
+	return (1);
+}

@@ -653,11 +653,10 @@ pfe_metrics_listen(int fd)
 static void
 pfe_metrics_accept(int fd, short event, void *arg)
 {
-	static time_t		 last;
-	struct bufferevent	*bev;
-	struct timeval		 tv = { METRICS_TIMEOUT, 0 };
-	time_t			 now;
-	int			 s;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(60);
+	struct bufferevent		*bev;
+	struct timeval			 tv = { METRICS_TIMEOUT, 0 };
+	int				 s;
 
 	(void)event;
 	(void)arg;
@@ -665,12 +664,9 @@ pfe_metrics_accept(int fd, short event, void *arg)
 		return;
 	if (metrics_nconns >= METRICS_MAXCONNS) {
 		close(s);
-		now = time(NULL);
-		if (now - last >= 60) {
-			last = now;
+		if (log_ratelimit(&rl))
 			log_warnx("metrics: %d scrapes at once already, a "
 			    "connection refused", METRICS_MAXCONNS);
-		}
 		return;
 	}
 	if ((bev = bufferevent_socket_new(NULL, s, BEV_OPT_CLOSE_ON_FREE)) ==

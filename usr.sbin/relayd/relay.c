@@ -393,7 +393,7 @@ relay_launch(void)
 			    rlt->rlt_table->conf.check ? "" : " (no check)");
 		}
 		if (rlay->rl_us != -1)
-			relay_udp_launch(rlay);
+			relay_udp_launch(env, rlay);
 		if (rlay->rl_s == -1)
 			continue;
 		if (relay_tls_setup(env, rlay) == -1)
@@ -496,29 +496,23 @@ relay_fds_left(void)
 static void
 relay_accept_defer(struct relay *rlay, int error)
 {
-	static time_t	 last;
-	static uint64_t	 since;
-	time_t		 now;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(RELAY_DEFERLOG);
 
 	log_debug("%s: deferring connections", __func__);
 	rlay->rl_stats[rps->ps_instance].deferred++;
-	since++;
-	now = time(NULL);
-	if (last != 0 && now - last < RELAY_DEFERLOG)
+	if (!log_ratelimit(&rl))
 		return;
-	last = now;
 	if (error == EMFILE || error == ENFILE)
 		log_warnx("relay %s: out of file descriptors (%d open, limit "
 		    "%d, %d sessions): accepting deferred %llu times; raise "
 		    "relayd's descriptor limit (ulimit -n, LimitNOFILE)",
 		    rlay->rl_conf.name, getdtablecount(), relay_maxfds,
-		    relay_nsessions, (unsigned long long)since);
+		    relay_nsessions, (unsigned long long)rl.count);
 	else
 		log_warnx("relay %s: out of memory for sockets (%s, %d "
 		    "sessions): accepting deferred %llu times",
 		    rlay->rl_conf.name, strerror(error), relay_nsessions,
-		    (unsigned long long)since);
-	since = 0;
+		    (unsigned long long)rl.count);
 }
 
 static void
@@ -593,12 +587,6 @@ struct relay_stats *
 relay_stats_mine(struct relay *rlay)
 {
 	return (&relay_counted(rlay)->rl_stats[rps->ps_instance]);
-}
-
-struct relay *
-relay_byid(objid_t id)
-{
-	return (relay_find(env, id));
 }
 
 /* The hooks of a protocol. */
@@ -1076,19 +1064,16 @@ relay_portwait_done(int fd, short event, void *arg)
 static void
 relay_portlog(struct rsession *con, int error, int failed)
 {
-	static time_t	 last;
-	static uint64_t	 waits, fails;
-	char		 addr[INET6_ADDRSTRLEN];
-	time_t		 now;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(RELAY_DEFERLOG);
+	static uint64_t			 waits, fails;
+	char				 addr[INET6_ADDRSTRLEN];
 
 	if (failed)
 		fails++;
 	else
 		waits++;
-	now = time(NULL);
-	if (last != 0 && now - last < RELAY_DEFERLOG)
+	if (!log_ratelimit(&rl))
 		return;
-	last = now;
 	if (print_host(&con->se_out.ss, addr, sizeof(addr)) == NULL)
 		(void)strlcpy(addr, "?", sizeof(addr));
 	log_warnx("relay %s: no local port to connect to %s:%d (%s): %llu "

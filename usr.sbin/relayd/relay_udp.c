@@ -153,6 +153,7 @@ static uint16_t			 dns_recent[DNS_RECENT];
 static unsigned int		 dns_recentpos;
 static unsigned int		 dns_nsocks;
 static int			 dns_ready;
+static struct relayd		*dns_env;	/* the configuration running */
 
 /* what one wakeup moves; queries and answers stay here until sent */
 static uint8_t			 dns_qbuf[RELAY_DNS_BATCH]
@@ -282,10 +283,11 @@ relay_dns_id(void)
 
 /* The relay process: a dns relay's socket is read from now on. */
 void
-relay_udp_launch(struct relay *rlay)
+relay_udp_launch(struct relayd *env, struct relay *rlay)
 {
 	struct timeval	 tv = { RELAY_DNS_IDLE, 0 };
 
+	dns_env = env;
 	if (!dns_ready) {
 		dns_ready = 1;
 		relay_dns_idinit();
@@ -556,7 +558,7 @@ relay_dns_answers(int fd, short event, void *arg)
 		}
 		dns_answers.b_fd = -1;
 		dns_answers.b_n = 0;
-		rlay = relay_byid(be->db_relayid);
+		rlay = relay_find(dns_env, be->db_relayid);
 		for (i = 0; i < n; i++) {
 			if (relay_dns_parse(dns_abuf[i], msg[i].msg_len,
 			    &m) == -1 || (m.flags0 & DNS_QR) == 0 ||
@@ -666,23 +668,17 @@ relay_dns_timeout(int fd, short event, void *arg)
 static void
 relay_dns_evict(struct relay *rlay)
 {
-	static time_t		 last;
-	static uint64_t		 since;
-	struct dns_session	*ds;
-	time_t			 now;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(1);
+	struct dns_session		*ds;
 
 	if ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) == NULL || !ds->ds_sent)
 		return;
-	since++;
 	relay_close(&ds->ds_con, "too many queries pending", 1);
-	now = time(NULL);
-	if (now == last)
+	if (!log_ratelimit(&rl))
 		return;
-	last = now;
 	log_warnx("relay %s: %d queries waiting for answers, the oldest "
 	    "ended early (%llu times)", rlay->rl_conf.name,
-	    RELAY_DNS_MAXPENDING, (unsigned long long)since);
-	since = 0;
+	    RELAY_DNS_MAXPENDING, (unsigned long long)rl.count);
 }
 
 /* What is dropped is counted, and said once a second at most. */
@@ -690,24 +686,18 @@ static void
 relay_dns_drop(struct relay *rlay, const char *why,
     struct sockaddr_storage *from)
 {
-	static time_t	 last;
-	static uint64_t	 since;
-	char		 addr[INET6_ADDRSTRLEN];
-	time_t		 now;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(1);
+	char				 addr[INET6_ADDRSTRLEN];
 
-	since++;
 	if (rlay != NULL)
 		relay_stats_mine(rlay)->dropped++;
-	now = time(NULL);
-	if (now == last)
+	if (!log_ratelimit(&rl))
 		return;
-	last = now;
 	if (print_host(from, addr, sizeof(addr)) == NULL)
 		(void)strlcpy(addr, "?", sizeof(addr));
 	log_warnx("relay %s: %llu datagrams dropped, the last %s from %s "
 	    "port %d", rlay != NULL ? rlay->rl_conf.name : "(gone)",
-	    (unsigned long long)since, why, addr, ss_port(from));
-	since = 0;
+	    (unsigned long long)rl.count, why, addr, ss_port(from));
 }
 
 /* A backend address, the first time it is used. */
@@ -752,9 +742,9 @@ relay_dns_backend_free(struct dns_backend *be)
 static struct dns_sock *
 relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 {
-	static time_t	 warned;
-	struct dns_sock	*dk = be->db_cur, *old;
-	int		 s = -1;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(1);
+	struct dns_sock			*dk = be->db_cur, *old;
+	int				 s = -1;
 
 	if (dk != NULL && (dk->dk_sent < RELAY_DNS_PERSOCK ||
 	    dns_nsocks >= RELAY_DNS_MAXSOCKS))
@@ -767,10 +757,8 @@ relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 	    connect(s, (struct sockaddr *)&be->db_ss,
 	    ss_len(&be->db_ss)) == -1) {
 		/* out of descriptors, this would say so for every query */
-		if (time(NULL) != warned) {
-			warned = time(NULL);
+		if (log_ratelimit(&rl))
 			log_warn("relay %s: backend socket", rlay->rl_conf.name);
-		}
 		if (s != -1)
 			close(s);
 		free(dk);

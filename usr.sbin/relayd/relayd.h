@@ -1329,7 +1329,6 @@ struct rsession	*relay_session_new(struct relay *, size_t,
 struct host	*relay_from_table(struct rsession *);
 struct relay_stats
 		*relay_stats_mine(struct relay *);
-struct relay	*relay_byid(objid_t);
 uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
 		    uint64_t);
 
@@ -1344,7 +1343,7 @@ struct dns_msg {
 	const uint8_t		*q;		/* where it is */
 };
 #define DNS_QUESTIONMAX		(255 + 2 + 4)	/* name, type, class */
-void		 relay_udp_launch(struct relay *);
+void		 relay_udp_launch(struct relayd *, struct relay *);
 void		 relay_udp_stop(struct relay *);
 int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
 unsigned int	 relay_dns_sockets(void);
@@ -1479,6 +1478,19 @@ int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,
 		    volatile int *);
 
 /* log.c */
+/*
+ * A line for something that can happen very often: logged at most once
+ * per interval seconds, with the count of the events since the last one.
+ */
+struct log_ratelimit {
+	int		 interval;	/* seconds */
+	time_t		 last;		/* when logged, monotonic; 0: never */
+	uint64_t	 count;		/* events since, this one included */
+	int		 said;		/* the last call logged */
+};
+#define LOG_RATELIMIT(_interval)	{ (_interval), 0, 0, 0 }
+
+int		 log_ratelimit(struct log_ratelimit *);
 void		 log_init(int, int);
 void		 log_procinit(const char *);
 void		 log_setverbose(int);

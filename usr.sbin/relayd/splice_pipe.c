@@ -33,8 +33,6 @@
 
 #include "splice.h"
 
-#if defined(__linux__) && defined(SPLICE_F_MOVE)
-
 #define PIPE_WANTSIZE	(256 * 1024)
 #define PIPE_ROUNDS	16
 #define PIPE_POOLMAX	128
@@ -326,32 +324,3 @@ pipe_write(int fd, short event, void *arg)
 	event_add(&ps->ps_evread, NULL);
 	pipe_read(sp->sp_src, EV_READ, sp);
 }
-
-#else /* no splice(2) */
-
-static int
-pipe_none(void)
-{
-	return (0);
-}
-
-static int
-pipe_nostart(struct rsplice *sp)
-{
-	(void)sp;
-	errno = EOPNOTSUPP;
-	return (-1);
-}
-
-static void
-pipe_nostop(struct rsplice *sp)
-{
-	(void)sp;
-}
-
-const struct splice_backend splice_pipe_backend = {
-	"pipe", SPLICE_ENGINE_PIPE, 0, 0, pipe_none, pipe_nostart, pipe_nostop,
-	pipe_nostop, NULL, NULL, NULL
-};
-
-#endif

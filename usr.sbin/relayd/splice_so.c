@@ -18,9 +18,9 @@
  * The so_splice back end (OpenBSD, FreeBSD >= 14.2): the kernel does all
  * of it, the idle timer included.  The end of a splice shows as the
  * source becoming readable, and SO_ERROR says why.  Linux has no
- * SO_SPLICE: there this back end is never available, and `make lint'
- * compiles it against regress/splice/bsd_splice.h, which declares
- * SO_SPLICE and struct splice as the BSDs' <sys/socket.h> do.
+ * SO_SPLICE: the Makefile builds splice_none.c there instead, and `make
+ * lint' compiles this file against regress/splice/bsd_splice.h, which
+ * declares SO_SPLICE and struct splice as the BSDs' <sys/socket.h> do.
  */
 
 #include <sys/types.h>
@@ -31,8 +31,6 @@
 #include <string.h>
 
 #include "splice.h"
-
-#ifdef SO_SPLICE
 
 struct so_state {
 	struct event	 ss_ev;
@@ -131,32 +129,3 @@ so_done(int fd, short event, void *arg)
 	so_poll(sp);
 	splice_finish(sp, error);
 }
-
-#else /* !SO_SPLICE */
-
-static int
-so_none(void)
-{
-	return (0);
-}
-
-static int
-so_nostart(struct rsplice *sp)
-{
-	(void)sp;
-	errno = EOPNOTSUPP;
-	return (-1);
-}
-
-static void
-so_nostop(struct rsplice *sp)
-{
-	(void)sp;
-}
-
-const struct splice_backend splice_so_backend = {
-	"so_splice", SPLICE_ENGINE_SO_SPLICE, 0, 0, so_none, so_nostart,
-	so_nostop, so_nostop, NULL, NULL, NULL
-};
-
-#endif /* SO_SPLICE */
