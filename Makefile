@@ -41,7 +41,7 @@ LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 		    echo -lbsd -levent -ltls -lssl -lcrypto -lseccomp \
 		    -lnftables -lmnl)
 # redirections on nftables, routers on rtnetlink
-KERNEL_SRCS =	$(RD)/compat/kernel_linux.c
+KERNEL_SRCS =	$(RD)/kernel_nft.c $(RD)/kernel_rtnl.c
 # splice(2) through a pipe; no SO_SPLICE
 SPLICE_NATIVE =	$(RD)/splice_pipe.c
 SPLICE_NONE =	-DSPLICE_NONE_SO
@@ -65,7 +65,7 @@ LDFLAGS +=	-L/usr/local/lib
 LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
 DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
-KERNEL_SRCS =	$(RD)/compat/kernel_none.c
+KERNEL_SRCS =	$(RD)/kernel_none.c
 # SO_SPLICE since 14.2; before it, no kernel engine
 ifneq ($(shell grep -s -c SO_SPLICE /usr/include/sys/socket.h),0)
 SPLICE_NATIVE =	$(RD)/splice_so.c
@@ -87,7 +87,7 @@ LDFLAGS +=	-L/usr/local/lib
 LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
 DEPS_CHECK =	true
 DEPS_INSTALL =	true
-KERNEL_SRCS =	$(RD)/compat/kernel_none.c
+KERNEL_SRCS =	$(RD)/kernel_none.c
 SPLICE_NATIVE =	$(RD)/splice_so.c
 SPLICE_NONE =	-DSPLICE_NONE_PIPE
 endif
@@ -116,8 +116,7 @@ COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/privdrop.c $(RD)/compat/sandbox.c \
 		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
 		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c \
-		$(RD)/compat/tlsjob.c \
-		$(KERNEL_SRCS)
+		$(RD)/compat/tlsjob.c $(RD)/compat/siphash.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(SPLICE_NATIVE) \
 		$(RD)/splice_none.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
@@ -126,7 +125,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
-		$(RD)/check_script.c $(RD)/kernel.c $(RD)/agentx.c \
+		$(RD)/check_script.c $(RD)/kernel.c $(KERNEL_SRCS) $(RD)/agentx.c \
 		$(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c

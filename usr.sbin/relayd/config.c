@@ -260,6 +260,34 @@ config_getreset(struct relayd *env, struct imsg *imsg)
 }
 
 /*
+ * The relays, protocols, tables and hosts of env move aside, whole, into
+ * a configuration of their own, for the sessions that run on after a
+ * reload; env is left empty for the new one.  The caller counts the
+ * sessions in sc_nsessions; the last one frees it (config_free()).
+ */
+struct relayd *
+config_retain(struct relayd *env)
+{
+	struct relayd	*old;
+
+	if ((old = calloc(1, sizeof(*old))) == NULL)
+		fatal("%s", __func__);
+	old->sc_tables = env->sc_tables;
+	old->sc_relays = env->sc_relays;
+	old->sc_protos = env->sc_protos;
+	TAILQ_INIT(&old->sc_hosts);
+	TAILQ_CONCAT(&old->sc_hosts, &env->sc_hosts, globalentry);
+	if ((env->sc_tables = calloc(1, sizeof(*env->sc_tables))) == NULL ||
+	    (env->sc_relays = calloc(1, sizeof(*env->sc_relays))) == NULL ||
+	    (env->sc_protos = calloc(1, sizeof(*env->sc_protos))) == NULL)
+		fatal("%s", __func__);
+	TAILQ_INIT(env->sc_tables);
+	TAILQ_INIT(env->sc_relays);
+	TAILQ_INIT(env->sc_protos);
+	return (old);
+}
+
+/*
  * Counters go on across reloads, as relayctl(8) says ("since the start
  * of the daemon"): when a configuration goes, each relay's statistics
  * are kept by its name, and the relay of that name in the next one

@@ -74,10 +74,10 @@ int
 kernel_init(struct relayd *env)
 {
 	kernel_env = env;
-	if (!compat_kernel_available())
+	if (!kernel_available())
 		return (0);
-	compat_route_stale();
-	compat_rdr_cleanup();
+	kernel_route_stale();
+	kernel_rdr_cleanup();
 	have_table = 0;
 	return (0);
 }
@@ -95,7 +95,7 @@ kernel_configure(struct relayd *conf)
 	struct timeval	 tv = { RDR_STATINTERVAL, 0 };
 	int		 ret;
 
-	if (!compat_kernel_available())
+	if (!kernel_available())
 		return (0);
 	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry)
 		memset(&rdr->ks, 0, sizeof(rdr->ks));
@@ -103,14 +103,14 @@ kernel_configure(struct relayd *conf)
 		kernel_carry(kernel_env, conf);
 	if (TAILQ_EMPTY(&conf->sc_rdrs)) {
 		if (have_table)
-			compat_rdr_cleanup();
+			kernel_rdr_cleanup();
 		have_table = 0;
 		if (evtimer_initialized(&stats_ev))
 			evtimer_del(&stats_ev);
 		return (0);
 	}
 	/* (no redirection: no table, see above) */
-	ret = compat_rdr_setup(&conf->sc_rdrs);
+	ret = kernel_rdr_setup(&conf->sc_rdrs);
 	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry) {
 		free(rdr->rd_init);
 		rdr->rd_init = NULL;
@@ -218,7 +218,7 @@ kernel_reload(struct relayd *env, struct relayd *new)
 					if (router_same_route(rt, i, nrt, j))
 						keep = 1;
 			if (!keep)
-				(void)compat_route_set(rt, i, NULL, 0, 0);
+				(void)kernel_route_set(rt, i, NULL, 0, 0);
 		}
 	}
 }
@@ -230,14 +230,14 @@ kernel_cleanup(struct relayd *env)
 	struct router	*rt;
 	int		 i;
 
-	if (!compat_kernel_available())
+	if (!kernel_available())
 		return;
 	TAILQ_FOREACH(rt, &env->sc_routers, entry)
 		if (rt->ks.nhosts > 0)
 			for (i = 0; i < rt->conf.nroutes; i++)
-				(void)compat_route_set(rt, i, NULL, 0, 0);
+				(void)kernel_route_set(rt, i, NULL, 0, 0);
 	if (have_table)
-		compat_rdr_cleanup();
+		kernel_rdr_cleanup();
 	have_table = 0;
 }
 
@@ -310,7 +310,7 @@ kernel_sync(struct relayd *env, uint32_t type, struct ctl_kernsync *ks)
 			    "of its table", __func__, rdr->conf.name);
 			return;
 		}
-		if (compat_rdr_rules(rdr, ss, n,
+		if (kernel_rdr_rules(rdr, ss, n,
 		    kernel_hostset_lost(&rdr->ks, ks)) == -1) {
 			log_warnx("redirection %s: its rules could not be "
 			    "changed", rdr->conf.name);
@@ -329,7 +329,7 @@ kernel_sync(struct relayd *env, uint32_t type, struct ctl_kernsync *ks)
 	}
 	log_debug("router %s: %u gateways", rt->conf.name, n);
 	for (i = 0; i < rt->conf.nroutes; i++)
-		(void)compat_route_set(rt, i, ss, n, prio);
+		(void)kernel_route_set(rt, i, ss, n, prio);
 	rt->ks = *ks;
 	rt->ks.nhosts = n;
 }
@@ -347,7 +347,7 @@ kernel_stats(int fd, short event, void *arg)
 	(void)event;
 	(void)arg;
 	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
-		if (compat_rdr_stats(rdr, &st) == 0)
+		if (kernel_rdr_stats(rdr, &st) == 0)
 			proc_compose(env->sc_ps, PROC_PFE, IMSG_RDR_STATS,
 			    &st, sizeof(st));
 	evtimer_add(&stats_ev, &tv);

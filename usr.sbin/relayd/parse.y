@@ -1994,7 +1994,7 @@ dstmode		: LOADBALANCE		{ $$ = RELAY_DSTMODE_LOADBALANCE; }
  * nftables and rtnetlink (see kernel.c).
  */
 rdrdef		: REDIRECT STRING		{
-			if (!compat_kernel_available()) {
+			if (!kernel_available()) {
 				yyerror("redirect %s: redirections are not "
 				    "available on %s", $2, RELAYD_PLATFORM);
 				FREEARG($2);
@@ -2164,7 +2164,7 @@ pflog		: /* empty */			{ $$ = 0; }
 		;
 
 routerdef	: ROUTER STRING			{
-			if (!compat_kernel_available()) {
+			if (!kernel_available()) {
 				yyerror("router %s: routers are not "
 				    "available on %s", $2, RELAYD_PLATFORM);
 				FREEARG($2);

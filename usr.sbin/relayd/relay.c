@@ -40,9 +40,6 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 
 #include <tls.h>
 
@@ -135,7 +132,6 @@ static int			 relay_basefds;
 static int			 relay_maxfds;
 static struct event		 relay_statev;
 static int			 relay_started;
-static EVP_MAC			*relay_mac;
 
 static struct privsep_proc procs[] = {
 	{ "parent",	PROC_PARENT,	relay_dispatch_parent,	NULL, NULL },
@@ -167,10 +163,10 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	relay_maxfds = getdtablesize();
 	relay_basefds = getdtablecount();
 
-	if ((relay_mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL)) == NULL)
+	if (compat_siphash_init() == -1)
 		fatalx("%s: no SipHash in libcrypto", __func__);
 	/* private keys stay in ca: their operations go there */
-	if (relay_tls_openssl_conf() == -1)
+	if (compat_tlsconf_init() == -1)
 		log_warnx("%s: OpenSSL's settings for TLS relays failed: "
 		    "session tickets may be sent", __func__);
 	if (compat_tlsticket_init() == -1)
@@ -187,82 +183,6 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	evtimer_add(&relay_statev, &tv);
 	if (compat_sandbox("relay") == -1)
 		fatal("%s: sandbox", __func__);
-}
-
-/*
- * SipHash-2-4 of an address (and whatever the mode adds) with the relay's
- * 128-bit key, as the hash modes of relayd.conf(5) want.
- */
-uint64_t
-relay_hash_addr(const uint8_t *key, const void *data, size_t len,
-    uint64_t prev)
-{
-	EVP_MAC_CTX	*ctx;
-	OSSL_PARAM	 params[2];
-	size_t		 outlen = 8, out;
-	unsigned char	 buf[8];
-	uint64_t	 h = 0;
-
-	if ((ctx = EVP_MAC_CTX_new(relay_mac)) == NULL)
-		return (prev);
-	params[0] = OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE,
-	    &outlen);
-	params[1] = OSSL_PARAM_construct_end();
-	if (EVP_MAC_init(ctx, key, 16, params) == 1 &&
-	    EVP_MAC_update(ctx, (const unsigned char *)&prev,
-	    sizeof(prev)) == 1 &&
-	    EVP_MAC_update(ctx, data, len) == 1 &&
-	    EVP_MAC_final(ctx, buf, &out, sizeof(buf)) == 1)
-		memcpy(&h, buf, sizeof(h));
-	EVP_MAC_CTX_free(ctx);
-	return (h);
-}
-
-/* The protocol's socket options for socket s of address family af. */
-void
-relay_socket_opts(int s, int af, struct protocol *p, int listening)
-{
-	int	 val;
-
-	if (p == NULL)
-		return;
-	/*
-	 * HTTP: a head and its spliced body are two writes, and Nagle's
-	 * wait between them costs a delayed ACK per request; nodelay
-	 * unless the protocol says otherwise.
-	 */
-	if (af != AF_UNIX &&
-	    ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
-	    p->type == RELAY_PROTO_HTTP)) {
-		val = (p->tcpflags & TCPFLAG_NODELAY) ||
-		    (p->tcpflags & TCPFLAG_NNODELAY) == 0 ? 1 : 0;
-		if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &val,
-		    sizeof(val)) == -1)
-			log_warn("%s: TCP_NODELAY", __func__);
-	}
-	if (p->tcpflags & TCPFLAG_BUFSIZ) {
-		val = p->tcpbufsiz;
-		if (setsockopt(s, SOL_SOCKET, SO_RCVBUF, &val,
-		    sizeof(val)) == -1 ||
-		    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &val,
-		    sizeof(val)) == -1)
-			log_warn("%s: socket buffer", __func__);
-	}
-	if (af == AF_UNIX)
-		return;		/* none of IP's options */
-	if (p->tcpflags & TCPFLAG_IPTTL) {
-		val = p->tcpipttl;
-		if (af == AF_INET6) {
-			if (setsockopt(s, IPPROTO_IPV6, IPV6_UNICAST_HOPS,
-			    &val, sizeof(val)) == -1)
-				log_warn("%s: IPV6_UNICAST_HOPS", __func__);
-		} else if (setsockopt(s, IPPROTO_IP, IP_TTL, &val,
-		    sizeof(val)) == -1)
-			log_warn("%s: IP_TTL", __func__);
-	}
-	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening &&
-	    compat_minttl(s, af, p->tcpipminttl) == -1)
-		log_warn("%s: minimum TTL", __func__);
 }
 
 static int
@@ -448,20 +368,7 @@ relay_reset(struct imsg *imsg)
 		return;
 	}
 
-	if ((old = calloc(1, sizeof(*old))) == NULL)
-		fatal("%s", __func__);
-	old->sc_tables = env->sc_tables;
-	old->sc_relays = env->sc_relays;
-	old->sc_protos = env->sc_protos;
-	TAILQ_INIT(&old->sc_hosts);
-	TAILQ_CONCAT(&old->sc_hosts, &env->sc_hosts, globalentry);
-	if ((env->sc_tables = calloc(1, sizeof(*env->sc_tables))) == NULL ||
-	    (env->sc_relays = calloc(1, sizeof(*env->sc_relays))) == NULL ||
-	    (env->sc_protos = calloc(1, sizeof(*env->sc_protos))) == NULL)
-		fatal("%s", __func__);
-	TAILQ_INIT(env->sc_tables);
-	TAILQ_INIT(env->sc_relays);
-	TAILQ_INIT(env->sc_protos);
+	old = config_retain(env);
 	TAILQ_FOREACH(con, &relay_sessions, se_entry)
 		if (con->se_conf == NULL) {
 			con->se_conf = old;
@@ -868,13 +775,13 @@ relay_from_table(struct rsession *con)
 		case RELAY_DSTMODE_HASH:
 			if (rlt->rlt_mode != RELAY_DSTMODE_HASH) {
 				addr = ss_addr(&con->se_in.ss, &len);
-				p = relay_hash_addr(key, addr, len, p);
+				p = compat_siphash(key, addr, len, p);
 			}
 			if (rlt->rlt_mode != RELAY_DSTMODE_SRCHASH) {
 				addr = ss_addr(&rlay->rl_conf.ss, &len);
-				p = relay_hash_addr(key, addr, len, p);
+				p = compat_siphash(key, addr, len, p);
 				port = htons(rlay->rl_conf.port);
-				p = relay_hash_addr(key, &port, sizeof(port),
+				p = compat_siphash(key, &port, sizeof(port),
 				    p);
 			}
 			/* a host that is down: shift the hash and retry */
@@ -2000,6 +1907,18 @@ relay_bytes(struct ctl_relay_event *cre, int kind)
 	return (n);
 }
 
+/* What the session moved so far: b[direction][spliced, copied]. */
+static void
+relay_session_bytes(struct rsession *con, uint64_t b[2][2])
+{
+	int	 kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		b[RELAY_DIR_REQUEST][kind] = relay_bytes(&con->se_in, kind);
+		b[RELAY_DIR_RESPONSE][kind] = relay_bytes(&con->se_out, kind);
+	}
+}
+
 /*
  * One spliced direction ended.  End of file half-closes the other side;
  * max reached (EFBIG) hands the direction back to the protocol.
@@ -2148,18 +2067,14 @@ void
 relay_close(struct rsession *con, const char *msg, int err)
 {
 	struct relay_stats	*st;
-	struct ctl_relay_event	*cre;
 	uint64_t		 b[2][2];
 	int			 dir, kind;
 
 	st = relay_stats_mine(con->se_relay);
-	for (dir = 0; dir < 2; dir++) {
-		cre = dir == RELAY_DIR_REQUEST ? &con->se_in : &con->se_out;
-		for (kind = 0; kind < 2; kind++) {
-			b[dir][kind] = relay_bytes(cre, kind);
+	relay_session_bytes(con, b);
+	for (dir = 0; dir < 2; dir++)
+		for (kind = 0; kind < 2; kind++)
 			st->bytes[dir][kind] += b[dir][kind];
-		}
-	}
 	if (st->active > 0)
 		st->active--;
 	st->ends[!err ? RELAY_END_OK : strstr(msg, "timeout") != NULL ?
@@ -2183,7 +2098,8 @@ relay_statistics(int fd, short event, void *arg)
 	struct ctl_keyopstats	 ks;
 	struct rsession		*con;
 	struct timeval		 tv = { 1, 0 };
-	int			 kind;
+	uint64_t		 b[2][2];
+	int			 dir, kind;
 
 	(void)fd;
 	(void)event;
@@ -2215,12 +2131,10 @@ relay_statistics(int fd, short event, void *arg)
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
 			if (relay_counted(con->se_relay) != rlay)
 				continue;
-			for (kind = 0; kind < 2; kind++) {
-				st.bytes[RELAY_DIR_REQUEST][kind] +=
-				    relay_bytes(&con->se_in, kind);
-				st.bytes[RELAY_DIR_RESPONSE][kind] +=
-				    relay_bytes(&con->se_out, kind);
-			}
+			relay_session_bytes(con, b);
+			for (dir = 0; dir < 2; dir++)
+				for (kind = 0; kind < 2; kind++)
+					st.bytes[dir][kind] += b[dir][kind];
 		}
 		proc_compose(ps, PROC_PFE, IMSG_STATISTICS, &st, sizeof(st));
 	}
@@ -2238,7 +2152,6 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 {
 	struct rsession		*con;
 	struct ctl_session	 cs;
-	int			 kind;
 
 	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
 		memset(&cs, 0, sizeof(cs));
@@ -2264,12 +2177,7 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
 		(void)strlcpy(cs.cs_request, con->se_request,
 		    sizeof(cs.cs_request));
-		for (kind = 0; kind < 2; kind++) {
-			cs.cs_bytes[RELAY_DIR_REQUEST][kind] =
-			    relay_bytes(&con->se_in, kind);
-			cs.cs_bytes[RELAY_DIR_RESPONSE][kind] =
-			    relay_bytes(&con->se_out, kind);
-		}
+		relay_session_bytes(con, cs.cs_bytes);
 		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
 		    -1, &cs, sizeof(cs));
 	}

@@ -493,7 +493,7 @@ http_rule_hash(struct rsession *con, const char *value)
 {
 	if (value == NULL)
 		return;
-	con->se_hash = relay_hash_addr(con->se_relay->rl_conf.hashkey.key8,
+	con->se_hash = compat_siphash(con->se_relay->rl_conf.hashkey.key8,
 	    value, strlen(value), con->se_hash);
 }
 

@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
-#include <openssl/conf.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -922,40 +921,4 @@ relay_tls_writecb(int fd, short event, void *arg)
 	}
 	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
 		relay_write(cre->bev, cre);
-}
-
-/*
- * TLS 1.3 on OpenSSL sends two session tickets after each handshake
- * even with tickets off (libtls here cannot issue them anyway; LibreSSL's
- * libtls sends none): a client that never reads turns its close into a
- * reset then, which can discard the last bytes it sent.  libtls has no
- * knob for it: OpenSSL's own configuration of the relay process, applied
- * to every SSL_CTX it makes, sends none ("NumTickets = 0").
- */
-int
-relay_tls_openssl_conf(void)
-{
-#ifndef LIBRESSL_VERSION_NUMBER
-	static const char	 text[] = "relayd = relayd_init\n"
-	    "[relayd_init]\nssl_conf = relayd_ssl\n"
-	    "[relayd_ssl]\nsystem_default = relayd_tls\n"
-	    "[relayd_tls]\nNumTickets = 0\n";
-	CONF			*cnf;
-	BIO			*bio;
-	long			 line;
-	int			 ret = -1;
-
-	OPENSSL_load_builtin_modules();
-	if ((cnf = NCONF_new(NULL)) == NULL)
-		return (-1);
-	if ((bio = BIO_new_mem_buf(text, sizeof(text) - 1)) != NULL &&
-	    NCONF_load_bio(cnf, bio, &line) == 1 &&
-	    CONF_modules_load(cnf, "relayd", 0) == 1)
-		ret = 0;
-	BIO_free(bio);
-	NCONF_free(cnf);
-	return (ret);
-#else
-	return (0);
-#endif
 }

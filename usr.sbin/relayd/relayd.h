@@ -1230,6 +1230,7 @@ void		 rule_free(struct relay_rule *);
 int		 config_setreset(struct relayd *);
 int		 config_getreset(struct relayd *, struct imsg *);
 void		 config_keepstats(struct relayd *);
+struct relayd	*config_retain(struct relayd *);
 int		 config_getcfg(struct relayd *, struct imsg *);
 int		 config_setglobal(struct relayd *);
 int		 config_settable(struct relayd *, struct table *);
@@ -1298,7 +1299,6 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
-void		 relay_socket_opts(int, int, struct protocol *, int);
 int		 relay_connect(struct rsession *);
 int		 relay_reconnect(struct rsession *);
 void		 relay_session_accepted(struct rsession *);
@@ -1329,8 +1329,6 @@ struct rsession	*relay_session_new(struct relay *, size_t,
 struct host	*relay_from_table(struct rsession *);
 struct relay_stats
 		*relay_stats_mine(struct relay *);
-uint64_t	 relay_hash_addr(const uint8_t *, const void *, size_t,
-		    uint64_t);
 
 /* relay_udp.c */
 #define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */
@@ -1415,7 +1413,6 @@ ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
 		    int, int *);
 int		 relay_tls_flush(struct ctl_relay_event *);
 void		 relay_tls_writecb(int, short, void *);
-int		 relay_tls_openssl_conf(void);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
@@ -1449,6 +1446,7 @@ int		 pp_parse(const uint8_t *, size_t, size_t *,
 		    struct sockaddr_storage *, struct sockaddr_storage *);
 
 /* util.c */
+void		 relay_socket_opts(int, int, struct protocol *, int);
 struct table	*table_find(struct relayd *, objid_t);
 struct table	*table_findbyname(struct relayd *, const char *);
 struct table	*table_findbyconf(struct relayd *, struct table *);
@@ -1476,6 +1474,20 @@ int		 addr_match(struct rule_addr *, struct sockaddr_storage *);
 void		 socket_set_blockmode(int, int);
 int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,
 		    volatile int *);
+
+/*
+ * The kernel back ends of redirections and routers, in the parent: the
+ * Makefile picks kernel_nft.c and kernel_rtnl.c (Linux) or kernel_none.c.
+ */
+int		 kernel_available(void);
+int		 kernel_rdr_setup(struct rdrlist *);
+int		 kernel_rdr_rules(struct rdr *, struct sockaddr_storage *,
+		    unsigned int, int);
+int		 kernel_rdr_stats(struct rdr *, struct ctl_rdrstats *);
+void		 kernel_rdr_cleanup(void);
+int		 kernel_route_set(struct router *, int,
+		    struct sockaddr_storage *, unsigned int, int);
+void		 kernel_route_stale(void);
 
 /* log.c */
 /*

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -418,4 +419,51 @@ table_enable_imsg(struct relayd *env, struct imsg *imsg)
 	else
 		tb->conf.flags &= ~F_DISABLE;
 	return (tb);
+}
+
+/* The protocol's socket options for socket s of address family af. */
+void
+relay_socket_opts(int s, int af, struct protocol *p, int listening)
+{
+	int	 val;
+
+	if (p == NULL)
+		return;
+	/*
+	 * HTTP: a head and its spliced body are two writes, and Nagle's
+	 * wait between them costs a delayed ACK per request; nodelay
+	 * unless the protocol says otherwise.
+	 */
+	if (af != AF_UNIX &&
+	    ((p->tcpflags & (TCPFLAG_NODELAY | TCPFLAG_NNODELAY)) ||
+	    p->type == RELAY_PROTO_HTTP)) {
+		val = (p->tcpflags & TCPFLAG_NODELAY) ||
+		    (p->tcpflags & TCPFLAG_NNODELAY) == 0 ? 1 : 0;
+		if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: TCP_NODELAY", __func__);
+	}
+	if (p->tcpflags & TCPFLAG_BUFSIZ) {
+		val = p->tcpbufsiz;
+		if (setsockopt(s, SOL_SOCKET, SO_RCVBUF, &val,
+		    sizeof(val)) == -1 ||
+		    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: socket buffer", __func__);
+	}
+	if (af == AF_UNIX)
+		return;		/* none of IP's options */
+	if (p->tcpflags & TCPFLAG_IPTTL) {
+		val = p->tcpipttl;
+		if (af == AF_INET6) {
+			if (setsockopt(s, IPPROTO_IPV6, IPV6_UNICAST_HOPS,
+			    &val, sizeof(val)) == -1)
+				log_warn("%s: IPV6_UNICAST_HOPS", __func__);
+		} else if (setsockopt(s, IPPROTO_IP, IP_TTL, &val,
+		    sizeof(val)) == -1)
+			log_warn("%s: IP_TTL", __func__);
+	}
+	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening &&
+	    compat_minttl(s, af, p->tcpipminttl) == -1)
+		log_warn("%s: minimum TTL", __func__);
 }

@@ -20,6 +20,7 @@
 #define RELAYD_COMPAT_H
 
 #include <sys/types.h>
+#include <stdint.h>
 
 #ifndef __dead
 #define __dead		__attribute__((__noreturn__))
@@ -30,6 +31,11 @@
 
 /* tlsticket.c: session tickets with libtls on OpenSSL (see there) */
 int	 compat_tlsticket_init(void);
+int	 compat_tlsconf_init(void);
+
+/* siphash.c: SipHash-2-4 (OpenBSD's libc has SipHash24(3)) */
+int	 compat_siphash_init(void);
+uint64_t compat_siphash(const uint8_t *, const void *, size_t, uint64_t);
 
 /* tlsjob.c: a TLS handshake that pauses while ca works (see there) */
 #define COMPAT_TLSJOB_DONE	0
@@ -73,21 +79,6 @@ int	 compat_transparent_route(int);
 /* sockopt.c */
 int	 compat_minttl(int, int, int);
 void	 compat_bind_noport(int);
-
-/* kernel_*.c: redirections and routes, in the parent */
-struct rdr;
-struct rdrlist;
-struct router;
-struct ctl_rdrstats;
-int	 compat_kernel_available(void);
-int	 compat_rdr_setup(struct rdrlist *);
-int	 compat_rdr_rules(struct rdr *, struct sockaddr_storage *,
-	    unsigned int, int);
-int	 compat_rdr_stats(struct rdr *, struct ctl_rdrstats *);
-void	 compat_rdr_cleanup(void);
-int	 compat_route_set(struct router *, int, struct sockaddr_storage *,
-	    unsigned int, int);
-void	 compat_route_stale(void);
 
 /* sandbox.c */
 int	 compat_sandbox(const char *);

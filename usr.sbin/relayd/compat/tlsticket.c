@@ -29,7 +29,7 @@
  * wrapper that turns that 0 into 1, and passes every other call on to
  * libssl's.  Decryption keeps libtls's answers, which are OpenSSL's.
  * A context with tickets also sends TLS 1.3 tickets again: relayd's
- * OpenSSL configuration sends none by default (relay_tls_openssl_conf).
+ * OpenSSL configuration sends none by default (compat_tlsconf_init()).
  *
  * With LibreSSL (OpenBSD, and libtls built on it) none of this is
  * compiled: the convention is the library's own.
@@ -42,6 +42,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include <openssl/conf.h>
 #include <openssl/ssl.h>
 
 #include "compat.h"
@@ -93,12 +94,50 @@ SSL_CTX_callback_ctrl(SSL_CTX *ctx, int cmd, void (*fp)(void))
 	return (real_callback_ctrl(ctx, cmd, fp));
 }
 
+/*
+ * TLS 1.3 on OpenSSL sends two session tickets after each handshake
+ * even with tickets off (libtls here cannot issue them anyway; LibreSSL's
+ * libtls sends none): a client that never reads turns its close into a
+ * reset then, which can discard the last bytes it sent.  libtls has no
+ * knob for it: OpenSSL's own configuration of the relay process, applied
+ * to every SSL_CTX it makes, sends none ("NumTickets = 0").
+ */
+int
+compat_tlsconf_init(void)
+{
+	static const char	 text[] = "relayd = relayd_init\n"
+	    "[relayd_init]\nssl_conf = relayd_ssl\n"
+	    "[relayd_ssl]\nsystem_default = relayd_tls\n"
+	    "[relayd_tls]\nNumTickets = 0\n";
+	CONF			*cnf;
+	BIO			*bio;
+	long			 line;
+	int			 ret = -1;
+
+	OPENSSL_load_builtin_modules();
+	if ((cnf = NCONF_new(NULL)) == NULL)
+		return (-1);
+	if ((bio = BIO_new_mem_buf(text, sizeof(text) - 1)) != NULL &&
+	    NCONF_load_bio(cnf, bio, &line) == 1 &&
+	    CONF_modules_load(cnf, "relayd", 0) == 1)
+		ret = 0;
+	BIO_free(bio);
+	NCONF_free(cnf);
+	return (ret);
+}
+
 #else /* LibreSSL */
 
 #include "compat.h"
 
 int
 compat_tlsticket_init(void)
+{
+	return (0);
+}
+
+int
+compat_tlsconf_init(void)
 {
 	return (0);
 }

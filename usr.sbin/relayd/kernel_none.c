@@ -27,20 +27,20 @@
 #include "relayd.h"
 
 int
-compat_kernel_available(void)
+kernel_available(void)
 {
 	return (0);
 }
 
 int
-compat_rdr_setup(struct rdrlist *rdrs)
+kernel_rdr_setup(struct rdrlist *rdrs)
 {
 	(void)rdrs;
 	return (0);
 }
 
 int
-compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
+kernel_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
     unsigned int n, int forget)
 {
 	(void)rdr;
@@ -51,7 +51,7 @@ compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
 }
 
 int
-compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
+kernel_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
 {
 	(void)rdr;
 	(void)st;
@@ -59,12 +59,12 @@ compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
 }
 
 void
-compat_rdr_cleanup(void)
+kernel_rdr_cleanup(void)
 {
 }
 
 int
-compat_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
+kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
     unsigned int n, int prio)
 {
 	(void)rt;
@@ -76,6 +76,6 @@ compat_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 }
 
 void
-compat_route_stale(void)
+kernel_route_stale(void)
 {
 }

@@ -15,7 +15,8 @@
  */
 
 /*
- * Redirections and routers on Linux, for the parent.
+ * Redirections on Linux (nftables), for the parent; routers are
+ * kernel_rtnl.c's.
  *
  * Redirections live in one nftables table of relayd's own, inet
  * relayd_rdr, written through libnftables: every change is one nft
@@ -35,9 +36,6 @@
  * A redirected flow carries the conntrack mark RDR_CTMARK + N: the
  * flows chains count it and set the pftag mark from it, and the number
  * of its conntrack entries is the redirection's states.
- *
- * Routes go through rtnetlink (libmnl), with the protocol number of the
- * router's rtlabel, or ROUTER_PROTO: that is how relayd knows its own.
  */
 
 #include <sys/types.h>
@@ -50,7 +48,6 @@
 
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
-#include <linux/rtnetlink.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,12 +71,11 @@
 #define RDR_FWD(r)	((r)->conf.routeif[0] != '\0')
 
 static struct nft_ctx	*nft;
-static struct mnl_socket *nl_route;
 static struct mnl_socket *nl_ct;
 static int		 quiet;		/* errors are no news */
 
 int
-compat_kernel_available(void)
+kernel_available(void)
 {
 	return (1);
 }
@@ -450,7 +446,7 @@ static void	 rdr_rules(struct cmdbuf *, struct rdr *,
  * one transaction.
  */
 int
-compat_rdr_setup(struct rdrlist *rdrs)
+kernel_rdr_setup(struct rdrlist *rdrs)
 {
 	struct cmdbuf	 cb;
 	struct rdr	*rdr;
@@ -597,7 +593,7 @@ rdr_virt_rules(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
  * empty or half map.  forget: the sticky clients go too (a host left).
  */
 int
-compat_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
+kernel_rdr_rules(struct rdr *rdr, struct sockaddr_storage *hosts,
     unsigned int n, int forget)
 {
 	struct cmdbuf	 cb;
@@ -708,7 +704,7 @@ counter_read(const char *out, const char *name, uint64_t *packets,
 }
 
 int
-compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
+kernel_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
 {
 	struct cmdbuf	 cb;
 	char		*out = NULL, name[32];
@@ -739,7 +735,7 @@ compat_rdr_stats(struct rdr *rdr, struct ctl_rdrstats *st)
  * changes nothing in nftables.
  */
 void
-compat_rdr_cleanup(void)
+kernel_rdr_cleanup(void)
 {
 	struct cmdbuf	 cb;
 	char		*out = NULL;
@@ -760,189 +756,4 @@ compat_rdr_cleanup(void)
 			log_debug("nftables: table %s deleted", tables[i]);
 	}
 	quiet = 0;
-}
-
-static int
-rtnl_talk_open(void)
-{
-	if (nl_route != NULL)
-		return (0);
-	if ((nl_route = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC)) == NULL)
-		return (-1);
-	if (mnl_socket_bind(nl_route, 0, MNL_SOCKET_AUTOPID) == -1) {
-		mnl_socket_close(nl_route);
-		nl_route = NULL;
-		return (-1);
-	}
-	return (0);
-}
-
-/* rtnetlink: one request, its acknowledgement. */
-static int
-rtnl_talk(struct nlmsghdr *nlh)
-{
-	char		 buf[MNL_SOCKET_BUFFER_SIZE];
-	uint32_t	 seq, portid;
-	ssize_t		 len;
-
-	if (rtnl_talk_open() == -1)
-		return (-1);
-	nlh->nlmsg_seq = seq = arc4random();
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
-		return (-1);
-	portid = mnl_socket_get_portid(nl_route);
-	if ((len = mnl_socket_recvfrom(nl_route, buf, sizeof(buf))) == -1)
-		return (-1);
-	return (mnl_cb_run(buf, len, seq, portid, NULL, NULL) == -1 ? -1 : 0);
-}
-
-static void
-rtnl_addr(struct nlmsghdr *nlh, uint16_t type, struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		mnl_attr_put(nlh, type, sizeof(struct in_addr),
-		    &((struct sockaddr_in *)ss)->sin_addr);
-	else
-		mnl_attr_put(nlh, type, sizeof(struct in6_addr),
-		    &((struct sockaddr_in6 *)ss)->sin6_addr);
-}
-
-static struct rtmsg *
-rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
-    int prio)
-{
-	struct nlmsghdr	*nlh;
-	struct rtmsg	*rtm;
-	int		 table = rt->conf.rtable == 0 ? RT_TABLE_MAIN :
-			    rt->conf.rtable;
-
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = flags;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = rt->conf.af;
-	rtm->rtm_dst_len = rt->conf.prefixlen[i];
-	rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = rt->conf.proto;
-	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
-	rtm->rtm_type = RTN_UNICAST;
-	mnl_attr_put_u32(nlh, RTA_TABLE, table);
-	rtnl_addr(nlh, RTA_DST, &rt->conf.routes[i]);
-	if (prio > 0)
-		mnl_attr_put_u32(nlh, RTA_PRIORITY, prio);
-	return (rtm);
-}
-
-/*
- * Route i of a router through these gateways: one nexthop, or a
- * multipath route; none removes it.  prio: the route's metric.
- */
-int
-compat_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
-    unsigned int n, int prio)
-{
-	char			 buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr		*nlh = (struct nlmsghdr *)buf;
-	struct nlattr		*mp;
-	struct rtnexthop	*nh;
-	unsigned int		 j;
-
-	if (n == 0) {
-		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
-		/* gone already is what we want */
-		if (rtnl_talk(nlh) == -1 && errno != ESRCH) {
-			log_warn("router %s: cannot remove a route",
-			    rt->conf.name);
-			return (-1);
-		}
-		return (0);
-	}
-	(void)rtnl_route_msg(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE,
-	    rt, i, prio);
-	if (n == 1)
-		rtnl_addr(nlh, RTA_GATEWAY, &gw[0]);
-	else {
-		mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
-		for (j = 0; j < n; j++) {
-			nh = mnl_nlmsg_get_payload_tail(nlh);
-			memset(nh, 0, sizeof(*nh));
-			nlh->nlmsg_len += MNL_ALIGN(sizeof(*nh));
-			rtnl_addr(nlh, RTA_GATEWAY, &gw[j]);
-			nh->rtnh_len = (char *)mnl_nlmsg_get_payload_tail(nlh) -
-			    (char *)nh;
-		}
-		mnl_attr_nest_end(nlh, mp);
-	}
-	if (rtnl_talk(nlh) == -1) {
-		log_warn("router %s: cannot set a route", rt->conf.name);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Routes of relayd's protocols in any table: what a killed one left. */
-struct stale {
-	char	 msgs[64][512];
-	int	 n;
-};
-
-static int
-route_stale_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	struct stale		*st = arg;
-	const struct rtmsg	*rtm = mnl_nlmsg_get_payload(nlh);
-
-	if (rtm->rtm_protocol < ROUTER_PROTO ||
-	    rtm->rtm_protocol > ROUTER_PROTO_MAX ||
-	    nlh->nlmsg_len > sizeof(st->msgs[0]) ||
-	    st->n == (int)nitems(st->msgs))
-		return (MNL_CB_OK);
-	memcpy(st->msgs[st->n++], nlh, nlh->nlmsg_len);
-	return (MNL_CB_OK);
-}
-
-void
-compat_route_stale(void)
-{
-	char			 buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr		*nlh;
-	struct rtmsg		*rtm;
-	struct stale		*st;
-	uint32_t		 seq, portid;
-	ssize_t			 len;
-	int			 i, af, ret;
-
-	if ((st = calloc(1, sizeof(*st))) == NULL)
-		fatal("%s", __func__);
-	for (af = 0; af < 2; af++) {
-		if (rtnl_talk_open() == -1)
-			break;
-		nlh = mnl_nlmsg_put_header(buf);
-		nlh->nlmsg_type = RTM_GETROUTE;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		nlh->nlmsg_seq = seq = arc4random();
-		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-		rtm->rtm_family = af ? AF_INET6 : AF_INET;
-		if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
-			break;
-		portid = mnl_socket_get_portid(nl_route);
-		while ((len = mnl_socket_recvfrom(nl_route, buf,
-		    sizeof(buf))) > 0) {
-			ret = mnl_cb_run(buf, len, seq, portid,
-			    route_stale_cb, st);
-			if (ret <= MNL_CB_STOP)
-				break;
-		}
-	}
-	for (i = 0; i < st->n; i++) {
-		nlh = (struct nlmsghdr *)st->msgs[i];
-		nlh->nlmsg_type = RTM_DELROUTE;
-		nlh->nlmsg_flags = 0;
-		if (rtnl_talk(nlh) == 0)
-			log_info("removed a route a previous relayd left "
-			    "(protocol %d)", ((struct rtmsg *)
-			    mnl_nlmsg_get_payload(nlh))->rtm_protocol);
-	}
-	free(st);
 }
