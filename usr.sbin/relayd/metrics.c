@@ -84,10 +84,44 @@ static int	 metric_grow(void *, size_t, size_t);
 static void	 metric_label(FILE *, const char *, const char *);
 static void	 metric_family(FILE *, const char *, const char *,
 		    const char *);
-static void	 metric_relay_values(struct metrics *, FILE *, const char *,
-		    size_t);
-static void	 metric_host_values(struct metrics *, FILE *, const char *,
-		    int);
+
+/*
+ * A family of metrics: its name, type and help, and how its values are
+ * written, one line per object (a relay, a redirection, a table...):
+ * each() walks the objects and writes their labels, value() the number
+ * of one of them.
+ */
+struct metric_def {
+	const char	*name;
+	const char	*type;
+	const char	*help;
+	void		(*each)(struct metrics *, FILE *,
+			    const struct metric_def *);
+	uint64_t	(*value)(const void *);
+};
+
+static void	 metric_each_status(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_relay(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_rdr(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_router(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_table(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_host(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_build_info(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_keyop_summary(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_relay_ends(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_relay_bytes(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_host_seconds(struct metrics *, FILE *,
+		    const struct metric_def *);
 
 /* The statistics of every relay process of a relay, summed. */
 void
@@ -202,28 +236,6 @@ metrics_router(struct metrics *m, struct router *rt)
 	return (0);
 }
 
-/* which: 0 up, 1 by its backup table, 2.. a counter of ctl_rdrstats */
-static void
-metric_rdr_values(struct metrics *m, FILE *f, const char *name, int which,
-    size_t field)
-{
-	struct metric_rdr	*mr;
-	size_t			 i;
-
-	for (i = 0; i < m->m_nrdrs; i++) {
-		mr = &m->m_rdrs[i];
-		fprintf(f, "%s{", name);
-		metric_label(f, "redirect", mr->name);
-		if (which == 0)
-			fprintf(f, "} %d\n", mr->state != RDR_DOWN);
-		else if (which == 1)
-			fprintf(f, "} %d\n", mr->state == RDR_BACKUP);
-		else
-			fprintf(f, "} %llu\n", (unsigned long long)
-			    *(uint64_t *)((char *)&mr->st + field));
-	}
-}
-
 /* A table used by several relays comes once; its hosts follow it. */
 int
 metrics_table(struct metrics *m, struct table *tb)
@@ -294,210 +306,295 @@ metric_family(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The value of one object, for value(): a field of its statistics. */
+#define METRIC_FIELD(_fn, _type, _expr)				\
+static uint64_t							\
+_fn(const void *arg)						\
+{								\
+	const _type	*o = arg;				\
+								\
+	return ((uint64_t)(_expr));				\
+}
+
+METRIC_FIELD(status_started, struct ctl_status, o->started)
+METRIC_FIELD(status_generation, struct ctl_status, o->generation)
+METRIC_FIELD(status_reloads, struct ctl_status,
+    o->generation > 0 ? o->generation - 1 : 0)
+METRIC_FIELD(status_keyops_failed, struct ctl_status, o->keyops_failed)
+METRIC_FIELD(relay_sessions, struct relay_stats, o->sessions)
+METRIC_FIELD(relay_active, struct relay_stats, o->active)
+METRIC_FIELD(relay_requests, struct relay_stats, o->requests)
+METRIC_FIELD(relay_cfailed, struct relay_stats, o->cfailed)
+METRIC_FIELD(relay_deferred, struct relay_stats, o->deferred)
+METRIC_FIELD(relay_dropped, struct relay_stats, o->dropped)
+METRIC_FIELD(rdr_up, struct metric_rdr, o->state != RDR_DOWN)
+METRIC_FIELD(rdr_backup, struct metric_rdr, o->state == RDR_BACKUP)
+METRIC_FIELD(rdr_sessions, struct metric_rdr, o->st.sessions)
+METRIC_FIELD(rdr_packets, struct metric_rdr, o->st.packets)
+METRIC_FIELD(rdr_bytes, struct metric_rdr, o->st.bytes)
+METRIC_FIELD(rdr_states, struct metric_rdr, o->st.states)
+METRIC_FIELD(router_gateways, struct metric_router, o->gateways)
+METRIC_FIELD(table_up, struct metric_table, o->up)
+METRIC_FIELD(table_enabled, struct metric_table, !o->disabled)
+METRIC_FIELD(host_up, struct metric_host, o->up)
+METRIC_FIELD(host_checks, struct metric_host, o->checks)
+METRIC_FIELD(host_checks_up, struct metric_host, o->checks_up)
+
+/* In the order they are written. */
+static const struct metric_def metric_defs[] = {
+	{ "relayd_build_info", "gauge",
+	    "The version of relayd and the splice engine it uses.",
+	    metric_build_info, NULL },
+	{ "relayd_start_time_seconds", "gauge",
+	    "When relayd started, in seconds since the epoch.",
+	    metric_each_status, status_started },
+	{ "relayd_config_generation", "gauge",
+	    "The configuration running: 1 at the start, one more each "
+	    "reload.", metric_each_status, status_generation },
+	{ "relayd_reloads_total", "counter",
+	    "Configurations loaded since the start.",
+	    metric_each_status, status_reloads },
+	{ "relayd_ca_key_operation_duration_seconds", "summary",
+	    "Private-key operations the relay processes asked of the ca "
+	    "processes, and their round trips.", metric_keyop_summary, NULL },
+	{ "relayd_ca_key_operation_failures_total", "counter",
+	    "Private-key operations that failed or got no answer in time.",
+	    metric_each_status, status_keyops_failed },
+	{ "relayd_relay_sessions_total", "counter",
+	    "Sessions the relay accepted (dns relays: queries).",
+	    metric_each_relay, relay_sessions },
+	{ "relayd_relay_sessions_active", "gauge",
+	    "Sessions of the relay under way.",
+	    metric_each_relay, relay_active },
+	{ "relayd_relay_requests_total", "counter",
+	    "HTTP requests the relay read.",
+	    metric_each_relay, relay_requests },
+	{ "relayd_relay_connect_failures_total", "counter",
+	    "Sessions that found no backend to connect to.",
+	    metric_each_relay, relay_cfailed },
+	{ "relayd_relay_accept_deferred_total", "counter",
+	    "Times the relay stopped accepting for a second: no "
+	    "descriptors.", metric_each_relay, relay_deferred },
+	{ "relayd_relay_datagrams_dropped_total", "counter",
+	    "Datagrams a dns relay dropped.",
+	    metric_each_relay, relay_dropped },
+	{ "relayd_relay_session_ends_total", "counter",
+	    "Sessions that ended, by how: ok, error or timeout.",
+	    metric_relay_ends, NULL },
+	{ "relayd_relay_bytes_total", "counter",
+	    "Bytes relayed: in from clients, out from backends, spliced "
+	    "by the kernel or copied by the relay.", metric_relay_bytes, NULL },
+	{ "relayd_redirect_up", "gauge",
+	    "1 for a redirection that redirects (a host of its table or "
+	    "backup table is up), else 0.", metric_each_rdr, rdr_up },
+	{ "relayd_redirect_backup", "gauge",
+	    "1 for a redirection that uses its backup table.",
+	    metric_each_rdr, rdr_backup },
+	{ "relayd_redirect_sessions_total", "counter",
+	    "Connections the redirection redirected.",
+	    metric_each_rdr, rdr_sessions },
+	{ "relayd_redirect_packets_total", "counter",
+	    "Packets of redirected connections, both ways.",
+	    metric_each_rdr, rdr_packets },
+	{ "relayd_redirect_bytes_total", "counter",
+	    "Bytes of redirected connections, both ways.",
+	    metric_each_rdr, rdr_bytes },
+	{ "relayd_redirect_states", "gauge",
+	    "Connection tracking entries of the redirection.",
+	    metric_each_rdr, rdr_states },
+	{ "relayd_router_gateways_up", "gauge",
+	    "Gateways of the router's routes (0: its routes are removed).",
+	    metric_each_router, router_gateways },
+	{ "relayd_table_hosts_up", "gauge",
+	    "Hosts of the table that are up.",
+	    metric_each_table, table_up },
+	{ "relayd_table_enabled", "gauge",
+	    "1 for a table that is enabled, 0 for one that is disabled.",
+	    metric_each_table, table_enabled },
+	{ "relayd_host_up", "gauge",
+	    "1 for a host that is up (or in a table without checks), 0 for "
+	    "one that is down, unknown or disabled.",
+	    metric_each_host, host_up },
+	{ "relayd_host_checks_total", "counter",
+	    "Checks of the host.", metric_each_host, host_checks },
+	{ "relayd_host_checks_up_total", "counter",
+	    "Checks of the host that found it up.",
+	    metric_each_host, host_checks_up },
+	{ "relayd_host_check_duration_seconds", "gauge",
+	    "How long the host's last check took.", metric_host_seconds, NULL }
+};
+
+/* Every family, in the OpenMetrics text format. */
+void
+metrics_print(struct metrics *m, FILE *f)
+{
+	const struct metric_def	*md;
+	size_t			 i;
+
+	for (i = 0; i < nitems(metric_defs); i++) {
+		md = &metric_defs[i];
+		metric_family(f, md->name, md->type, md->help);
+		md->each(m, f, md);
+	}
+	fprintf(f, "# EOF\n");
+}
+
 static void
-metric_relay_values(struct metrics *m, FILE *f, const char *name,
-    size_t field)
+metric_value(FILE *f, uint64_t v)
+{
+	fprintf(f, "} %llu\n", (unsigned long long)v);
+}
+
+static void
+metric_seconds(FILE *f, uint64_t us)
+{
+	fprintf(f, "%llu.%06llu\n", (unsigned long long)(us / 1000000),
+	    (unsigned long long)(us % 1000000));
+}
+
+static void
+metric_each_status(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	fprintf(f, "%s %llu\n", md->name,
+	    (unsigned long long)md->value(&m->m_st));
+}
+
+static void
+metric_each_relay(struct metrics *m, FILE *f, const struct metric_def *md)
 {
 	size_t	 i;
 
 	for (i = 0; i < m->m_nrelays; i++) {
-		fprintf(f, "%s{", name);
+		fprintf(f, "%s{", md->name);
 		metric_label(f, "relay", m->m_relays[i].name);
-		fprintf(f, "} %llu\n", (unsigned long long)
-		    *(uint64_t *)((char *)&m->m_relays[i].st + field));
+		metric_value(f, md->value(&m->m_relays[i].st));
 	}
 }
 
-/* which: 0 up, 1 checks, 2 checks that found it up, 3 the last's time */
 static void
-metric_host_values(struct metrics *m, FILE *f, const char *name, int which)
+metric_each_rdr(struct metrics *m, FILE *f, const struct metric_def *md)
 {
-	struct metric_host	*mh;
-	size_t			 i;
+	size_t	 i;
+
+	for (i = 0; i < m->m_nrdrs; i++) {
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "redirect", m->m_rdrs[i].name);
+		metric_value(f, md->value(&m->m_rdrs[i]));
+	}
+}
+
+static void
+metric_each_router(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_nrouters; i++) {
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "router", m->m_routers[i].name);
+		metric_value(f, md->value(&m->m_routers[i]));
+	}
+}
+
+static void
+metric_each_table(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_ntables; i++) {
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "table", m->m_tables[i].name);
+		metric_value(f, md->value(&m->m_tables[i]));
+	}
+}
+
+static void
+metric_host_labels(struct metrics *m, FILE *f, const char *name,
+    struct metric_host *mh)
+{
+	fprintf(f, "%s{", name);
+	metric_label(f, "table", m->m_tables[mh->table].name);
+	fputc(',', f);
+	metric_label(f, "host", mh->name);
+}
+
+static void
+metric_each_host(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
 
 	for (i = 0; i < m->m_nhosts; i++) {
-		mh = &m->m_hosts[i];
-		fprintf(f, "%s{", name);
-		metric_label(f, "table", m->m_tables[mh->table].name);
-		fputc(',', f);
-		metric_label(f, "host", mh->name);
-		if (which == 3)
-			fprintf(f, "} %llu.%06llu\n",
-			    (unsigned long long)(mh->check_us / 1000000),
-			    (unsigned long long)(mh->check_us % 1000000));
-		else
-			fprintf(f, "} %lu\n", which == 0 ?
-			    (unsigned long)mh->up : which == 1 ? mh->checks :
-			    mh->checks_up);
+		metric_host_labels(m, f, md->name, &m->m_hosts[i]);
+		metric_value(f, md->value(&m->m_hosts[i]));
 	}
 }
 
-void
-metrics_print(struct metrics *m, FILE *f)
+static void
+metric_host_seconds(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_nhosts; i++) {
+		metric_host_labels(m, f, md->name, &m->m_hosts[i]);
+		fputs("} ", f);
+		metric_seconds(f, m->m_hosts[i].check_us);
+	}
+}
+
+static void
+metric_build_info(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	fprintf(f, "%s{", md->name);
+	metric_label(f, "version", m->m_st.version);
+	fputc(',', f);
+	metric_label(f, "splice_engine", m->m_st.engine);
+	fprintf(f, "} 1\n");
+}
+
+static void
+metric_keyop_summary(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	fprintf(f, "%s_sum ", md->name);
+	metric_seconds(f, m->m_st.keyops_us);
+	fprintf(f, "%s_count %llu\n", md->name,
+	    (unsigned long long)m->m_st.keyops);
+}
+
+static void
+metric_relay_ends(struct metrics *m, FILE *f, const struct metric_def *md)
 {
 	static const char	*ends[RELAY_END_MAX] = {
 		"ok", "error", "timeout"
 	};
-	static const char	*dirs[2] = { "in", "out" };
-	static const struct {
-		const char	*name;
-		const char	*type;
-		const char	*help;
-		size_t		 field;
-	} simple[] = {
-		{ "relayd_relay_sessions_total", "counter",
-		    "Sessions the relay accepted (dns relays: queries).",
-		    offsetof(struct relay_stats, sessions) },
-		{ "relayd_relay_sessions_active", "gauge",
-		    "Sessions of the relay under way.",
-		    offsetof(struct relay_stats, active) },
-		{ "relayd_relay_requests_total", "counter",
-		    "HTTP requests the relay read.",
-		    offsetof(struct relay_stats, requests) },
-		{ "relayd_relay_connect_failures_total", "counter",
-		    "Sessions that found no backend to connect to.",
-		    offsetof(struct relay_stats, cfailed) },
-		{ "relayd_relay_accept_deferred_total", "counter",
-		    "Times the relay stopped accepting for a second: no "
-		    "descriptors.", offsetof(struct relay_stats, deferred) },
-		{ "relayd_relay_datagrams_dropped_total", "counter",
-		    "Datagrams a dns relay dropped.",
-		    offsetof(struct relay_stats, dropped) }
-	};
-	static const struct {
-		const char	*name;
-		const char	*type;
-		const char	*help;
-		size_t		 field;
-	} rdrstats[] = {
-		{ "relayd_redirect_sessions_total", "counter",
-		    "Connections the redirection redirected.",
-		    offsetof(struct ctl_rdrstats, sessions) },
-		{ "relayd_redirect_packets_total", "counter",
-		    "Packets of redirected connections, both ways.",
-		    offsetof(struct ctl_rdrstats, packets) },
-		{ "relayd_redirect_bytes_total", "counter",
-		    "Bytes of redirected connections, both ways.",
-		    offsetof(struct ctl_rdrstats, bytes) },
-		{ "relayd_redirect_states", "gauge",
-		    "Connection tracking entries of the redirection.",
-		    offsetof(struct ctl_rdrstats, states) }
-	};
-	static const char	*kinds[2] = { "spliced", "copied" };
-	struct ctl_status	*st = &m->m_st;
 	size_t			 i;
-	int			 d, k;
+	int			 k;
 
-	metric_family(f, "relayd_build_info", "gauge",
-	    "The version of relayd and the splice engine it uses.");
-	fprintf(f, "relayd_build_info{");
-	metric_label(f, "version", st->version);
-	fputc(',', f);
-	metric_label(f, "splice_engine", st->engine);
-	fprintf(f, "} 1\n");
-	metric_family(f, "relayd_start_time_seconds", "gauge",
-	    "When relayd started, in seconds since the epoch.");
-	fprintf(f, "relayd_start_time_seconds %lld\n", (long long)st->started);
-	metric_family(f, "relayd_config_generation", "gauge",
-	    "The configuration running: 1 at the start, one more each "
-	    "reload.");
-	fprintf(f, "relayd_config_generation %u\n", st->generation);
-	metric_family(f, "relayd_reloads_total", "counter",
-	    "Configurations loaded since the start.");
-	fprintf(f, "relayd_reloads_total %u\n",
-	    st->generation > 0 ? st->generation - 1 : 0);
-	metric_family(f, "relayd_ca_key_operation_duration_seconds", "summary",
-	    "Private-key operations the relay processes asked of the ca "
-	    "processes, and their round trips.");
-	fprintf(f, "relayd_ca_key_operation_duration_seconds_sum %llu.%06llu\n",
-	    (unsigned long long)(st->keyops_us / 1000000),
-	    (unsigned long long)(st->keyops_us % 1000000));
-	fprintf(f, "relayd_ca_key_operation_duration_seconds_count %llu\n",
-	    (unsigned long long)st->keyops);
-	metric_family(f, "relayd_ca_key_operation_failures_total", "counter",
-	    "Private-key operations that failed or got no answer in time.");
-	fprintf(f, "relayd_ca_key_operation_failures_total %llu\n",
-	    (unsigned long long)st->keyops_failed);
-
-	for (i = 0; i < nitems(simple); i++) {
-		metric_family(f, simple[i].name, simple[i].type,
-		    simple[i].help);
-		metric_relay_values(m, f, simple[i].name, simple[i].field);
-	}
-	metric_family(f, "relayd_relay_session_ends_total", "counter",
-	    "Sessions that ended, by how: ok, error or timeout.");
 	for (i = 0; i < m->m_nrelays; i++)
 		for (k = 0; k < RELAY_END_MAX; k++) {
-			fprintf(f, "relayd_relay_session_ends_total{");
+			fprintf(f, "%s{", md->name);
 			metric_label(f, "relay", m->m_relays[i].name);
 			fputc(',', f);
 			metric_label(f, "end", ends[k]);
-			fprintf(f, "} %llu\n",
-			    (unsigned long long)m->m_relays[i].st.ends[k]);
+			metric_value(f, m->m_relays[i].st.ends[k]);
 		}
-	metric_family(f, "relayd_relay_bytes_total", "counter",
-	    "Bytes relayed: in from clients, out from backends, spliced "
-	    "by the kernel or copied by the relay.");
+}
+
+static void
+metric_relay_bytes(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	static const char	*dirs[2] = { "in", "out" };
+	static const char	*kinds[2] = { "spliced", "copied" };
+	size_t			 i;
+	int			 d, k;
+
 	for (i = 0; i < m->m_nrelays; i++)
 		for (d = 0; d < 2; d++)
 			for (k = 0; k < 2; k++) {
-				fprintf(f, "relayd_relay_bytes_total{");
+				fprintf(f, "%s{", md->name);
 				metric_label(f, "relay", m->m_relays[i].name);
 				fputc(',', f);
 				metric_label(f, "direction", dirs[d]);
 				fputc(',', f);
 				metric_label(f, "mode", kinds[k]);
-				fprintf(f, "} %llu\n", (unsigned long long)
-				    m->m_relays[i].st.bytes[d][k]);
+				metric_value(f, m->m_relays[i].st.bytes[d][k]);
 			}
-
-	metric_family(f, "relayd_redirect_up", "gauge",
-	    "1 for a redirection that redirects (a host of its table or "
-	    "backup table is up), else 0.");
-	metric_rdr_values(m, f, "relayd_redirect_up", 0, 0);
-	metric_family(f, "relayd_redirect_backup", "gauge",
-	    "1 for a redirection that uses its backup table.");
-	metric_rdr_values(m, f, "relayd_redirect_backup", 1, 0);
-	for (i = 0; i < nitems(rdrstats); i++) {
-		metric_family(f, rdrstats[i].name, rdrstats[i].type,
-		    rdrstats[i].help);
-		metric_rdr_values(m, f, rdrstats[i].name, 2,
-		    rdrstats[i].field);
-	}
-	metric_family(f, "relayd_router_gateways_up", "gauge",
-	    "Gateways of the router's routes (0: its routes are removed).");
-	for (i = 0; i < m->m_nrouters; i++) {
-		fprintf(f, "relayd_router_gateways_up{");
-		metric_label(f, "router", m->m_routers[i].name);
-		fprintf(f, "} %u\n", m->m_routers[i].gateways);
-	}
-
-	metric_family(f, "relayd_table_hosts_up", "gauge",
-	    "Hosts of the table that are up.");
-	for (i = 0; i < m->m_ntables; i++) {
-		fprintf(f, "relayd_table_hosts_up{");
-		metric_label(f, "table", m->m_tables[i].name);
-		fprintf(f, "} %d\n", m->m_tables[i].up);
-	}
-	metric_family(f, "relayd_table_enabled", "gauge",
-	    "1 for a table that is enabled, 0 for one that is disabled.");
-	for (i = 0; i < m->m_ntables; i++) {
-		fprintf(f, "relayd_table_enabled{");
-		metric_label(f, "table", m->m_tables[i].name);
-		fprintf(f, "} %d\n", !m->m_tables[i].disabled);
-	}
-	metric_family(f, "relayd_host_up", "gauge",
-	    "1 for a host that is up (or in a table without checks), 0 for "
-	    "one that is down, unknown or disabled.");
-	metric_host_values(m, f, "relayd_host_up", 0);
-	metric_family(f, "relayd_host_checks_total", "counter",
-	    "Checks of the host.");
-	metric_host_values(m, f, "relayd_host_checks_total", 1);
-	metric_family(f, "relayd_host_checks_up_total", "counter",
-	    "Checks of the host that found it up.");
-	metric_host_values(m, f, "relayd_host_checks_up_total", 2);
-	metric_family(f, "relayd_host_check_duration_seconds", "gauge",
-	    "How long the host's last check took.");
-	metric_host_values(m, f, "relayd_host_check_duration_seconds", 3);
-	fprintf(f, "# EOF\n");
 }
