@@ -121,7 +121,7 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(SPLICE_NATIVE) \
 		$(RD)/splice_none.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
-		$(RD)/relay_priv.c $(RD)/relay_udp.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
+		$(RD)/parent_relay.c $(RD)/relay_dns.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \

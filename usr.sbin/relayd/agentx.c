@@ -842,7 +842,7 @@ agentx_init(struct relayd *e)
 
 /* pfe: the parent's answer, a socket connected to the master, or none. */
 void
-agentx_setsock(int fd)
+agentx_getsock(int fd)
 {
 	struct timeval	 tv = { AGENTX_RECONNECT, 0 };
 	struct evbuffer	*b;

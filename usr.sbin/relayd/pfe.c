@@ -126,7 +126,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		agentx_init(env);
 		break;
 	case IMSG_AGENTX_SOCK:
-		agentx_setsock(imsg->fd);
+		agentx_getsock(imsg->fd);
 		break;
 	case IMSG_RDR_STATS:
 		IMSG_EXACT_SIZE_CHECK(imsg, &rst);

@@ -104,9 +104,9 @@ static int	 relay_splice_run(struct ctl_relay_event *, off_t);
 static int	 relay_splice_flags(struct rsession *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
 static int	 relay_idle_alive(struct ctl_relay_event *);
-static void	 relay_read(struct bufferevent *, void *);
-static void	 relay_readcb(int, short, void *);
-static void	 relay_written(struct evbuffer *,
+static void	 relay_input(struct bufferevent *, void *);
+static void	 relay_read_socket(int, short, void *);
+static void	 relay_count_written(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 static void	 relay_log_end(struct rsession *, const char *, int,
 		    uint64_t [2][2]);
@@ -1386,7 +1386,7 @@ relay_session_start(struct rsession *con)
 		con->se_ops->ro_connected(con);
 	else if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) >
 	    0)
-		relay_read(con->se_in.bev, &con->se_in);
+		relay_input(con->se_in.bev, &con->se_in);
 }
 
 /*
@@ -1404,17 +1404,17 @@ relay_bufferevent(struct ctl_relay_event *cre)
 		return (0);
 	if ((cre->bev = bufferevent_socket_new(NULL, cre->s, 0)) == NULL)
 		return (-1);
-	bufferevent_setcb(cre->bev, relay_read, relay_write, relay_error,
+	bufferevent_setcb(cre->bev, relay_input, relay_output_done, relay_error,
 	    cre);
 	(void)bufferevent_set_max_single_read(cre->bev, RELAY_READ_SIZE);
 	(void)bufferevent_set_max_single_write(cre->bev, RELAY_READ_SIZE);
 	if ((cre->cb = evbuffer_add_cb(bufferevent_get_output(cre->bev),
-	    relay_written, cre->dst)) == NULL)
+	    relay_count_written, cre->dst)) == NULL)
 		return (-1);
 	bufferevent_set_timeouts(cre->bev, timerisset(tv) ? tv : NULL,
 	    timerisset(tv) ? tv : NULL);
 	/*
-	 * Reading is relay_readcb()'s.  Writing waits for relay_flush(),
+	 * Reading is relay_read_socket()'s.  Writing waits for relay_flush(),
 	 * which writes at once and enables the write event only for what
 	 * the socket did not take: a bufferevent's write event is on from
 	 * the start, and the first bytes added would register it and wake
@@ -1422,7 +1422,7 @@ relay_bufferevent(struct ctl_relay_event *cre)
 	 * epoll_wait(2) a session).
 	 */
 	bufferevent_disable(cre->bev, EV_WRITE);
-	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_readcb, cre);
+	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_read_socket, cre);
 	if (cre->tls != NULL)
 		/* TLS records: relay_tls_flush() writes, never libevent */
 		event_set(&cre->wev, cre->s, EV_WRITE, relay_tls_writecb, cre);
@@ -1471,7 +1471,7 @@ relay_read_off(struct ctl_relay_event *cre)
  * fault in page by page only to give it back.
  */
 static void
-relay_readcb(int fd, short event, void *arg)
+relay_read_socket(int fd, short event, void *arg)
 {
 	struct ctl_relay_event	*cre = arg;
 	struct evbuffer		*in = bufferevent_get_input(cre->bev);
@@ -1532,7 +1532,7 @@ relay_readcb(int fd, short event, void *arg)
 	 */
 	if (again && cre->reading)
 		event_active(&cre->rev, EV_READ, 1);
-	relay_read(cre->bev, cre);
+	relay_input(cre->bev, cre);
 }
 
 /*
@@ -1572,7 +1572,7 @@ relay_flush(struct ctl_relay_event *cre)
 
 /* One write now, what fits goes: an error page before the close. */
 ssize_t
-relay_write_now(struct ctl_relay_event *cre, const void *buf, size_t len)
+relay_send_now(struct ctl_relay_event *cre, const void *buf, size_t len)
 {
 	if (cre->tls != NULL)
 		return (tls_write(cre->tls, buf, len));
@@ -1581,7 +1581,7 @@ relay_write_now(struct ctl_relay_event *cre, const void *buf, size_t len)
 
 /* cre's bev wrote n bytes of the other direction (arg) to its socket. */
 static void
-relay_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+relay_count_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     void *arg)
 {
 	struct ctl_relay_event	*from = arg;
@@ -1619,7 +1619,7 @@ relay_take(struct ctl_relay_event *cre, struct evbuffer *to)
  * what was already read first, the rest spliced where the relay
  * splices.  Userland bytes waiting for the drain go out before any
  * spliced byte.  What is passed waits in the drain's output until
- * relay_pass_flush(): a protocol that parses more of the same read can
+ * relay_flush_passed(): a protocol that parses more of the same read can
  * still refuse it.  Returns 1 when toread is reached (the caller's
  * parser goes on; a splice that reaches it calls ro_passed instead), 0
  * while bytes are still to come, -1 when the session was closed.
@@ -1658,11 +1658,11 @@ relay_pass(struct ctl_relay_event *cre)
 
 /*
  * What cre passed goes out now; a splice that waited for the userland
- * bytes before it starts once they are all written (else relay_write()
+ * bytes before it starts once they are all written (else relay_output_done()
  * starts it).  -1 when the session was closed.
  */
 int
-relay_pass_flush(struct ctl_relay_event *cre)
+relay_flush_passed(struct ctl_relay_event *cre)
 {
 	relay_flush(cre->dst);
 	if (cre->splicing && !splice_active(&cre->sp) &&
@@ -1708,7 +1708,7 @@ relay_splice_flags(struct rsession *con)
 }
 
 static void
-relay_read(struct bufferevent *bev, void *arg)
+relay_input(struct bufferevent *bev, void *arg)
 {
 	struct ctl_relay_event	*cre = arg;
 	struct rsession		*con = cre->con;
@@ -1722,12 +1722,12 @@ relay_read(struct bufferevent *bev, void *arg)
 	if (cre->dst->bev == NULL)
 		return;		/* not connected yet: it waits in input */
 	if (relay_pass(cre) != -1)
-		(void)relay_pass_flush(cre);
+		(void)relay_flush_passed(cre);
 }
 
 /* The output of cre's side is empty: what waited for that goes on. */
 void
-relay_write(struct bufferevent *bev, void *arg)
+relay_output_done(struct bufferevent *bev, void *arg)
 {
 	struct ctl_relay_event	*cre = arg, *from = cre->dst;
 	struct rsession		*con = cre->con;
@@ -1744,7 +1744,7 @@ relay_write(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if (from->done) {
-		relay_shutdown(from);
+		relay_eof(from);
 		return;
 	}
 	if (from->bev != NULL && !from->splicing)
@@ -1756,7 +1756,7 @@ relay_write(struct bufferevent *bev, void *arg)
  * output, half-close the other side; both done ends the session.
  */
 void
-relay_shutdown(struct ctl_relay_event *cre)
+relay_eof(struct ctl_relay_event *cre)
 {
 	struct ctl_relay_event	*dst = cre->dst;
 
@@ -1771,7 +1771,7 @@ relay_shutdown(struct ctl_relay_event *cre)
 		return;
 	if (dst->bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
-		return;		/* relay_write() calls again */
+		return;		/* relay_output_done() calls again */
 	if (dst->tls != NULL)
 		(void)tls_close(dst->tls);
 	/* both ways done: close(2) sends the FIN */
@@ -1836,7 +1836,7 @@ relay_end(struct ctl_relay_event *cre, const char *why)
 
 /*
  * The session ends with msg once what waits for cre's side is written:
- * at once (-1, the session is closed), or from relay_write() (0).
+ * at once (-1, the session is closed), or from relay_output_done() (0).
  */
 int
 relay_end_written(struct ctl_relay_event *cre, const char *msg)
@@ -1882,12 +1882,12 @@ relay_error(struct bufferevent *bev, short what, void *arg)
 		/* what the protocol has not taken yet is passed first */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
 		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL &&
-		    (relay_pass(cre) == -1 || relay_pass_flush(cre) == -1))
+		    (relay_pass(cre) == -1 || relay_flush_passed(cre) == -1))
 			return;
 		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
 		    -1)
 			return;
-		relay_shutdown(cre);
+		relay_eof(cre);
 		return;
 	}
 	if (what & BEV_EVENT_ERROR) {
@@ -1936,7 +1936,7 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
 		    -1)
 			return;
-		relay_shutdown(cre);
+		relay_eof(cre);
 		return;
 	case EFBIG:
 		cre->splicing = 0;

@@ -687,7 +687,7 @@ http_connected(struct rsession *con)
 		return;
 	/* the client's end came while the backend was on its way */
 	if (con->se_in.done)
-		relay_shutdown(&con->se_in);
+		relay_eof(&con->se_in);
 }
 
 /* Returns -1 when the session was closed. */
@@ -700,7 +700,7 @@ http_run(struct ctl_relay_event *cre)
 	if (http_parse(cre, hs, hd) == -1)
 		return (-1);
 	/* all that one read brought goes out now, or none of it */
-	if (relay_pass_flush(cre) == -1)
+	if (relay_flush_passed(cre) == -1)
 		return (-1);
 	/* an answer with "close", or the last request's, is through */
 	if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
@@ -1406,7 +1406,7 @@ http_abort(struct rsession *con, int code, const char *msg)
 		    "Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s",
 		    code, name, date, HTTP_SERVERNAME, len, body) != -1)
 			/* as OpenBSD does: one write, what fits goes */
-			if ((n = relay_write_now(&con->se_in, page,
+			if ((n = relay_send_now(&con->se_in, page,
 			    strlen(page))) > 0)
 				con->se_out.copied += n;
 		free(body);

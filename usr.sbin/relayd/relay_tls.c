@@ -920,5 +920,5 @@ relay_tls_writecb(int fd, short event, void *arg)
 		return;
 	}
 	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
-		relay_write(cre->bev, cre);
+		relay_output_done(cre->bev, cre);
 }

@@ -634,12 +634,12 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_BINDANY:
 		if (p->p_id != PROC_RELAY)
 			return (-1);
-		relay_bindany(p->p_ps, imsg);
+		parent_bindany(p->p_ps, imsg);
 		break;
 	case IMSG_UNIXCONNECT:
 		if (p->p_id != PROC_RELAY && p->p_id != PROC_HCE)
 			return (-1);
-		relay_unixconnect(p->p_ps, imsg, p->p_id);
+		parent_unixconnect(p->p_ps, imsg, p->p_id);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)

@@ -1263,7 +1263,7 @@ int		 pfe_rdr_enable(uint32_t, struct ctl_id *);
 
 /* agentx.c */
 void		 agentx_init(struct relayd *);
-void		 agentx_setsock(int);
+void		 agentx_getsock(int);
 int		 agentx_connect(struct relayd *);
 
 /* kernel.c: redirections and routers, in the parent */
@@ -1310,12 +1310,12 @@ int		 relay_start_left(struct rsession *, struct timeval *);
 int		 relay_bufferevent(struct ctl_relay_event *);
 int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
 int		 relay_pass(struct ctl_relay_event *);
-int		 relay_pass_flush(struct ctl_relay_event *);
-void		 relay_shutdown(struct ctl_relay_event *);
+int		 relay_flush_passed(struct ctl_relay_event *);
+void		 relay_eof(struct ctl_relay_event *);
 void		 relay_flush(struct ctl_relay_event *);
-ssize_t		 relay_write_now(struct ctl_relay_event *, const void *,
+ssize_t		 relay_send_now(struct ctl_relay_event *, const void *,
 		    size_t);
-void		 relay_write(struct bufferevent *, void *);
+void		 relay_output_done(struct bufferevent *, void *);
 void		 relay_error(struct bufferevent *, short, void *);
 void		 relay_end(struct ctl_relay_event *, const char *);
 int		 relay_end_written(struct ctl_relay_event *, const char *);
@@ -1330,7 +1330,7 @@ struct host	*relay_from_table(struct rsession *);
 struct relay_stats
 		*relay_stats_mine(struct relay *);
 
-/* relay_udp.c */
+/* relay_dns.c */
 #define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */
 struct dns_msg {
 	uint16_t		 id;
@@ -1359,11 +1359,11 @@ int		 metrics_table(struct metrics *, struct table *);
 int		 metrics_host(struct metrics *, struct host *);
 void		 metrics_print(struct metrics *, FILE *);
 
-/* relay_priv.c */
+/* parent_relay.c */
 int		 relay_privinit(struct relayd *, struct relay *);
-void		 relay_bindany(struct privsep *, struct imsg *);
+void		 parent_bindany(struct privsep *, struct imsg *);
 void		 relay_unix_unlink(struct relayd *, struct relayd *);
-void		 relay_unixconnect(struct privsep *, struct imsg *,
+void		 parent_unixconnect(struct privsep *, struct imsg *,
 		    enum privsep_procid);
 void		 relay_transparent_check(struct relay *);
 

@@ -758,7 +758,8 @@ relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 	    ss_len(&be->db_ss)) == -1) {
 		/* out of descriptors, this would say so for every query */
 		if (log_ratelimit(&rl))
-			log_warn("relay %s: backend socket", rlay->rl_conf.name);
+			log_warn("relay %s: backend socket",
+			    rlay->rl_conf.name);
 		if (s != -1)
 			close(s);
 		free(dk);

@@ -277,7 +277,7 @@ relay_unix_unlink(struct relayd *conf, struct relayd *keep)
  * connects it.  A failure sends no descriptor.
  */
 void
-relay_bindany(struct privsep *ps, struct imsg *imsg)
+parent_bindany(struct privsep *ps, struct imsg *imsg)
 {
 	struct ctl_bindany	 bnd;
 	int			 s;
@@ -310,7 +310,7 @@ relay_bindany(struct privsep *ps, struct imsg *imsg)
  * the socket, or none and the errno.
  */
 void
-relay_unixconnect(struct privsep *ps, struct imsg *imsg,
+parent_unixconnect(struct privsep *ps, struct imsg *imsg,
     enum privsep_procid id)
 {
 	struct relayd		*conf = ps->ps_env;
