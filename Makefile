@@ -134,7 +134,7 @@ LIB_OBJS =	$(LIB_SRCS:.c=.o)
 LIB =		$(RD)/librelayd.a
 RELAYD =	$(RD)/relayd
 RELAYCTL =	$(RC)/relayctl
-HDRS =		$(RD)/relayd.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
+HDRS =		$(RD)/relayd.h $(RD)/relay.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "relayd.h"
+#include "relay.h"
 
 #define DNS_HDRLEN	12
 

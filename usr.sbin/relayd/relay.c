@@ -44,6 +44,7 @@
 #include <tls.h>
 
 #include "relayd.h"
+#include "relay.h"
 
 #define RELAY_ACCEPT_ROUNDS	16
 #define RELAY_DEFERLOG		60	/* seconds between deferral logs */
@@ -105,6 +106,8 @@ static int	 relay_splice_flags(struct rsession *);
 static void	 relay_splice_done(struct rsplice *, int, void *);
 static int	 relay_idle_alive(struct ctl_relay_event *);
 static void	 relay_input(struct bufferevent *, void *);
+static void	 relay_output_done(struct bufferevent *, void *);
+static void	 relay_error(struct bufferevent *, short, void *);
 static void	 relay_read_socket(int, short, void *);
 static void	 relay_count_written(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
@@ -116,9 +119,32 @@ static void	 relay_statistics(int, short, void *);
 static void	 relay_sessions_send(struct privsep *, uint32_t);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
 
-/* tcp: no hooks, everything passes as it comes */
+static void	 relay_act(struct rsession *, struct ctl_relay_event *,
+		    enum relay_verdict);
+static int	 relay_connect(struct rsession *);
+static int	 relay_reconnect(struct rsession *);
+static void	 relay_session_accepted(struct rsession *);
+static void	 relay_session_start(struct rsession *);
+static int	 relay_bufferevent(struct ctl_relay_event *);
+static void	 relay_eof(struct ctl_relay_event *);
+static void	 relay_flush(struct ctl_relay_event *);
+static enum relay_verdict
+		 relay_tcp_init(struct rsession *);
+static enum relay_verdict
+		 relay_tcp_read(struct ctl_relay_event *);
+static enum relay_verdict
+		 relay_tcp_passed(struct ctl_relay_event *);
+static enum relay_verdict
+		 relay_tcp_connected(struct rsession *);
+static enum relay_verdict
+		 relay_tcp_eof(struct ctl_relay_event *);
+static void	 relay_tcp_abort(struct rsession *, enum relay_cfail, int);
+static void	 relay_tcp_free(struct rsession *);
+
+/* tcp: everything passes as it comes, spliced but for TLS */
 static const struct relay_ops relay_tcp_ops = {
-	"tcp", NULL, NULL, NULL, NULL, NULL, NULL, NULL
+	"tcp", 0, relay_tcp_init, relay_tcp_read, relay_tcp_passed,
+	relay_tcp_connected, relay_tcp_eof, relay_tcp_abort, relay_tcp_free
 };
 
 static struct relayd		*env;
@@ -700,21 +726,112 @@ relay_pp_read(int fd, short event, void *arg)
 }
 
 /* The client is there (and its TLS handshake done): on to the backend. */
-void
+static void
 relay_session_accepted(struct rsession *con)
 {
 	/* a protocol may read the request before it picks a backend */
-	if (con->se_ops->ro_init != NULL) {
-		switch (con->se_ops->ro_init(con)) {
-		case -1:
-			return;		/* it closed the session */
-		case 1:
-			if (relay_bufferevent(&con->se_in) == -1)
-				relay_close(con, "buffer event failed", 1);
-			return;
-		}
+	relay_act(con, &con->se_in, con->se_ops->ro_init(con));
+}
+
+/*
+ * What a protocol's hook asked for, done: the one place where the
+ * protocols' wishes become connects, reads and ends.  cre is the side
+ * the hook was called for (se_in for the session's hooks).
+ */
+static void
+relay_act(struct rsession *con, struct ctl_relay_event *cre,
+    enum relay_verdict v)
+{
+	switch (v) {
+	case RELAY_V_DONE:
+	case RELAY_V_CLOSED:
+		break;
+	case RELAY_V_READ:
+		if (relay_bufferevent(cre) == -1)
+			relay_close(con, "buffer event failed", 1);
+		break;
+	case RELAY_V_CONNECT:
+		(void)relay_connect(con);
+		break;
+	case RELAY_V_RECONNECT:
+		(void)relay_reconnect(con);
+		break;
+	case RELAY_V_EOF:
+		relay_eof(cre);
+		break;
+	case RELAY_V_OTHER:
+		relay_act(con, cre->dst, con->se_ops->ro_read(cre->dst));
+		break;
 	}
-	(void)relay_connect(con);
+}
+
+/* tcp: a backend at once */
+static enum relay_verdict
+relay_tcp_init(struct rsession *con)
+{
+	(void)con;
+	return (RELAY_V_CONNECT);
+}
+
+/* tcp (with TLS, or "no splice"): what came passes on */
+static enum relay_verdict
+relay_tcp_read(struct ctl_relay_event *cre)
+{
+	if (cre->dst->bev == NULL)
+		return (RELAY_V_DONE);	/* not connected yet: it waits */
+	if (relay_pass(cre) == -1 || relay_flush_passed(cre) == -1)
+		return (RELAY_V_CLOSED);
+	return (RELAY_V_DONE);
+}
+
+/* tcp passes everything: no toread ends */
+static enum relay_verdict
+relay_tcp_passed(struct ctl_relay_event *cre)
+{
+	(void)cre;
+	return (RELAY_V_DONE);
+}
+
+/* tcp: what the client sent before the connect goes first */
+static enum relay_verdict
+relay_tcp_connected(struct rsession *con)
+{
+	if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) == 0)
+		return (RELAY_V_DONE);
+	event_base_gettimeofday_cached(NULL, &con->se_tv_last);
+	return (relay_tcp_read(&con->se_in));
+}
+
+/* tcp: what has not passed yet goes, then the end */
+static enum relay_verdict
+relay_tcp_eof(struct ctl_relay_event *cre)
+{
+	if (cre->bev != NULL && cre->dst->bev != NULL &&
+	    evbuffer_get_length(bufferevent_get_input(cre->bev)) > 0 &&
+	    (relay_pass(cre) == -1 || relay_flush_passed(cre) == -1))
+		return (RELAY_V_CLOSED);
+	return (RELAY_V_EOF);
+}
+
+/* tcp: no backend, our reason in the session end line */
+static void
+relay_tcp_abort(struct rsession *con, enum relay_cfail why, int error)
+{
+	static const char	*reasons[] = {
+		"session failed: no host up",	/* RELAY_CFAIL_NOHOST */
+		"connect failed",		/* RELAY_CFAIL_SESSION */
+		"connect failed",		/* RELAY_CFAIL_SOCKET */
+		"connect timeout"		/* RELAY_CFAIL_TIMEOUT */
+	};
+
+	(void)error;
+	relay_close(con, reasons[why], 1);
+}
+
+static void
+relay_tcp_free(struct rsession *con)
+{
+	(void)con;
 }
 
 static int
@@ -818,7 +935,7 @@ relay_from_table(struct rsession *con)
  * try that has retries left goes back to the second step.  Each returns
  * -1 when the session had to close.
  */
-int
+static int
 relay_connect(struct rsession *con)
 {
 	struct relay	*rlay = con->se_relay;
@@ -1159,7 +1276,7 @@ relay_side_close(struct ctl_relay_event *cre)
  * Another backend for the requests to come (a rule forwards them to
  * another table): the backend side goes, its byte counts stay.
  */
-int
+static int
 relay_reconnect(struct rsession *con)
 {
 	struct ctl_relay_event	*out = &con->se_out;
@@ -1194,36 +1311,15 @@ relay_retry(struct rsession *con, enum relay_cfail why, int error)
 }
 
 /*
- * No backend for the session.  A protocol with error pages (http) gets
- * OpenBSD's status and reason to answer the client with; the others end
- * with our reasons.  Returns -1: the session was closed.
+ * No backend for the session: the protocol answers the client (http
+ * with OpenBSD's error pages) and closes.  Returns -1: the session was
+ * closed.
  */
 static int
 relay_connect_failed(struct rsession *con, enum relay_cfail why, int error)
 {
-	static const struct {
-		int		 code;
-		const char	*page;
-		const char	*plain;
-	} fails[] = {
-		{ 502, "session failed", "session failed: no host up" },
-		{ 502, "session failed", "connect failed" },
-		{ 500, "socket error", "connect failed" },
-		{ 504, "connect timeout", "connect timeout" }
-	};
-	char	*msg = NULL;
-
 	relay_stats_mine(con->se_relay)->cfailed++;
-	if (con->se_ops->ro_abort == NULL) {
-		relay_close(con, fails[why].plain, 1);
-		return (-1);
-	}
-	if (why == RELAY_CFAIL_SOCKET &&
-	    asprintf(&msg, "%s: %s", fails[why].page, strerror(error)) == -1)
-		msg = NULL;
-	con->se_ops->ro_abort(con, fails[why].code,
-	    msg != NULL ? msg : fails[why].page);
-	free(msg);
+	con->se_ops->ro_abort(con, why, error);
 	return (-1);
 }
 
@@ -1303,8 +1399,7 @@ relay_tls_established(struct ctl_relay_event *cre)
 			return;
 		}
 		/* inspection: the backend is there already */
-		if (con->se_ops->ro_init != NULL &&
-		    con->se_ops->ro_init(con) == -1)
+		if (con->se_ops->ro_init(con) == RELAY_V_CLOSED)
 			return;
 		relay_session_start(con);
 		return;
@@ -1366,10 +1461,10 @@ relay_wait_start(struct rsession *con, struct event *ev, int fd, short what,
  * libevent's buffers); otherwise both sides go through userland, and
  * each direction may splice what the protocol lets it pass.
  */
-void
+static void
 relay_session_start(struct rsession *con)
 {
-	if (con->se_ops->ro_read == NULL && con->se_in.tls == NULL &&
+	if (!con->se_ops->ro_userland && con->se_in.tls == NULL &&
 	    con->se_out.tls == NULL) {
 		if (relay_splice(&con->se_in) == -1 ||
 		    relay_splice(&con->se_out) == -1)
@@ -1382,11 +1477,7 @@ relay_session_start(struct rsession *con)
 		return;
 	}
 	/* what the protocol read before the connect goes first */
-	if (con->se_ops->ro_connected != NULL)
-		con->se_ops->ro_connected(con);
-	else if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) >
-	    0)
-		relay_input(con->se_in.bev, &con->se_in);
+	relay_act(con, &con->se_in, con->se_ops->ro_connected(con));
 }
 
 /*
@@ -1394,7 +1485,7 @@ relay_session_start(struct rsession *con)
  * with the session timeout, and a count of what its output wrote (the
  * bytes of the other direction, moved as copies).
  */
-int
+static int
 relay_bufferevent(struct ctl_relay_event *cre)
 {
 	struct relay	*rlay = cre->con->se_relay;
@@ -1422,7 +1513,8 @@ relay_bufferevent(struct ctl_relay_event *cre)
 	 * epoll_wait(2) a session).
 	 */
 	bufferevent_disable(cre->bev, EV_WRITE);
-	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_read_socket, cre);
+	event_set(&cre->rev, cre->s, EV_READ | EV_PERSIST, relay_read_socket,
+	    cre);
 	if (cre->tls != NULL)
 		/* TLS records: relay_tls_flush() writes, never libevent */
 		event_set(&cre->wev, cre->s, EV_WRITE, relay_tls_writecb, cre);
@@ -1540,7 +1632,7 @@ relay_read_socket(int fd, short event, void *arg)
  * not take waits for the write event.  Whoever adds to an output calls
  * this: it spares two epoll_ctl(2) calls a message.
  */
-void
+static void
 relay_flush(struct ctl_relay_event *cre)
 {
 	struct evbuffer	*out;
@@ -1715,25 +1807,28 @@ relay_input(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	event_base_gettimeofday_cached(NULL, &con->se_tv_last);
-	if (con->se_ops->ro_read != NULL) {
-		con->se_ops->ro_read(cre);
-		return;
-	}
-	if (cre->dst->bev == NULL)
-		return;		/* not connected yet: it waits in input */
-	if (relay_pass(cre) != -1)
-		(void)relay_flush_passed(cre);
+	relay_act(con, cre, con->se_ops->ro_read(cre));
 }
 
-/* The output of cre's side is empty: what waited for that goes on. */
-void
+static void
 relay_output_done(struct bufferevent *bev, void *arg)
 {
-	struct ctl_relay_event	*cre = arg, *from = cre->dst;
+	(void)bev;
+	relay_drained(arg);
+}
+
+/*
+ * The output of cre's side is empty (its bufferevent, or TLS's write
+ * event): what waited for that goes on.
+ */
+void
+relay_drained(struct ctl_relay_event *cre)
+{
+	struct ctl_relay_event	*from = cre->dst;
 	struct rsession		*con = cre->con;
 
 	/* until relay_flush() leaves something again */
-	bufferevent_disable(bev, EV_WRITE);
+	bufferevent_disable(cre->bev, EV_WRITE);
 	if (con->se_endmsg != NULL) {
 		relay_close(con, con->se_endmsg, 0);
 		return;
@@ -1755,7 +1850,7 @@ relay_output_done(struct bufferevent *bev, void *arg)
  * End of file from cre: once what it sent has left the other side's
  * output, half-close the other side; both done ends the session.
  */
-void
+static void
 relay_eof(struct ctl_relay_event *cre)
 {
 	struct ctl_relay_event	*dst = cre->dst;
@@ -1767,7 +1862,7 @@ relay_eof(struct ctl_relay_event *cre)
 		return;
 	}
 	/* the backend is on its way: its ro_connected hook goes on */
-	if (dst->bev == NULL && cre->con->se_ops->ro_connected != NULL)
+	if (dst->bev == NULL && cre->con->se_ops->ro_userland)
 		return;
 	if (dst->bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(dst->bev)) > 0)
@@ -1856,38 +1951,41 @@ relay_end_written(struct ctl_relay_event *cre, const char *msg)
 	return (-1);
 }
 
+/*
+ * cre's side saw nothing for the session timeout, reading or writing:
+ * the end, unless the other direction moved meanwhile.
+ */
 void
+relay_timeout(struct ctl_relay_event *cre, int reading)
+{
+	if (relay_idle_alive(cre)) {
+		/* a write timeout disables the event: on again */
+		if (!reading) {
+			if (cre->tls != NULL) {
+				if (relay_tls_flush(cre) == -1)
+					relay_end(cre, "write failed");
+			} else
+				bufferevent_enable(cre->bev, EV_WRITE);
+		}
+		return;
+	}
+	relay_close(cre->con, "buffer event timeout", 1);
+}
+
+static void
 relay_error(struct bufferevent *bev, short what, void *arg)
 {
 	struct ctl_relay_event	*cre = arg;
 	struct rsession		*con = cre->con;
 
+	(void)bev;
 	if (what & BEV_EVENT_TIMEOUT) {
-		if (relay_idle_alive(cre)) {
-			/* a write timeout disables the event: on again */
-			if ((what & BEV_EVENT_READING) == 0) {
-				if (cre->tls != NULL) {
-					if (relay_tls_flush(cre) == -1)
-						relay_end(cre, "write failed");
-				} else
-					bufferevent_enable(bev, EV_WRITE);
-			}
-			return;
-		}
-		relay_close(con, "buffer event timeout", 1);
+		relay_timeout(cre, what & BEV_EVENT_READING);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
 		relay_read_off(cre);
-		/* what the protocol has not taken yet is passed first */
-		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0 &&
-		    cre->dst->bev != NULL && con->se_ops->ro_read == NULL &&
-		    (relay_pass(cre) == -1 || relay_flush_passed(cre) == -1))
-			return;
-		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
-		    -1)
-			return;
-		relay_eof(cre);
+		relay_act(con, cre, con->se_ops->ro_eof(cre));
 		return;
 	}
 	if (what & BEV_EVENT_ERROR) {
@@ -1933,17 +2031,13 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 	switch (reason) {
 	case 0:
 		cre->splicing = 0;
-		if (con->se_ops->ro_eof != NULL && con->se_ops->ro_eof(cre) ==
-		    -1)
-			return;
-		relay_eof(cre);
+		relay_act(con, cre, con->se_ops->ro_eof(cre));
 		return;
 	case EFBIG:
 		cre->splicing = 0;
 		cre->toread = 0;
 		relay_read_on(cre);
-		if (con->se_ops->ro_passed != NULL)
-			con->se_ops->ro_passed(cre);
+		relay_act(con, cre, con->se_ops->ro_passed(cre));
 		return;
 	case ETIMEDOUT:
 		if (relay_idle_alive(cre)) {
@@ -2029,8 +2123,7 @@ relay_log_end(struct rsession *con, const char *msg, int err,
 static void
 relay_session_free(struct rsession *con)
 {
-	if (con->se_ops->ro_free != NULL)
-		con->se_ops->ro_free(con);
+	con->se_ops->ro_free(con);
 	if (event_initialized(&con->se_ev))
 		event_del(&con->se_ev);
 	relay_side_close(&con->se_in);

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "relayd.h"
+#include "relay.h"
 
 #define DNS_HDRLEN		12
 #define DNS_QR			0x80	/* flags0: an answer */
@@ -138,9 +139,16 @@ static void	 relay_dns_queries_flush(void);
 static void	 relay_dns_answers_flush(struct dns_batch *);
 static void	 relay_dns_arm(struct relay *);
 
+static enum relay_verdict
+		 relay_dns_nostream(struct rsession *);
+static enum relay_verdict
+		 relay_dns_noside(struct ctl_relay_event *);
+static void	 relay_dns_noabort(struct rsession *, enum relay_cfail, int);
+
+/* a query is a datagram: no stream, no connect; only its end is ours */
 static const struct relay_ops relay_dns_ops = {
-	.ro_name = "dns",
-	.ro_free = relay_dns_free
+	"dns", 0, relay_dns_nostream, relay_dns_noside, relay_dns_noside,
+	relay_dns_nostream, relay_dns_noside, relay_dns_noabort, relay_dns_free
 };
 
 static struct dns_session	*dns_pending[DNS_IDS];
@@ -840,4 +848,26 @@ relay_dns_free(struct rsession *con)
 		if (TAILQ_EMPTY(&rlay->rl_dnsq))
 			evtimer_del(&rlay->rl_dnst);
 	}
+}
+
+/* The stream hooks: never called for a datagram; if one were, it ends. */
+static enum relay_verdict
+relay_dns_nostream(struct rsession *con)
+{
+	relay_close(con, "not a stream", 1);
+	return (RELAY_V_CLOSED);
+}
+
+static enum relay_verdict
+relay_dns_noside(struct ctl_relay_event *cre)
+{
+	return (relay_dns_nostream(cre->con));
+}
+
+static void
+relay_dns_noabort(struct rsession *con, enum relay_cfail why, int error)
+{
+	(void)why;
+	(void)error;
+	(void)relay_dns_nostream(con);
 }

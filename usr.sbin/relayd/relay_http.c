@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "relayd.h"
+#include "relay.h"
 #include "http.h"
 
 #define HTTP_CHUNKLINE_MAX	1024	/* size and extensions */
@@ -453,16 +454,43 @@ http_msg_done(struct http_msg *m)
 	return (0);
 }
 
+/*
+ * The one walk over a head's fields: the first after prev (NULL: from
+ * the start) that match(h, arg) accepts.  Fields a rule removed (they
+ * go once every rule has logged) count only with removed.
+ */
+struct http_header *
+http_header_walk(struct http_msg *m, struct http_header *prev,
+    int (*match)(const struct http_header *, const void *), const void *arg,
+    int removed)
+{
+	struct http_header	*h;
+
+	h = prev == NULL ? TAILQ_FIRST(&m->hm_headers) :
+	    TAILQ_NEXT(prev, hh_entry);
+	for (; h != NULL; h = TAILQ_NEXT(h, hh_entry))
+		if ((removed || !h->hh_removed) && match(h, arg))
+			return (h);
+	return (NULL);
+}
+
+/* A field of that name (without case). */
+int
+http_header_named(const struct http_header *h, const void *name)
+{
+	return (strcasecmp(h->hh_name, name) == 0);
+}
+
 /* The value of the first field of that name, NULL when there is none. */
 const char *
 http_header_get(struct http_msg *m, const char *name)
 {
 	struct http_header	*h;
 
-	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (strcasecmp(h->hh_name, name) == 0)
-			return (h->hh_value);
-	return (NULL);
+	if ((h = http_header_walk(m, NULL, http_header_named, name, 1)) ==
+	    NULL)
+		return (NULL);
+	return (h->hh_value);
 }
 
 /* A field goes from the head. */
@@ -543,7 +571,9 @@ struct http_session {
 	int			 hs_nmethods;
 	int			 hs_upgrade;	/* a websocket waits */
 	int			 hs_paused;	/* the queue was full */
-	int			 hs_connecting;
+	int			 hs_connecting;	/* a backend is asked for */
+	enum relay_verdict	 hs_want;	/* for the core, after the
+						   parse (http_run()) */
 	int			 hs_lastreq;	/* a request said close */
 	struct event		 hs_headev;	/* a request head's deadline */
 	int			 hs_closing;	/* the last answer is on */
@@ -551,13 +581,19 @@ struct http_session {
 	struct evbuffer		*hs_pending;
 };
 
-static int	 http_init(struct rsession *);
-static void	 http_read(struct ctl_relay_event *);
-static void	 http_passed(struct ctl_relay_event *);
-static void	 http_connected(struct rsession *);
-static int	 http_eof(struct ctl_relay_event *);
+static enum relay_verdict
+		 http_init(struct rsession *);
+static enum relay_verdict
+		 http_read(struct ctl_relay_event *);
+static enum relay_verdict
+		 http_connected(struct rsession *);
+static enum relay_verdict
+		 http_eof(struct ctl_relay_event *);
+static void	 http_nobackend(struct rsession *, enum relay_cfail, int);
+static int	 http_ready(struct ctl_relay_event *, struct http_session *);
 static void	 http_free(struct rsession *);
-static int	 http_run(struct ctl_relay_event *);
+static enum relay_verdict
+		 http_run(struct ctl_relay_event *);
 static int	 http_parse(struct ctl_relay_event *, struct http_session *,
 		    struct http_dir *);
 static int	 http_head(struct ctl_relay_event *, struct http_session *,
@@ -571,14 +607,16 @@ static void	 http_msg_end(struct http_dir *);
 static void	 http_head_timeout(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
 
+/* after a spliced body or chunk (ro_passed), the parser goes on */
 const struct relay_ops relay_http_ops = {
 	"http",
+	1,
 	http_init,
 	http_read,
-	http_passed,
+	http_read,
 	http_connected,
 	http_eof,
-	http_abort,
+	http_nobackend,
 	http_free
 };
 
@@ -608,7 +646,7 @@ http_error_name(int code)
 	return ("Unknown Error");
 }
 
-static int
+static enum relay_verdict
 http_init(struct rsession *con)
 {
 	struct protocol		*proto = con->se_relay->rl_proto;
@@ -621,7 +659,7 @@ http_init(struct rsession *con)
 	    (hs->hs_pending = evbuffer_new()) == NULL) {
 		free(hs);
 		relay_close(con, "out of memory", 1);
-		return (-1);
+		return (RELAY_V_CLOSED);
 	}
 	http_msg_init(&hs->hs_dir[RELAY_DIR_REQUEST].hd_msg,
 	    RELAY_DIR_REQUEST, max);
@@ -630,7 +668,7 @@ http_init(struct rsession *con)
 	con->se_priv = hs;
 	evtimer_set(&hs->hs_headev, http_head_timeout, con);
 	/* the request comes first, then the backend */
-	return (1);
+	return (RELAY_V_READ);
 }
 
 static void
@@ -648,26 +686,21 @@ http_free(struct rsession *con)
 	con->se_priv = NULL;
 }
 
-static void
+/* Bytes came, or a spliced body or chunk passed: the parser goes on. */
+static enum relay_verdict
 http_read(struct ctl_relay_event *cre)
 {
-	(void)http_run(cre);
-}
-
-/* A spliced body or chunk passed: the parser goes on after it. */
-static void
-http_passed(struct ctl_relay_event *cre)
-{
-	(void)http_run(cre);
+	return (http_run(cre));
 }
 
 /* The backend is connected: what waited for it goes out. */
-static void
+static enum relay_verdict
 http_connected(struct rsession *con)
 {
 	struct http_session	*hs = con->se_priv;
 	char			 addr[INET6_ADDRSTRLEN];
 	char			 log[INET6_ADDRSTRLEN + 16];
+	enum relay_verdict	 v;
 
 	hs->hs_connecting = 0;
 	if (con->se_nconnects > 1 &&
@@ -680,40 +713,60 @@ http_connected(struct rsession *con)
 	if (evbuffer_add_buffer(bufferevent_get_output(con->se_out.bev),
 	    hs->hs_pending) == -1) {
 		relay_close(con, "buffer event failed", 1);
-		return;
+		return (RELAY_V_CLOSED);
 	}
 	relay_read_on(&con->se_in);
-	if (http_run(&con->se_in) == -1)
-		return;
+	v = http_run(&con->se_in);
 	/* the client's end came while the backend was on its way */
-	if (con->se_in.done)
-		relay_eof(&con->se_in);
+	if (v == RELAY_V_DONE && con->se_in.done)
+		return (RELAY_V_EOF);
+	return (v);
 }
 
-/* Returns -1 when the session was closed. */
-static int
+/*
+ * The parser of cre's direction, on what its input holds; then what it
+ * passed goes out, and what it wants of the core is the answer: a
+ * backend (a request's), the other direction's parser (an answer let
+ * requests on), or CLOSED.
+ */
+static enum relay_verdict
 http_run(struct ctl_relay_event *cre)
 {
 	struct http_session	*hs = cre->con->se_priv;
 	struct http_dir		*hd = &hs->hs_dir[cre->dir];
+	enum relay_verdict	 v;
 
 	if (http_parse(cre, hs, hd) == -1)
-		return (-1);
+		return (RELAY_V_CLOSED);
 	/* all that one read brought goes out now, or none of it */
 	if (relay_flush_passed(cre) == -1)
-		return (-1);
+		return (RELAY_V_CLOSED);
 	/* an answer with "close", or the last request's, is through */
 	if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
-	    hd->hd_state == HTTP_S_HEAD && hd->hd_msg.hm_nlines == 0)
-		return (relay_end_written(cre->dst, "done"));
-	return (0);
+	    hd->hd_state == HTTP_S_HEAD && hd->hd_msg.hm_nlines == 0 &&
+	    relay_end_written(cre->dst, "done") == -1)
+		return (RELAY_V_CLOSED);
+	v = hs->hs_want;
+	hs->hs_want = RELAY_V_DONE;
+	return (v);
+}
+
+/*
+ * The other side takes cre's bytes: it is there, and for requests no
+ * other backend is asked for (until then they wait in hs_pending).
+ */
+static int
+http_ready(struct ctl_relay_event *cre, struct http_session *hs)
+{
+	return (cre->dst->bev != NULL &&
+	    (cre->dir == RELAY_DIR_RESPONSE || !hs->hs_connecting));
 }
 
 /* Where the bytes of cre go: the other side, or wait for its connect. */
 static struct evbuffer *
 http_out(struct ctl_relay_event *cre, struct http_session *hs)
 {
-	if (cre->dst->bev != NULL)
+	if (http_ready(cre, hs))
 		return (bufferevent_get_output(cre->dst->bev));
 	return (hs->hs_pending);
 }
@@ -769,7 +822,7 @@ http_pending_full(struct ctl_relay_event *cre, struct http_session *hs)
 	struct http_msg	*m = &hs->hs_dir[cre->dir].hd_msg;
 	size_t		 max;
 
-	if (cre->dst->bev != NULL)
+	if (http_ready(cre, hs))
 		return (0);
 	max = (m->hm_maxlen > 0 ? m->hm_maxlen : RELAY_MAXHEADERLENGTH) +
 	    RELAY_READ_SIZE;
@@ -787,7 +840,7 @@ http_pending_full(struct ctl_relay_event *cre, struct http_session *hs)
 static int
 http_pass(struct ctl_relay_event *cre, struct http_session *hs)
 {
-	if (cre->dst->bev != NULL)
+	if (http_ready(cre, hs))
 		return (relay_pass(cre) == -1 ? -1 : 1);
 	if (http_pending_full(cre, hs))
 		return (0);
@@ -1011,11 +1064,11 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 static int
 http_field_has(struct http_msg *m, const char *name, const char *token)
 {
-	struct http_header	*h;
+	struct http_header	*h = NULL;
 
-	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (strcasecmp(h->hh_name, name) == 0 &&
-		    http_has_token(h->hh_value, token))
+	while ((h = http_header_walk(m, h, http_header_named, name, 1)) !=
+	    NULL)
+		if (http_has_token(h->hh_value, token))
 			return (1);
 	return (0);
 }
@@ -1177,9 +1230,8 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 				    "forward to another table with answers "
 				    "pending"));
 			hs->hs_connecting = 1;
+			hs->hs_want = RELAY_V_RECONNECT;
 			relay_read_off(cre);
-			if (relay_reconnect(con) == -1)
-				return (-1);
 		}
 	}
 	if (http_field_has(m, "Upgrade", "websocket")) {
@@ -1214,8 +1266,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	if (con->se_cstate != RELAY_CONN_CONNECTED && !hs->hs_connecting) {
 		/* parsing goes on meanwhile, into hs_pending */
 		hs->hs_connecting = 1;
-		if (relay_connect(con) == -1)
-			return (-1);
+		hs->hs_want = RELAY_V_CONNECT;
 	}
 	return (0);
 }
@@ -1285,17 +1336,16 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 
 	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
 		return (http_abort(con, 500, "out of memory"));
+	/* the requests that waited go on, once this parse is through */
 	if (upgrade) {
 		con->se_in.toread = TOREAD_UNLIMITED;
 		hs->hs_dir[RELAY_DIR_REQUEST].hd_state = HTTP_S_RAW;
-		if (http_run(&con->se_in) == -1)
-			return (-1);
+		hs->hs_want = RELAY_V_OTHER;
 	}
 	if (hs->hs_paused) {
 		hs->hs_paused = 0;
 		relay_read_on(&con->se_in);
-		if (http_run(&con->se_in) == -1)
-			return (-1);
+		hs->hs_want = RELAY_V_OTHER;
 	}
 	if (hd->hd_state == HTTP_S_HEAD)
 		http_msg_end(hd);
@@ -1315,7 +1365,7 @@ http_msg_end(struct http_dir *hd)
  * usual half-close; within a body or head the message was cut short,
  * and the other side must not take it for complete: close it.
  */
-static int
+static enum relay_verdict
 http_eof(struct ctl_relay_event *cre)
 {
 	struct rsession		*con = cre->con;
@@ -1334,22 +1384,45 @@ http_eof(struct ctl_relay_event *cre)
 		if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
 		    hs->hs_dir[RELAY_DIR_REQUEST].hd_state != HTTP_S_RAW) {
 			relay_end(cre, "last http content read (done)");
-			return (-1);
+			return (RELAY_V_CLOSED);
 		}
-		return (0);
+		return (RELAY_V_EOF);
 	case HTTP_S_HEAD:
 		if (hd->hd_msg.hm_nlines == 0 &&
 		    evbuffer_get_length(bufferevent_get_input(cre->bev)) == 0)
-			return (0);
+			return (RELAY_V_EOF);
 		relay_end(cre, "last http read (done)");
-		return (-1);
+		return (RELAY_V_CLOSED);
 	case HTTP_S_BODY:
 		relay_end(cre, "last http content read");
-		return (-1);
+		return (RELAY_V_CLOSED);
 	default:
 		relay_end(cre, "last http chunk read (done)");
-		return (-1);
+		return (RELAY_V_CLOSED);
 	}
+}
+
+/* No backend: OpenBSD's status and page for why. */
+static void
+http_nobackend(struct rsession *con, enum relay_cfail why, int error)
+{
+	static const struct {
+		int		 code;
+		const char	*page;
+	} fails[] = {
+		{ 502, "session failed" },	/* RELAY_CFAIL_NOHOST */
+		{ 502, "session failed" },	/* RELAY_CFAIL_SESSION */
+		{ 500, "socket error" },	/* RELAY_CFAIL_SOCKET */
+		{ 504, "connect timeout" }	/* RELAY_CFAIL_TIMEOUT */
+	};
+	char	*msg = NULL;
+
+	if (why == RELAY_CFAIL_SOCKET &&
+	    asprintf(&msg, "%s: %s", fails[why].page, strerror(error)) == -1)
+		msg = NULL;
+	(void)http_abort(con, fails[why].code,
+	    msg != NULL ? msg : fails[why].page);
+	free(msg);
 }
 
 /*

@@ -29,6 +29,7 @@
 #include <openssl/evp.h>
 
 #include "relayd.h"
+#include "relay.h"
 #include "http.h"
 
 /*
@@ -104,39 +105,42 @@ http_kv_match(const char *s, int how, int dflt, const char *str)
 
 /* Does a header key's name match the field's?  (glob: without case) */
 static int
-http_name_match(struct rule_kv *kv, struct http_header *h)
+http_name_match(const struct rule_kv *kv, const struct http_header *h)
 {
 	return (http_kv_match(kv->kv_key, kv->kv_keymatch == KV_MATCH_GLOB ?
 	    KV_MATCH_GLOB_ICASE : kv->kv_keymatch, HTTP_M_NOCASE,
 	    h->hh_name));
 }
 
+/* A field a header key of a rule matches, name and value. */
+static int
+http_kv_field(const struct http_header *h, const void *arg)
+{
+	const struct rule_kv	*kv = arg;
+
+	return (http_name_match(kv, h) && http_kv_match(kv->kv_value,
+	    kv->kv_valmatch, HTTP_M_CASE, h->hh_value));
+}
+
 /* The first field a header key of a rule matches. */
 static struct http_header *
 http_header_match(struct http_msg *m, struct rule_kv *kv)
 {
-	struct http_header	*h;
-
-	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (!h->hh_removed && http_name_match(kv, h) &&
-		    http_kv_match(kv->kv_value, kv->kv_valmatch, HTTP_M_CASE,
-		    h->hh_value))
-			return (h);
-	return (NULL);
+	return (http_header_walk(m, NULL, http_kv_field, kv, 0));
 }
 
-/* The first header field whose name and value match the globs. */
-static struct http_header *
-http_header_find(struct http_msg *m, const char *key, const char *value)
+/* A field whose name is a glob's (without case): its value any. */
+static int
+http_glob_field(const struct http_header *h, const void *key)
 {
-	struct http_header	*h;
+	return (key == NULL || fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0);
+}
 
-	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
-		if (!h->hh_removed && (key == NULL ||
-		    fnmatch(key, h->hh_name, FNM_CASEFOLD) == 0) &&
-		    (value == NULL || fnmatch(value, h->hh_value, 0) == 0))
-			return (h);
-	return (NULL);
+/* The first header field, not removed, whose name matches the glob. */
+static struct http_header *
+http_header_find(struct http_msg *m, const char *key)
+{
+	return (http_header_walk(m, NULL, http_glob_field, key, 0));
 }
 
 /* In a "k=v&k2=v2" list (a query): a pair the rule's key matches. */
@@ -342,7 +346,7 @@ http_rule_match(struct ctl_relay_event *cre, struct http_msg *m,
 	if (kv->kv_set && kv->kv_option != KEY_OPTION_APPEND &&
 	    kv->kv_option != KEY_OPTION_SET) {
 		act->ha_cookie = http_header_find(m, cre->dir ==
-		    RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie", NULL);
+		    RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie");
 		if (act->ha_cookie == NULL || (kv->kv_key != NULL &&
 		    !http_cookie_find(act->ha_cookie->hh_value, kv, buf,
 		    sizeof(buf))))
@@ -387,7 +391,7 @@ http_rule_match_target(struct http_msg *m, struct relay_rule *r)
 	kv = &r->rule_kv[KEY_TYPE_URL];
 	/* without a Host field the rule matches, as OpenBSD's */
 	if (!kv->kv_set || kv->kv_key == NULL ||
-	    (h = http_header_find(m, "Host", NULL)) == NULL)
+	    (h = http_header_find(m, "Host")) == NULL)
 		return (1);
 	(void)snprintf(buf, sizeof(buf), "%s%s", h->hh_value, path);
 	/* with a keyword: the host and path, matched as it says */
@@ -550,7 +554,7 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 	}
 	switch (kv->kv_option) {
 	case KEY_OPTION_SET:
-		if ((f = http_header_find(m, kv->kv_key, NULL)) != NULL) {
+		if ((f = http_header_find(m, kv->kv_key)) != NULL) {
 			free(f->hh_value);
 			return ((f->hh_value = strdup(v)) == NULL ? -1 : 0);
 		}
@@ -591,7 +595,7 @@ http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
 
 	cname = cre->dir == RELAY_DIR_REQUEST ? "Cookie" : "Set-Cookie";
 	if (h == NULL)
-		h = http_header_find(m, cname, NULL);
+		h = http_header_find(m, cname);
 	switch (kv->kv_option) {
 	case KEY_OPTION_APPEND:
 	case KEY_OPTION_SET:
@@ -693,7 +697,7 @@ http_apply_url_query(struct ctl_relay_event *cre, struct http_msg *m,
 	http_target_split(m, path, sizeof(path), &query);
 	kv = &r->rule_kv[KEY_TYPE_URL];
 	if (kv->kv_set && kv->kv_option == KEY_OPTION_LOG &&
-	    (h = http_header_find(m, "Host", NULL)) != NULL) {
+	    (h = http_header_find(m, "Host")) != NULL) {
 		/* a digest logs itself, as OpenBSD's */
 		if (kv->kv_digest != DIGEST_NONE)
 			(void)strlcpy(buf, kv->kv_key, sizeof(buf));

@@ -44,6 +44,7 @@
 #include <tls.h>
 
 #include "relayd.h"
+#include "relay.h"
 
 /* libretls exports it; its tls.h does not say so */
 int	 tls_config_use_fake_private_key(struct tls_config *);
@@ -911,8 +912,7 @@ relay_tls_writecb(int fd, short event, void *arg)
 	(void)fd;
 	cre->writing = 0;
 	if (event & EV_TIMEOUT) {
-		relay_error(cre->bev, BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT,
-		    cre);
+		relay_timeout(cre, 0);
 		return;
 	}
 	if (relay_tls_flush(cre) == -1) {
@@ -920,5 +920,5 @@ relay_tls_writecb(int fd, short event, void *arg)
 		return;
 	}
 	if (evbuffer_get_length(bufferevent_get_output(cre->bev)) == 0)
-		relay_output_done(cre->bev, cre);
+		relay_drained(cre);
 }

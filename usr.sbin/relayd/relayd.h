@@ -941,170 +941,10 @@ struct relay {
 };
 TAILQ_HEAD(relaylist, relay);
 
-/* Sessions (relay processes) */
-#define TOREAD_UNLIMITED	(-1)	/* pass everything */
+/* Sessions (relay processes): relay.h */
 #define RELAY_REQUEST_SIZE	128	/* the request show sessions shows */
-
-/*
- * The socket as libtls reads it (relay_tls_recv()): OpenSSL asks for a
- * record's header, then for its body, a read(2) each; one read takes
- * more, and what OpenSSL did not ask for yet waits here.
- */
-struct relay_tlsin {
-	u_char			*buf;		/* read ahead; NULL when empty */
-	size_t			 off;
-	size_t			 len;
-	int			 up;		/* the handshake is through */
-	int			 eof;		/* the socket's end, unseen by
-						   OpenSSL */
-	int			 drained;	/* the last read emptied the
-						   socket */
-	int			 asked;		/* OpenSSL read since reset */
-};
-
-/*
- * A key operation that a handshake waits for while the relay process
- * goes on (tls_keyops.c): the answer, or its deadline, takes the
- * handshake up again through done(arg).
- */
-enum keyop_state {
-	KEYOP_IDLE = 0,
-	KEYOP_WAITING,			/* for ca, until the deadline */
-	KEYOP_ANSWERED			/* the answer is in out, to deliver */
-};
-
-struct keyop_wait {
-	TAILQ_ENTRY(keyop_wait)	 entry;
-	enum keyop_state	 state;
-	uint32_t		 id;
-	uint32_t		 type;
-	unsigned char		*out;
-	size_t			 outlen;
-	int			 ret;		/* -1, or the length in out */
-	struct timespec		 start;
-	struct event		 ev;		/* deadline, or delivery */
-	void			(*done)(void *);
-	void			*arg;
-};
-
-/*
- * One side of a session: its socket, and what comes from it.  Bytes from
- * this side go to the other one spliced (sp) or, in userland, through
- * bev: read into its input, written from the other side's output.
- */
-struct ctl_relay_event {
-	int			 s;
-	struct sockaddr_storage	 ss;
-	struct rsession		*con;
-	struct ctl_relay_event	*dst;		/* the other side */
-	struct rsplice		 sp;		/* this side to the other */
-	struct bufferevent	*bev;		/* NULL: never in userland */
-	struct evbuffer_cb_entry *cb;		/* counts what bev wrote */
-	struct event		 rev;		/* reads into bev's input */
-	int			 reading;
-	off_t			 toread;	/* to pass before the protocol
-						   looks again */
-	uint64_t		 copied;	/* from here, written by dst's
-						   bev */
-	off_t			 mark;		/* spliced at the last look */
-	struct timeval		 tv_moved;	/* userland last wrote from
-						   here */
-	int			 splicing;	/* passing toread by splice */
-	int			 done;		/* end of file seen */
-	int			 dir;
-	struct tls		*tls;		/* NULL: plain */
-	struct event		 tev;		/* TLS handshake */
-	struct event		 wev;		/* TLS output waits */
-	int			 writing;
-	int			 tlsheld;	/* libtls may hold more to read */
-	struct relay_tlsin	 tin;		/* what libtls reads */
-	void			*tlsjob;	/* a handshake paused for ca */
-	struct keyop_wait	 keyop;		/* what it waits for */
-	size_t			 readsize;	/* the next read's reservation */
-};
-
 #define RELAY_BYTES_SPLICED	SPLICE_SPLICED
 #define RELAY_BYTES_COPIED	SPLICE_COPIED
-
-/*
- * What a protocol plugs into a session (relay.c chooses by protocol
- * type).  A NULL hook means relay.c's default: connect at once, and
- * pass everything, spliced where the relay splices.
- */
-struct relay_ops {
-	const char	*ro_name;
-	/* after accept: 1 when the protocol reads before relay_connect() */
-	int		(*ro_init)(struct rsession *);
-	/* bytes arrived in cre->bev's input */
-	void		(*ro_read)(struct ctl_relay_event *);
-	/* cre->toread bytes passed (a splice with max ended with EFBIG) */
-	void		(*ro_passed)(struct ctl_relay_event *);
-	/* the backend is connected, both sides have their bufferevents */
-	void		(*ro_connected)(struct rsession *);
-	/* end of file from cre: -1 when the hook closed the session */
-	int		(*ro_eof)(struct ctl_relay_event *);
-	/* no backend: answer the client (status, reason) and close */
-	int		(*ro_abort)(struct rsession *, int, const char *);
-	void		(*ro_free)(struct rsession *);
-};
-
-/* Why a session got no backend (relay_connect_failed) */
-enum relay_cfail {
-	RELAY_CFAIL_NOHOST,		/* no host of its tables is up */
-	RELAY_CFAIL_SESSION,		/* connect(2) failed at once */
-	RELAY_CFAIL_SOCKET,		/* the connect failed later */
-	RELAY_CFAIL_TIMEOUT		/* or took too long */
-};
-
-/* Where a session's connect to its backend is (relay_connect) */
-enum relay_cstate {
-	RELAY_CONN_NONE,		/* no socket yet */
-	RELAY_CONN_BINDANY,		/* the parent makes a transparent one */
-	RELAY_CONN_UNIX,		/* the parent connects a unix one */
-	RELAY_CONN_PORTWAIT,		/* no local port: trying again soon */
-	RELAY_CONN_CONNECTING,		/* connect(2) under way */
-	RELAY_CONN_CONNECTED
-};
-
-struct rsession {
-	objid_t			 se_id;
-	objid_t			 se_relayid;
-	struct relay		*se_relay;
-	struct relayd		*se_conf;	/* replaced by a reload */
-	const struct relay_ops	*se_ops;
-	void			*se_priv;	/* the protocol's */
-	struct ctl_relay_event	 se_in;		/* the client */
-	struct ctl_relay_event	 se_out;	/* the backend */
-	struct event		 se_ev;		/* connect */
-	struct timeval		 se_tv_start;
-	struct timeval		 se_tv_last;	/* userland bytes moved */
-	struct host		*se_host;
-	struct relay_table	*se_table;	/* a rule's forward to */
-	uint64_t		 se_hash;	/* what rules' hash fed */
-	struct tls		*se_tls_ctx;	/* TLS inspection: the */
-	struct tls_config	*se_tls_cfg;	/* session's own server */
-	int			 se_nconnects;
-	char			*se_log;	/* texts for the end line */
-	int			 se_haslog;	/* a rule logged */
-	char			 se_tag[RULE_SETNAME_SIZE];
-	char			 se_label[RULE_SETNAME_SIZE];
-	char			 se_request[RELAY_REQUEST_SIZE];
-	size_t			 se_loglen;
-	int			 se_retry;
-	int			 se_retrycount;
-	int			 se_portwaits;	/* tries without a local port */
-	int			 se_portmoves;	/* other hosts tried for one */
-	int			 se_nosplice;
-	int			 se_dgram;	/* a datagram's: no socket */
-	enum relay_cstate	 se_cstate;	/* the backend's connect */
-	uint32_t		 se_cseq;	/* asks of the parent */
-	const char		*se_endmsg;	/* ends once output is out */
-	struct sockaddr_storage	 se_sockname;	/* what the client reached */
-	int			 se_socknamed;	/* se_sockname is known */
-	struct pp_read		*se_pp;		/* a PROXY header coming in */
-	TAILQ_ENTRY(rsession)	 se_entry;
-};
-TAILQ_HEAD(sessionlist, rsession);
 
 /* One session as relayctl show sessions sees it */
 struct ctl_session {
@@ -1299,52 +1139,6 @@ int		 script_exec(struct relayd *, struct ctl_script *);
 
 /* relay.c */
 void		 relay(struct privsep *, struct privsep_proc *);
-int		 relay_connect(struct rsession *);
-int		 relay_reconnect(struct rsession *);
-void		 relay_session_accepted(struct rsession *);
-struct sockaddr_storage
-		*relay_sockname(struct rsession *);
-void		 relay_session_start(struct rsession *);
-void		 relay_tls_established(struct ctl_relay_event *);
-int		 relay_start_left(struct rsession *, struct timeval *);
-int		 relay_bufferevent(struct ctl_relay_event *);
-int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
-int		 relay_pass(struct ctl_relay_event *);
-int		 relay_flush_passed(struct ctl_relay_event *);
-void		 relay_eof(struct ctl_relay_event *);
-void		 relay_flush(struct ctl_relay_event *);
-ssize_t		 relay_send_now(struct ctl_relay_event *, const void *,
-		    size_t);
-void		 relay_output_done(struct bufferevent *, void *);
-void		 relay_error(struct bufferevent *, short, void *);
-void		 relay_end(struct ctl_relay_event *, const char *);
-int		 relay_end_written(struct ctl_relay_event *, const char *);
-void		 relay_read_on(struct ctl_relay_event *);
-void		 relay_read_off(struct ctl_relay_event *);
-void		 relay_log(struct rsession *, const char *);
-void		 relay_request(struct rsession *, const char *);
-void		 relay_close(struct rsession *, const char *, int);
-struct rsession	*relay_session_new(struct relay *, size_t,
-		    const struct relay_ops *, int, struct sockaddr_storage *);
-struct host	*relay_from_table(struct rsession *);
-struct relay_stats
-		*relay_stats_mine(struct relay *);
-
-/* relay_dns.c */
-#define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */
-struct dns_msg {
-	uint16_t		 id;
-	uint8_t			 flags0;
-	uint8_t			 flags1;
-	uint16_t		 qdcount;
-	size_t			 qlen;		/* the first question */
-	const uint8_t		*q;		/* where it is */
-};
-#define DNS_QUESTIONMAX		(255 + 2 + 4)	/* name, type, class */
-void		 relay_udp_launch(struct relayd *, struct relay *);
-void		 relay_udp_stop(struct relay *);
-int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
-unsigned int	 relay_dns_sockets(void);
 
 /* metrics.c */
 struct metrics;
@@ -1368,21 +1162,21 @@ void		 parent_unixconnect(struct privsep *, struct imsg *,
 void		 relay_transparent_check(struct relay *);
 
 /* relay_http.c */
-extern const struct relay_ops relay_http_ops;
 const char	*http_method_name(int);
 int		 http_method_byname(const char *);
 void		 http_msg_init(struct http_msg *, int, size_t);
 void		 http_msg_clear(struct http_msg *);
 int		 http_msg_line(struct http_msg *, const char *, size_t);
 int		 http_msg_done(struct http_msg *);
+struct http_header
+		*http_header_walk(struct http_msg *, struct http_header *,
+		    int (*)(const struct http_header *, const void *),
+		    const void *, int);
+int		 http_header_named(const struct http_header *, const void *);
 const char	*http_header_get(struct http_msg *, const char *);
 int		 http_header_add(struct http_msg *, const char *, const char *);
 void		 http_header_remove(struct http_msg *, struct http_header *);
 int		 http_chunk_line(const char *, size_t, off_t *);
-
-/* relay_http_rules.c */
-int		 http_rules(struct ctl_relay_event *, struct http_msg *,
-		    struct relay_table **);
 
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
@@ -1402,25 +1196,10 @@ struct evp_pkey_st;
 int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
 int		 tls_der_hash(const unsigned char *, int, char *, size_t);
 void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
-int		 relay_tls_inspect(struct rsession *);
-int		 relay_tls_accept(struct tls *, struct ctl_relay_event *);
-int		 relay_tls_connect(struct ctl_relay_event *,
-		    struct tls_config *);
-void		 relay_tls_handshake(int, short, void *);
-void		 relay_tls_in_free(struct ctl_relay_event *);
-void		 relay_tls_abandon(struct ctl_relay_event *);
-ssize_t		 relay_tls_read(struct ctl_relay_event *, struct iovec *,
-		    int, int *);
-int		 relay_tls_flush(struct ctl_relay_event *);
-void		 relay_tls_writecb(int, short, void *);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
 void		 tls_keyops_stats(struct ctl_keyopstats *);
-void		 tls_keyops_waiter(struct keyop_wait *, void (*)(void *),
-		    void *);
-int		 tls_keyops_answer(struct imsg *);
-void		 tls_keyops_cancel(struct keyop_wait *);
 uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
 		    size_t, const uint8_t *, size_t, size_t *);
 

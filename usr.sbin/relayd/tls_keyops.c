@@ -51,6 +51,7 @@
 #include <openssl/x509v3.h>
 
 #include "relayd.h"
+#include "relay.h"
 
 #define KEYOP_MAXDATA	1024
 

@@ -80,8 +80,8 @@ compat_tlsjob_run(void **job, int (*fn)(void *), void *arg, int *ret)
 	}
 	call.fn = fn;
 	call.arg = arg;
-	switch (ASYNC_start_job((ASYNC_JOB **)job, tlsjob_waitctx, ret, tlsjob_start,
-	    &call, sizeof(call))) {
+	switch (ASYNC_start_job((ASYNC_JOB **)job, tlsjob_waitctx, ret,
+	    tlsjob_start, &call, sizeof(call))) {
 	case ASYNC_PAUSE:
 		return (COMPAT_TLSJOB_PAUSED);
 	case ASYNC_FINISH:
