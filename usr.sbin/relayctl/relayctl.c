@@ -77,33 +77,12 @@ usage(void)
 	exit(1);
 }
 
-int
-main(int argc, char *argv[])
+/* The control socket, connected; a monitor waits for the daemon. */
+static int
+ctl_connect(const char *sockname, int monitor_wait)
 {
 	struct sockaddr_un	 sun;
-	struct parse_result	*res = NULL;
-	struct imsg		 imsg;
-	char			 path[PATH_MAX];
-	const char		*sockname = RELAYD_SOCKET;
-	ssize_t			 n;
-	int			 ctl_sock, done = 0, ch, v = 0;
-
-	while ((ch = getopt(argc, argv, "s:")) != -1) {
-		switch (ch) {
-		case 's':
-			sockname = optarg;
-			break;
-		default:
-			usage();
-		}
-	}
-	argc -= optind;
-	argv += optind;
-
-	if ((res = parse(argc, argv)) == NULL)
-		exit(1);
-
-	signal(SIGPIPE, SIG_IGN);
+	int			 ctl_sock;
 
 	if ((ctl_sock = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
 		err(1, "socket");
@@ -117,20 +96,23 @@ main(int argc, char *argv[])
 		    sizeof(sun)) == 0)
 			break;
 		/* a monitor waits for the daemon to come (back) */
-		if (res->action == MONITOR &&
+		if (monitor_wait &&
 		    (errno == ENOENT || errno == ECONNREFUSED)) {
 			sleep(1);
 			continue;
 		}
 		err(1, "connect: %s (is relayd running?)", sockname);
 	}
+	return (ctl_sock);
+}
 
-	if ((ibuf = malloc(sizeof(struct imsgbuf))) == NULL)
-		err(1, NULL);
-	imsg_init(ibuf, ctl_sock);
-	done = 0;
+/* The request of the command line: 1 when no answer is awaited. */
+static int
+ctl_request(struct parse_result *res)
+{
+	char	 path[PATH_MAX];
+	int	 v = 0;
 
-	/* process user request */
 	switch (res->action) {
 	case NONE:
 		usage();
@@ -200,9 +182,91 @@ main(int argc, char *argv[])
 	case LOG_BRIEF:
 		imsg_compose(ibuf, IMSG_CTL_VERBOSE, 0, 0, -1, &v, sizeof(v));
 		printf("logging request sent.\n");
-		done = 1;
-		break;
+		return (1);
 	}
+	return (0);
+}
+
+/* One message of the answer: 1 when it was the last. */
+static int
+ctl_answer(struct parse_result *res, struct imsg *imsg)
+{
+	switch (res->action) {
+	case SHOW_SUM:
+	case SHOW_HOSTS:
+	case SHOW_RDRS:
+	case SHOW_RELAYS:
+	case SHOW_ROUTERS:
+		return (show_summary_msg(imsg, res->action));
+	case SHOW_SESSIONS:
+		return (show_session_msg(imsg));
+	case STATUS:
+		return (show_status_msg(imsg));
+	case SHOW_METRICS:
+		return (show_metrics_msg(imsg));
+	case RDR_DISABLE:
+	case RDR_ENABLE:
+	case TABLE_DISABLE:
+	case TABLE_ENABLE:
+	case HOST_DISABLE:
+	case HOST_ENABLE:
+	case POLL:
+	case SHUTDOWN:
+		return (show_command_output(imsg));
+	case RELOAD:
+	case LOAD:
+		/* silent on success, as OpenBSD's relayctl */
+		if (imsg->hdr.type == IMSG_CTL_FAIL) {
+			printf("reload failed: the configuration was "
+			    "rejected, see the log\n");
+			error = 1;
+		} else if (imsg->hdr.type == IMSG_CTL_RELOAD_BUSY) {
+			printf("reload already in progress\n");
+			error = 2;
+		}
+		return (1);
+	case NONE:
+	case LOG_VERBOSE:
+	case LOG_BRIEF:
+		break;
+	case MONITOR:
+		return (monitor(imsg));
+	}
+	return (0);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct parse_result	*res = NULL;
+	struct imsg		 imsg;
+	const char		*sockname = RELAYD_SOCKET;
+	ssize_t			 n;
+	int			 ctl_sock, done = 0, ch;
+
+	while ((ch = getopt(argc, argv, "s:")) != -1) {
+		switch (ch) {
+		case 's':
+			sockname = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if ((res = parse(argc, argv)) == NULL)
+		exit(1);
+
+	signal(SIGPIPE, SIG_IGN);
+
+	ctl_sock = ctl_connect(sockname, res->action == MONITOR);
+
+	if ((ibuf = malloc(sizeof(struct imsgbuf))) == NULL)
+		err(1, NULL);
+	imsg_init(ibuf, ctl_sock);
+	done = ctl_request(res);
 
 	if (imsg_flush(ibuf) == -1)
 		err(1, "write error");
@@ -218,56 +282,7 @@ main(int argc, char *argv[])
 				errx(1, "bad message from relayd");
 			if (n == 0)
 				break;
-			switch (res->action) {
-			case SHOW_SUM:
-			case SHOW_HOSTS:
-			case SHOW_RDRS:
-			case SHOW_RELAYS:
-			case SHOW_ROUTERS:
-				done = show_summary_msg(&imsg, res->action);
-				break;
-			case SHOW_SESSIONS:
-				done = show_session_msg(&imsg);
-				break;
-			case STATUS:
-				done = show_status_msg(&imsg);
-				break;
-			case SHOW_METRICS:
-				done = show_metrics_msg(&imsg);
-				break;
-			case RDR_DISABLE:
-			case RDR_ENABLE:
-			case TABLE_DISABLE:
-			case TABLE_ENABLE:
-			case HOST_DISABLE:
-			case HOST_ENABLE:
-			case POLL:
-			case SHUTDOWN:
-				done = show_command_output(&imsg);
-				break;
-			case RELOAD:
-			case LOAD:
-				/* silent on success, as OpenBSD's relayctl */
-				if (imsg.hdr.type == IMSG_CTL_FAIL) {
-					printf("reload failed: the "
-					    "configuration was rejected, see "
-					    "the log\n");
-					error = 1;
-				} else if (imsg.hdr.type ==
-				    IMSG_CTL_RELOAD_BUSY) {
-					printf("reload already in progress\n");
-					error = 2;
-				}
-				done = 1;
-				break;
-			case NONE:
-			case LOG_VERBOSE:
-			case LOG_BRIEF:
-				break;
-			case MONITOR:
-				done = monitor(&imsg);
-				break;
-			}
+			done = ctl_answer(res, &imsg);
 			imsg_free(&imsg);
 		}
 	}
@@ -406,16 +421,71 @@ print_rdr_stats(struct rdr *rdr)
 	    (unsigned long long)st->packets, (unsigned long long)st->bytes);
 }
 
+/* show routers: a router, and its routes */
+static void
+summary_router(struct imsg *imsg, int type)
+{
+	struct router	*rt;
+	char		 name[RELAYD_HOSTNAME_MAX + 32];
+	int		 i;
+
+	rt = msg_data(imsg, sizeof(*rt), "router");
+	rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
+	rt->conf.label[sizeof(rt->conf.label) - 1] = '\0';
+	printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+	    rt->conf.id, "router", rt->conf.name, "",
+	    (rt->conf.flags & F_DISABLE) ? "disabled" : "active");
+	if (type != SHOW_ROUTERS)
+		return;
+	printf("\t%8s\trtable: %d\n", "", rt->conf.rtable);
+	if (rt->conf.label[0] != '\0')
+		printf("\t%8s\trtlabel: %s\n", "", rt->conf.label);
+	for (i = 0; i < rt->conf.nroutes && i < ROUTER_MAXROUTES;
+	    i++)
+		printf("\t%8s\troute: %s/%d\n", "",
+		    print_host(&rt->conf.routes[i], name,
+		    sizeof(name)), rt->conf.prefixlen[i]);
+}
+
+/* show hosts: a host, and its checks */
+static void
+summary_host(struct imsg *imsg, int type)
+{
+	struct host	*host;
+	char		 name[RELAYD_HOSTNAME_MAX + 32];
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(*host))
+		errx(1, "bad host message");
+	host = imsg->data;
+	host->conf.name[sizeof(host->conf.name) - 1] = '\0';
+	if (host->conf.parentid)
+		(void)snprintf(name, sizeof(name), "%s parent %u",
+		    host->conf.name, host->conf.parentid);
+	else
+		(void)strlcpy(name, host->conf.name, sizeof(name));
+	printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
+	    host->conf.id, "host", name,
+	    print_availability(host->check_cnt, host->up_cnt),
+	    (host->flags & F_DISABLE) ? "disabled" :
+	    host_status(host->up));
+	if (type == SHOW_HOSTS && host->check_cnt) {
+		printf("\t%8s\ttotal: %lu/%lu checks", "",
+		    host->up_cnt, host->check_cnt);
+		if (host->retry_cnt)
+			printf(", %d retries", host->retry_cnt);
+		if (host->he && host->up == HOST_DOWN)
+			printf(", error: %s", host_error(host->he));
+		printf("\n");
+	}
+}
+
 static int
 show_summary_msg(struct imsg *imsg, int type)
 {
 	struct rdr		*rdr;
-	struct router		*rt;
-	int			 i;
 	struct relay		*rlay;
 	struct relay_stats	 crs;
 	struct table		*tb;
-	struct host		*host;
 	char			 name[RELAYD_HOSTNAME_MAX + 32];
 
 	switch (imsg->hdr.type) {
@@ -435,22 +505,7 @@ show_summary_msg(struct imsg *imsg, int type)
 		if (type == SHOW_HOSTS || type == SHOW_RELAYS ||
 		    type == SHOW_RDRS)
 			break;
-		rt = msg_data(imsg, sizeof(*rt), "router");
-		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
-		rt->conf.label[sizeof(rt->conf.label) - 1] = '\0';
-		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
-		    rt->conf.id, "router", rt->conf.name, "",
-		    (rt->conf.flags & F_DISABLE) ? "disabled" : "active");
-		if (type != SHOW_ROUTERS)
-			break;
-		printf("\t%8s\trtable: %d\n", "", rt->conf.rtable);
-		if (rt->conf.label[0] != '\0')
-			printf("\t%8s\trtlabel: %s\n", "", rt->conf.label);
-		for (i = 0; i < rt->conf.nroutes && i < ROUTER_MAXROUTES;
-		    i++)
-			printf("\t%8s\troute: %s/%d\n", "",
-			    print_host(&rt->conf.routes[i], name,
-			    sizeof(name)), rt->conf.prefixlen[i]);
+		summary_router(imsg, type);
 		break;
 	case IMSG_CTL_RELAY:
 		if (type == SHOW_HOSTS || type == SHOW_RDRS ||
@@ -492,29 +547,7 @@ show_summary_msg(struct imsg *imsg, int type)
 		if (type == SHOW_RELAYS || type == SHOW_RDRS ||
 		    type == SHOW_ROUTERS)
 			break;
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*host))
-			errx(1, "bad host message");
-		host = imsg->data;
-		host->conf.name[sizeof(host->conf.name) - 1] = '\0';
-		if (host->conf.parentid)
-			(void)snprintf(name, sizeof(name), "%s parent %u",
-			    host->conf.name, host->conf.parentid);
-		else
-			(void)strlcpy(name, host->conf.name, sizeof(name));
-		printf("%-4u\t%-8s\t%-24s\t%-7s\t%s\n",
-		    host->conf.id, "host", name,
-		    print_availability(host->check_cnt, host->up_cnt),
-		    (host->flags & F_DISABLE) ? "disabled" :
-		    host_status(host->up));
-		if (type == SHOW_HOSTS && host->check_cnt) {
-			printf("\t%8s\ttotal: %lu/%lu checks", "",
-			    host->up_cnt, host->check_cnt);
-			if (host->retry_cnt)
-				printf(", %d retries", host->retry_cnt);
-			if (host->he && host->up == HOST_DOWN)
-				printf(", error: %s", host_error(host->he));
-			printf("\n");
-		}
+		summary_host(imsg, type);
 		break;
 	case IMSG_CTL_END:
 		return (1);
@@ -586,22 +619,73 @@ show_session_msg(struct imsg *imsg)
 }
 
 /* relayctl status: one screen for the daemon, an extension. */
+/* status: the daemon's line, and the first of its processes */
+static void
+status_info(struct imsg *imsg)
+{
+	struct ctl_status	 st;
+	long long		 up;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(st))
+		errx(1, "bad status message");
+	memcpy(&st, imsg->data, sizeof(st));
+	st.version[sizeof(st.version) - 1] = '\0';
+	st.engine[sizeof(st.engine) - 1] = '\0';
+	up = st.now - st.started;
+	if (up < 0)
+		up = 0;
+	printf("relayd %s, pid %d, up %lldd %02lld:%02lld:%02lld\n",
+	    st.version, (int)st.parent_pid, up / 86400,
+	    up / 3600 % 24, up / 60 % 60, up % 60);
+	printf("splice engine: %s\n", st.engine);
+	printf("relays: %u, tables: %u, hosts: %u\n", st.nrelays,
+	    st.ntables, st.nhosts);
+	if (st.keyops > 0)
+		printf("ca key operations: %llu, %llu failed, %llu us "
+		    "on average\n", (unsigned long long)st.keyops,
+		    (unsigned long long)st.keyops_failed,
+		    (unsigned long long)(st.keyops_us / st.keyops));
+	printf("processes:");
+}
+
+/* status: a relay's lines */
+static void
+status_relay(struct imsg *imsg)
+{
+	struct relay		*rlay;
+	struct relay_stats	 crs;
+
+	if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
+		errx(1, "bad relay message");
+	rlay = imsg->data;
+	rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
+	relay_stats_sum(rlay, &crs);
+	printf("relay %s: %s, sessions: %llu active, %llu total\n",
+	    rlay->rl_conf.name,
+	    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active",
+	    (unsigned long long)crs.active,
+	    (unsigned long long)crs.sessions);
+	print_bytes("\t", &crs);
+	if (crs.deferred > 0)
+		printf("\taccept deferred: %llu times, out of "
+		    "descriptors\n", (unsigned long long)crs.deferred);
+	if (crs.dropped > 0)
+		printf("\tdatagrams dropped: %llu\n",
+		    (unsigned long long)crs.dropped);
+}
+
 static int
 show_status_msg(struct imsg *imsg)
 {
-	static struct ctl_status	 st;
 	static enum privsep_procid	 lastproc = PROC_MAX;
 	struct ctl_procinfo		*pi;
-	struct relay			*rlay;
 	struct rdr			*rdr;
 	struct router			*rt;
-	struct relay_stats		 crs;
 	struct table			*tb;
 	struct host			*h;
 	static int			 nhosts, nup;
 	static struct table		 lasttb;
 	static int			 havetb;
-	long long			 up;
 
 	if (havetb && imsg->hdr.type != IMSG_CTL_HOST) {
 		printf("\ttable %s: %s, hosts %d/%d up%s%s%s\n",
@@ -618,26 +702,7 @@ show_status_msg(struct imsg *imsg)
 
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_STATUS_INFO:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(st))
-			errx(1, "bad status message");
-		memcpy(&st, imsg->data, sizeof(st));
-		st.version[sizeof(st.version) - 1] = '\0';
-		st.engine[sizeof(st.engine) - 1] = '\0';
-		up = st.now - st.started;
-		if (up < 0)
-			up = 0;
-		printf("relayd %s, pid %d, up %lldd %02lld:%02lld:%02lld\n",
-		    st.version, (int)st.parent_pid, up / 86400,
-		    up / 3600 % 24, up / 60 % 60, up % 60);
-		printf("splice engine: %s\n", st.engine);
-		printf("relays: %u, tables: %u, hosts: %u\n", st.nrelays,
-		    st.ntables, st.nhosts);
-		if (st.keyops > 0)
-			printf("ca key operations: %llu, %llu failed, %llu us "
-			    "on average\n", (unsigned long long)st.keyops,
-			    (unsigned long long)st.keyops_failed,
-			    (unsigned long long)(st.keyops_us / st.keyops));
-		printf("processes:");
+		status_info(imsg);
 		break;
 	case IMSG_CTL_PROC:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*pi))
@@ -651,27 +716,11 @@ show_status_msg(struct imsg *imsg)
 		lastproc = pi->pi_id;
 		break;
 	case IMSG_CTL_RELAY:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*rlay))
-			errx(1, "bad relay message");
 		if (lastproc != PROC_MAX) {
 			printf("\n");
 			lastproc = PROC_MAX;
 		}
-		rlay = imsg->data;
-		rlay->rl_conf.name[sizeof(rlay->rl_conf.name) - 1] = '\0';
-		relay_stats_sum(rlay, &crs);
-		printf("relay %s: %s, sessions: %llu active, %llu total\n",
-		    rlay->rl_conf.name,
-		    (rlay->rl_conf.flags & F_DISABLE) ? "disabled" : "active",
-		    (unsigned long long)crs.active,
-		    (unsigned long long)crs.sessions);
-		print_bytes("\t", &crs);
-		if (crs.deferred > 0)
-			printf("\taccept deferred: %llu times, out of "
-			    "descriptors\n", (unsigned long long)crs.deferred);
-		if (crs.dropped > 0)
-			printf("\tdatagrams dropped: %llu\n",
-			    (unsigned long long)crs.dropped);
+		status_relay(imsg);
 		break;
 	case IMSG_CTL_RDR:
 		rdr = msg_data(imsg, sizeof(*rdr), "redirect");

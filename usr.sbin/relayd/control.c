@@ -239,16 +239,105 @@ control_drop(struct ctl_conn *c, const char *why)
 	    (unsigned int)c->uid);
 	control_close(c);
 }
+/* One request of a client: -1 for one that is not valid. */
+static int
+control_request(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct privsep	*ps = ctl_env->sc_ps;
+	struct ctl_id	 id;
+	int		 verbose;
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_SHOW_SUM:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		show(c);
+		break;
+	case IMSG_CTL_STATUS:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		show_status(c);
+		break;
+	case IMSG_CTL_SESSION:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		show_sessions(c);
+		break;
+	case IMSG_CTL_RELOAD:
+		if (IMSG_DATA_SIZE(imsg) >= PATH_MAX)
+			return (-1);
+		proc_compose_imsg(ps, PROC_PARENT, 0, IMSG_CTL_RELOAD,
+		    c->id, -1, imsg->data, IMSG_DATA_SIZE(imsg));
+		break;
+	case IMSG_CTL_SHUTDOWN:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
+		    NULL, 0);
+		/*
+		 * The answer goes before the parent stops us, if the
+		 * socket takes it now: waiting for a client that does
+		 * not read would wedge pfe.
+		 */
+		(void)msgbuf_write(&c->iev.ibuf.w);
+		proc_compose(ps, PROC_PARENT, IMSG_CTL_SHUTDOWN,
+		    NULL, 0);
+		break;
+	case IMSG_CTL_NOTIFY:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		c->flags |= CTL_CONN_NOTIFY;
+		break;
+	case IMSG_CTL_VERBOSE:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(verbose))
+			return (-1);
+		memcpy(&verbose, imsg->data, sizeof(verbose));
+		if (verbose < 0 || verbose > 2)
+			return (-1);
+		log_setverbose(verbose);
+		proc_compose(ps, PROC_PARENT, IMSG_CTL_VERBOSE,
+		    &verbose, sizeof(verbose));
+		break;
+	case IMSG_CTL_POLL:
+		if (IMSG_DATA_SIZE(imsg) != 0)
+			return (-1);
+		proc_compose(ps, PROC_HCE, IMSG_CTL_POLL, NULL, 0);
+		imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
+		    NULL, 0);
+		break;
+	case IMSG_CTL_HOST_ENABLE:
+	case IMSG_CTL_HOST_DISABLE:
+	case IMSG_CTL_TABLE_ENABLE:
+	case IMSG_CTL_TABLE_DISABLE:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(id))
+			return (-1);
+		memcpy(&id, imsg->data, sizeof(id));
+		imsg_compose_event(&c->iev,
+		    pfe_enable(imsg->hdr.type, &id) == 0 ?
+		    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
+		break;
+	case IMSG_CTL_RDR_ENABLE:
+	case IMSG_CTL_RDR_DISABLE:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(id))
+			return (-1);
+		memcpy(&id, imsg->data, sizeof(id));
+		imsg_compose_event(&c->iev,
+		    pfe_rdr_enable(imsg->hdr.type, &id) == 0 ?
+		    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
+		break;
+	default:
+		return (-1);
+	}
+	return (0);
+}
+
 
 static void
 control_dispatch_imsg(int fd, short event, void *arg)
 {
 	struct ctl_conn	*c = arg;
-	struct privsep	*ps = ctl_env->sc_ps;
 	struct imsg	 imsg;
-	struct ctl_id	 id;
 	ssize_t		 n;
-	int		 verbose;
 
 	(void)fd;
 	if (event & EV_READ) {
@@ -300,93 +389,12 @@ control_dispatch_imsg(int fd, short event, void *arg)
 			return;
 		}
 
-		switch (imsg.hdr.type) {
-		case IMSG_CTL_SHOW_SUM:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			show(c);
-			break;
-		case IMSG_CTL_STATUS:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			show_status(c);
-			break;
-		case IMSG_CTL_SESSION:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			show_sessions(c);
-			break;
-		case IMSG_CTL_RELOAD:
-			if (IMSG_DATA_SIZE(&imsg) >= PATH_MAX)
-				goto bad;
-			proc_compose_imsg(ps, PROC_PARENT, 0, IMSG_CTL_RELOAD,
-			    c->id, -1, imsg.data, IMSG_DATA_SIZE(&imsg));
-			break;
-		case IMSG_CTL_SHUTDOWN:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
-			    NULL, 0);
-			/*
-			 * The answer goes before the parent stops us, if the
-			 * socket takes it now: waiting for a client that does
-			 * not read would wedge pfe.
-			 */
-			(void)msgbuf_write(&c->iev.ibuf.w);
-			proc_compose(ps, PROC_PARENT, IMSG_CTL_SHUTDOWN,
-			    NULL, 0);
-			break;
-		case IMSG_CTL_NOTIFY:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			c->flags |= CTL_CONN_NOTIFY;
-			break;
-		case IMSG_CTL_VERBOSE:
-			if (IMSG_DATA_SIZE(&imsg) != sizeof(verbose))
-				goto bad;
-			memcpy(&verbose, imsg.data, sizeof(verbose));
-			if (verbose < 0 || verbose > 2)
-				goto bad;
-			log_setverbose(verbose);
-			proc_compose(ps, PROC_PARENT, IMSG_CTL_VERBOSE,
-			    &verbose, sizeof(verbose));
-			break;
-		case IMSG_CTL_POLL:
-			if (IMSG_DATA_SIZE(&imsg) != 0)
-				goto bad;
-			proc_compose(ps, PROC_HCE, IMSG_CTL_POLL, NULL, 0);
-			imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
-			    NULL, 0);
-			break;
-		case IMSG_CTL_HOST_ENABLE:
-		case IMSG_CTL_HOST_DISABLE:
-		case IMSG_CTL_TABLE_ENABLE:
-		case IMSG_CTL_TABLE_DISABLE:
-			if (IMSG_DATA_SIZE(&imsg) != sizeof(id))
-				goto bad;
-			memcpy(&id, imsg.data, sizeof(id));
-			imsg_compose_event(&c->iev,
-			    pfe_enable(imsg.hdr.type, &id) == 0 ?
-			    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
-			break;
-		case IMSG_CTL_RDR_ENABLE:
-		case IMSG_CTL_RDR_DISABLE:
-			if (IMSG_DATA_SIZE(&imsg) != sizeof(id))
-				goto bad;
-			memcpy(&id, imsg.data, sizeof(id));
-			imsg_compose_event(&c->iev,
-			    pfe_rdr_enable(imsg.hdr.type, &id) == 0 ?
-			    IMSG_CTL_OK : IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
-			break;
-		default:
-			goto bad;
+		if (control_request(c, &imsg) == -1) {
+			imsg_free(&imsg);
+			control_drop(c, "invalid request");
+			return;
 		}
 		imsg_free(&imsg);
-		continue;
- bad:
-		imsg_free(&imsg);
-		control_drop(c, "invalid request");
-		return;
 	}
 	imsg_event_add(&c->iev);
 }

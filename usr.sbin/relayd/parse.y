@@ -2387,6 +2387,40 @@ rdr_name_taken(const char *name, const char *what)
 	return (0);
 }
 
+/* A redirection's forward to or route to: its interface, if any. */
+static int
+rdr_route_if(int fwd, const char *ifname)
+{
+	if (fwd == FWD_ROUTE && ifname == NULL) {
+		yyerror("missing interface to route to");
+		return (-1);
+	}
+	if (fwd != FWD_ROUTE && ifname != NULL) {
+		yyerror("superfluous interface");
+		return (-1);
+	}
+	if (pfo.ntables > 0 && (fwd == FWD_ROUTE) !=
+	    (rdr->conf.routeif[0] != '\0')) {
+		yyerror("redirection %s: route to and forward to mixed",
+		    rdr->conf.name);
+		return (-1);
+	}
+	if (fwd == FWD_ROUTE) {
+		if (rdr->conf.routeif[0] != '\0' &&
+		    strcmp(rdr->conf.routeif, ifname) != 0) {
+			yyerror("redirection %s routes to two interfaces",
+			    rdr->conf.name);
+			return (-1);
+		}
+		if (strlcpy(rdr->conf.routeif, ifname,
+		    sizeof(rdr->conf.routeif)) >= sizeof(rdr->conf.routeif)) {
+			yyerror("invalid interface name: %s", ifname);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
 /*
  * forward to <table> (or route to) in a redirection; frees *name and
  * *ifname, and clears them for the parser's destructor.
@@ -2398,33 +2432,8 @@ rdr_table(int fwd, char **namep, char **ifnamep)
 	struct table	*def, *tb;
 	int		 ret = -1;
 
-	if (fwd == FWD_ROUTE && ifname == NULL) {
-		yyerror("missing interface to route to");
+	if (rdr_route_if(fwd, ifname) == -1)
 		goto done;
-	}
-	if (fwd != FWD_ROUTE && ifname != NULL) {
-		yyerror("superfluous interface");
-		goto done;
-	}
-	if (pfo.ntables > 0 && (fwd == FWD_ROUTE) !=
-	    (rdr->conf.routeif[0] != '\0')) {
-		yyerror("redirection %s: route to and forward to mixed",
-		    rdr->conf.name);
-		goto done;
-	}
-	if (fwd == FWD_ROUTE) {
-		if (rdr->conf.routeif[0] != '\0' &&
-		    strcmp(rdr->conf.routeif, ifname) != 0) {
-			yyerror("redirection %s routes to two interfaces",
-			    rdr->conf.name);
-			goto done;
-		}
-		if (strlcpy(rdr->conf.routeif, ifname,
-		    sizeof(rdr->conf.routeif)) >= sizeof(rdr->conf.routeif)) {
-			yyerror("invalid interface name: %s", ifname);
-			goto done;
-		}
-	}
 	if (fwd == FWD_TRANS) {
 		yyerror("no transparent forward here");
 		goto done;

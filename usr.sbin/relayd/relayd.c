@@ -98,6 +98,24 @@ proc_bytitle(const char *title)
 	fatalx("unknown process title %s", title);
 }
 
+/* The parent reads its configuration; with -n, that is all. */
+static void
+parent_config(struct relayd *env, int noaction, int verbose)
+{
+	if (parse_config(env->sc_conffile, env) == -1) {
+		/* -nv still shows what was understood */
+		if (noaction && verbose && env->sc_unimplemented)
+			print_config(env);
+		exit(1);
+	}
+	if (noaction) {
+		if (verbose)
+			print_config(env);
+		fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -182,18 +200,7 @@ main(int argc, char *argv[])
 		exit(1);
 	}
 
-	if (parse_config(conffile, env) == -1) {
-		/* -nv still shows what was understood */
-		if (noaction && verbose && env->sc_unimplemented)
-			print_config(env);
-		exit(1);
-	}
-	if (noaction) {
-		if (verbose)
-			print_config(env);
-		fprintf(stderr, "configuration OK\n");
-		exit(0);
-	}
+	parent_config(env, noaction, verbose);
 	if (debug)
 		env->sc_conf.opts |= RELAYD_OPT_LOGUPDATE;
 
