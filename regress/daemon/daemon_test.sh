@@ -816,6 +816,13 @@ service_installed_body()
 	atf_check -o match:"^ExecStart=$PWD/pfx/sbin/relayd -f /etc/relayd.conf\$" \
 	    -o match:"^ExecReload=$PWD/pfx/sbin/relayctl reload\$" cat "$unit"
 	atf_check -o ignore -e ignore systemd-analyze verify --man=no "$unit"
+	# hardened: systemd's own measure of its exposure, 10 the worst
+	systemd-analyze security --offline=yes "$unit" >security 2>&1
+	level=$(sed -n 's/.*Overall exposure level for relayd.service: \([0-9.]*\).*/\1/p' security)
+	[ -n "$level" ] || { cat security >&2; atf_fail "no exposure level"; }
+	awk -v l="$level" 'BEGIN { exit !(l <= 3.5) }' ||
+	    atf_fail "exposure level $level, above 3.5"
+	atf_check -o match:"^Type=notify$" cat "$unit"
 	# the unit and the rc.d scripts rely on relayctl status
 	write_conf
 	atf_check -s not-exit:0 -o ignore -e ignore "$RELAYCTL" -s relayd.sock status
@@ -823,6 +830,88 @@ service_installed_body()
 	atf_check -o match:"^relayd " "$RELAYCTL" -s relayd.sock status
 }
 service_installed_cleanup()
+{
+	stop_all
+}
+
+# notify.out has $1 READY=1 lines
+notified()
+{
+	[ "$(grep -c READY=1 notify.out)" -ge "$1" ]
+}
+
+atf_test_case service_notify cleanup
+service_notify_head()
+{
+	atf_set descr "under a service manager (NOTIFY_SOCKET): no fork, READY=1 once the listener accepts, RELOADING=1 then READY=1 around reloads (a refused one too), STOPPING=1 at the end"
+	atf_set require.user root
+	atf_set timeout 60
+}
+service_notify_body()
+{
+	require_daemon
+	write_conf
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out "$(cat relay.port)" 50 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	# as systemd starts it: no -d, the log goes to syslog
+	NOTIFY_SOCKET=$PWD/notify.sock "$RELAYD" -f relayd.conf \
+	    >relayd.out 2>&1 &
+	echo $! >relayd.pid
+	wait_for 10 grep -q "READY=1" notify.out || {
+		cat relayd.out >&2; atf_fail "no READY=1"; }
+	atf_check -o match:"^READY=1 \| STATUS=1 relays, 0 redirections, 0 routers; relayctl status for sessions connect=ok$" \
+	    sed -n 1p notify.out
+	# no fork: the process the manager started is the daemon
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd forked away"
+	kill -HUP "$(cat relayd.pid)"
+	wait_for 10 notified 2 || atf_fail "no READY=1 after SIGHUP"
+	atf_check -o match:"^RELOADING=1 \| MONOTONIC_USEC=[0-9]+ \| STATUS=reloading$" \
+	    sed -n 2p notify.out
+	atf_check -o match:"^READY=1 \| STATUS=1 relays" sed -n 3p notify.out
+	echo "relay {" >bad.conf
+	atf_check -s exit:1 -o ignore "$RELAYCTL" -s "$PWD/relayd.sock" \
+	    load "$PWD/bad.conf"
+	wait_for 10 notified 3 ||
+	    atf_fail "no READY=1 after a refused reload"
+	atf_check -o match:"^RELOADING=1" sed -n 4p notify.out
+	atf_check -o match:"^READY=1 \| STATUS=reload refused; running: 1 relays" \
+	    sed -n 5p notify.out
+	kill -TERM "$(cat relayd.pid)"
+	wait "$(cat relayd.pid)"
+	rm -f relayd.pid
+	wait_for 10 grep -q "STOPPING=1" notify.out || atf_fail "no STOPPING=1"
+	atf_check -o match:"^STOPPING=1 \| STATUS=stopping$" sed -n 6p notify.out
+}
+service_notify_cleanup()
+{
+	stop_all
+}
+
+atf_test_case service_notify_bad_config cleanup
+service_notify_bad_config_head()
+{
+	atf_set descr "under a service manager, a configuration that does not load sends no READY=1"
+	atf_set require.user root
+	atf_set timeout 30
+}
+service_notify_bad_config_body()
+{
+	require_daemon
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out 9 5 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	printf 'socket "%s/relayd.sock"\nrelay r {\n' "$PWD" >relayd.conf
+	NOTIFY_SOCKET=$PWD/notify.sock atf_check -s exit:1 -o ignore \
+	    -e ignore "$RELAYD" -f relayd.conf
+	# the receiver gives up after 5 s: what it got by then is all
+	wait "$(cat notify.pid)"
+	rm -f notify.pid
+	atf_check -o empty cat notify.out
+}
+service_notify_bad_config_cleanup()
 {
 	stop_all
 }
@@ -851,4 +940,6 @@ atf_init_test_cases()
 	atf_add_test_case reload_ignores_prefork_socket
 	atf_add_test_case relayctl_stop
 	atf_add_test_case service_installed
+	atf_add_test_case service_notify
+	atf_add_test_case service_notify_bad_config
 }

@@ -53,6 +53,8 @@ static enum privsep_procid
 static void	 parent_push(struct relayd *);
 static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
+static void	 parent_notify_ready(struct relayd *, const char *);
+static void	 parent_notify_reloading(void);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
@@ -218,7 +220,7 @@ static __dead void
 parent_run(struct relayd *env, int argc, char *argv[])
 {
 	struct privsep	*ps = env->sc_ps;
-	int		 debug = ps->ps_debug, mfd = -1;
+	int		 debug = ps->ps_debug, mfd = -1, notify;
 
 	if (geteuid())
 		errx(1, "need root privileges");
@@ -248,7 +250,10 @@ parent_run(struct relayd *env, int argc, char *argv[])
 
 	log_init(debug, LOG_DAEMON);
 	log_setverbose(ps->ps_verbose);
-	if (!debug && daemon(1, 0) == -1)
+	/* under a service manager that waits for READY=1: no fork */
+	if ((notify = compat_sdnotify_init()) == -1)
+		log_warn("NOTIFY_SOCKET");
+	if (!debug && notify != 1 && daemon(1, 0) == -1)
 		err(1, "failed to daemonize");
 
 	log_info("startup");
@@ -414,6 +419,7 @@ parent_configure_done(struct relayd *env)
 		return;
 	for (id = PROC_PFE; id < PROC_MAX; id++)
 		proc_compose(ps, id, IMSG_CTL_START, NULL, 0);
+	parent_notify_ready(env, NULL);
 	/* the relays' new TLS configurations get the shared ticket keys */
 	if (parent_nkeys == 0)
 		parent_tls_ticket_rekey(-1, 0, env);
@@ -469,6 +475,42 @@ parent_tls_ticket_send(struct relayd *env, int from)
 }
 
 /*
+ * The service manager hears that the configuration runs (at the start,
+ * after a reload, or after a refused one: the old one still runs).
+ */
+static void
+parent_notify_ready(struct relayd *env, const char *why)
+{
+	struct relay	*rlay;
+	struct rdr	*rdr;
+	struct router	*rt;
+	int		 nrelays = 0, nrdrs = 0, nrouters = 0;
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		nrelays++;
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry)
+		nrdrs++;
+	TAILQ_FOREACH(rt, &env->sc_routers, entry)
+		nrouters++;
+	(void)compat_sdnotify("READY=1\nSTATUS=%s%s%d relays, %d "
+	    "redirections, %d routers; relayctl status for sessions",
+	    why != NULL ? why : "", why != NULL ? "; running: " : "",
+	    nrelays, nrdrs, nrouters);
+}
+
+/* A reload begins (systemd 253 wants the time it began). */
+static void
+parent_notify_reloading(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	(void)compat_sdnotify("RELOADING=1\nMONOTONIC_USEC=%llu\n"
+	    "STATUS=reloading", (unsigned long long)ts.tv_sec * 1000000 +
+	    (unsigned long long)ts.tv_nsec / 1000);
+}
+
+/*
  * Two-phase reload: the new file is parsed, checked and its sockets
  * opened before anything running is touched; a file that fails any of
  * that is rejected whole.  Returns 0, or the answer for relayctl:
@@ -485,10 +527,12 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		    "progress", filename);
 		return (IMSG_CTL_RELOAD_BUSY);
 	}
+	parent_notify_reloading();
 	if ((new = calloc(1, sizeof(*new))) == NULL ||
 	    config_init(new) == -1) {
 		log_warn("%s", __func__);
 		free(new);
+		parent_notify_ready(env, "reload refused");
 		return (IMSG_CTL_FAIL);
 	}
 	new->sc_conffile = filename;
@@ -499,6 +543,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		log_warnx("configuration %s rejected, the running "
 		    "configuration stays", filename);
 		config_free(new);
+		parent_notify_ready(env, "reload refused");
 		return (IMSG_CTL_FAIL);
 	}
 	if (ps->ps_debug)
@@ -527,6 +572,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		    "configuration stays", filename);
 		relay_unix_unlink(new, env);
 		config_free(new);
+		parent_notify_ready(env, "reload refused");
 		return (IMSG_CTL_FAIL);
 	}
 
@@ -548,6 +594,7 @@ parent_shutdown(struct relayd *env)
 	struct privsep	*ps = env->sc_ps;
 	int		 lost;
 
+	(void)compat_sdnotify("STOPPING=1\nSTATUS=stopping");
 	lost = proc_kill(ps);
 	kernel_cleanup(env);
 	control_cleanup(env->sc_conf.socket);

@@ -33,6 +33,11 @@
 int	 compat_tlsticket_init(void);
 int	 compat_tlsconf_init(void);
 
+/* sdnotify.c: a service manager's readiness protocol (see there) */
+int	 compat_sdnotify_init(void);
+int	 compat_sdnotify(const char *, ...)
+	    __attribute__((__format__ (printf, 1, 2)));
+
 /* siphash.c: SipHash-2-4 (OpenBSD's libc has SipHash24(3)) */
 int	 compat_siphash_init(void);
 uint64_t compat_siphash(const uint8_t *, const void *, size_t, uint64_t);
