@@ -787,8 +787,160 @@ pfe_unprivileged_cleanup()
 	cleanup_ns
 }
 
+# The unit's capability bounding set, for setpriv: +net_admin,+...
+unit_caps()
+{
+	sed -n '/^CapabilityBoundingSet=/,/[^\\]$/p' \
+	    "$TOP/etc/systemd/relayd.service" | sed 's/^CapabilityBoundingSet=//;
+	    s/\\$//' | tr ' ' '\n' | sed -n 's/^CAP_\(.*\)/\1/p' |
+	    tr 'A-Z' 'a-z'
+}
+
+# relayd in the relay namespace with only the capabilities $@ bound
+start_relayd_caps()
+{
+	_set=-all
+	for _c in "$@"; do
+		_set="$_set,+$_c"
+	done
+	ip netns exec $R setpriv --bounding-set="$_set" -- \
+	    "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	echo $! >relayd.pid
+	wait_for 5 test -S relayd.sock
+}
+
+# What works of the configuration of unit_capabilities, one word each:
+# rdr (a redirection), router (a route through gateways checked with
+# icmp), tls (a TLS listener on port 443 whose transparent forward
+# shows the client's address), unix (a listener owned by nobody),
+# script (a hanging check script killed at its timeout), stop (the
+# parent and every child gone 5 s after SIGTERM).
+cap_checks()
+{
+	_ok=""
+	wait_for 5 grep -q "check script $sdir/hang.sh, host 127.0.0.1: timeout after 200ms, killed" \
+	    relayd.log && ! pgrep -f "sleep 37" >/dev/null && _ok="$_ok script"
+	case "$(ask 10.78.9.9)" in s1[12]) _ok="$_ok rdr" ;; esac
+	wait_for 5 sh -c "ip -n $R route show table 7 | grep -q 10.99.0.0/16" &&
+	    _ok="$_ok router"
+	echo | ip netns exec $C timeout 5 openssl s_client -quiet \
+	    -connect 10.78.1.1:443 >tls.out 2>/dev/null
+	grep -q "^peer 10.78.1.2" tls.out && _ok="$_ok tls"
+	[ "$(stat -c %U relay.sock 2>/dev/null)" = nobody ] && _ok="$_ok unix"
+	_p=$(cat relayd.pid)
+	_kids=$(pgrep -P "$_p" | tr '\n' ' ')
+	kill "$_p" 2>/dev/null
+	if wait_for 5 sh -c "! kill -0 $_p 2>/dev/null" &&
+	    wait_for 5 sh -c "! ps -p '${_kids:-0}' >/dev/null 2>&1"; then
+		_ok="$_ok stop"
+	fi
+	for _k in $_kids; do
+		kill -9 "$_k" 2>/dev/null
+	done
+	kill -9 "$_p" 2>/dev/null
+	rm -f relayd.pid relay.sock
+	ip netns exec $R nft delete table inet relayd_rdr 2>/dev/null
+	ip -n $R route flush table 7 2>/dev/null
+	echo "${_ok# }"
+}
+
+atf_test_case unit_capabilities cleanup
+unit_capabilities_head()
+{
+	atf_set descr "the systemd unit's capability bounding set is enough for a redirection, a router with icmp checks, a TLS listener on a low port with a transparent forward and a unix listener owned by another user, and each of its capabilities is needed"
+	atf_set require.user root
+	atf_set timeout 300
+}
+unit_capabilities_body()
+{
+	require_netns
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	setup_ns
+	start_server 11
+	start_server 12
+	ip netns exec $S socat TCP4-LISTEN:9000,bind=10.78.2.11,fork,reuseaddr \
+	    SYSTEM:'echo peer $SOCAT_PEERADDR',nofork >/dev/null 2>&1 &
+	echo $! >peer.pid
+	ip netns exec $R nft -f - <<NFT || atf_fail "nft"
+table inet relayd {
+	chain prerouting {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp socket transparent 1 meta mark set 1 accept
+	}
+}
+NFT
+	ip -n $R rule add fwmark 1 lookup 100 &&
+	    ip -n $R route add local 0.0.0.0/0 dev lo table 100 ||
+	    atf_fail "policy route"
+	# where _relayd may run it
+	sdir=$(mktemp -d /tmp/relayd-cap.XXXXXX)
+	echo "$sdir" >sdir
+	printf '#!/bin/sh\nexec sleep 37\n' >"$sdir/hang.sh"
+	chmod 755 "$sdir" "$sdir/hang.sh"
+	mkdir -p ssl/private
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=10.78.1.1 \
+	    -keyout ssl/private/10.78.1.1.key -out ssl/10.78.1.1.crt \
+	    2>/dev/null || atf_fail "no certificate"
+	{ conf_head; cat <<CONF
+prefork 1
+tls directory "$PWD/ssl"
+table <web> { 10.78.2.11, 10.78.2.12 }
+table <gws> { 10.78.2.11, 10.78.2.12 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+router "uplinks" {
+	route 10.99.0.0/16
+	forward to <gws> check icmp
+	rtable 7
+}
+relay "tls" {
+	listen on 10.78.1.1 port 443 tls
+	transparent forward to 10.78.2.11 port 9000
+}
+relay "unix" {
+	listen on "$PWD/relay.sock" owner nobody
+	forward to 10.78.2.11 port 8080
+}
+table <scr> { 127.0.0.1 }
+relay "script" {
+	listen on 127.0.0.1 port 8081
+	forward to <scr> port 9 timeout 200 check script "$sdir/hang.sh"
+}
+CONF
+	} >relayd.conf
+	caps=$(unit_caps)
+	[ -n "$caps" ] || atf_fail "no CapabilityBoundingSet in the unit"
+	all="script rdr router tls unix stop"
+	# shellcheck disable=SC2086
+	start_relayd_caps $caps || { cat relayd.log >&2; atf_fail "no start"; }
+	got=$(cap_checks)
+	[ "$got" = "$all" ] || {
+		cat relayd.log >&2
+		atf_fail "with the unit's capabilities only '$got' of '$all' work"
+	}
+	# each one is needed for something
+	for c in $caps; do
+		# shellcheck disable=SC2086
+		start_relayd_caps $(echo $caps | tr ' ' '\n' | grep -vx "$c")
+		got=$(cap_checks)
+		echo "without $c: $got"
+		[ "$got" != "$all" ] ||
+		    atf_fail "everything works without $c: the unit need not have it"
+	done
+}
+unit_capabilities_cleanup()
+{
+	cleanup_ns
+	pkill -f "sleep 37"
+	[ -f sdir ] && rm -rf "$(cat sdir)"
+	return 0
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case unit_capabilities
 	atf_add_test_case rdr_roundrobin
 	atf_add_test_case rdr_modes
 	atf_add_test_case rdr_options
