@@ -115,8 +115,8 @@ script_exec(struct relayd *env, struct ctl_script *scr)
 			execl(scr->path, scr->path, scr->name, (char *)NULL);
 			err = errno;
 		}
-		(void)write(3, &err, sizeof(err));
-		_exit(0);
+		/* the parent sees the error, or the end of the pipe */
+		_exit(write(3, &err, sizeof(err)) == sizeof(err) ? 0 : 1);
 	}
 	close(p[1]);
 	n = read(p[0], &err, sizeof(err));

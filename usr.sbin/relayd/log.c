@@ -91,7 +91,9 @@ vlog(int pri, const char *fmt, va_list ap)
 		if ((size_t)n > sizeof(buf) - 2)
 			n = sizeof(buf) - 2;
 		buf[n++] = '\n';
-		(void)write(STDERR_FILENO, buf, n);
+		/* a line stderr does not take is lost: nowhere to say so */
+		if (write(STDERR_FILENO, buf, n) != n)
+			errno = saved_errno;
 	} else
 		vsyslog(pri, fmt, ap);
 
