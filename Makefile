@@ -8,6 +8,7 @@
 #   make lint       man pages and shell scripts
 #   make bench      benchmarks (regress/perf)
 #   make fuzz       fuzz targets (libFuzzer)
+#   make deb        the Debian package, in the tree's parent directory
 
 PREFIX ?=	/usr/local
 SBINDIR ?=	$(PREFIX)/sbin
@@ -21,8 +22,10 @@ RELAYD_CHROOT ?= /var/empty
 
 CC ?=		cc
 CFLAGS ?=	-O2 -g
+# our builds and CI stop at a warning; a distribution's (WERROR=) does not
+WERROR ?=	-Werror
 WARNINGS =	-Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
-		-Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare -Werror
+		-Wshadow -Wpointer-arith -Wcast-qual -Wsign-compare $(WERROR)
 CPPFLAGS +=	-I$(RD) -DRELAYD_USER=\"$(RELAYD_USER)\"
 
 UNAME_S :=	$(shell uname -s)
@@ -107,7 +110,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
-		snmpd snmp
+		snmpd snmp debhelper
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -145,7 +148,7 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
-.PHONY: all deps test check run install lint lint-so-splice bench \
+.PHONY: all deps test check run install lint lint-so-splice bench deb \
 	bench-deps bench-hce bench-syscalls bench-reload fuzz clean
 
 all: $(RELAYD) $(RELAYCTL)
@@ -210,6 +213,16 @@ regress/perf/dnsecho: regress/perf/dnsecho.c
 
 regress/perf/barerelay: regress/perf/barerelay.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# The Debian package (debian/), with the build dependencies it needs
+DEB_PKGS =	debhelper dpkg-dev
+deb:
+	@dpkg-query -W -f='$${Status}\n' $(DEB_PKGS) 2>/dev/null | \
+	    grep -c '^install ok installed' | grep -qx $(words $(DEB_PKGS)) || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $(DEB_PKGS); }
+	$(MAKE) deps
+	dpkg-buildpackage -us -uc -b
 
 deps:
 	@if $(DEPS_CHECK); then :; else \
