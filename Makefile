@@ -129,6 +129,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(RD)/kernel.c $(KERNEL_SRCS) $(RD)/agentx.c \
+		$(RD)/demote.c \
 		$(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c

@@ -463,8 +463,75 @@ malformed_requests_cleanup()
 	stop_all
 }
 
+atf_test_case restricted_socket cleanup
+restricted_socket_head()
+{
+	atf_set descr "socket restricted: any user may show, status, show metrics, show sessions and monitor on it, and change nothing; the control socket still refuses them"
+	atf_set require.user root
+	atf_set timeout 60
+}
+restricted_socket_body()
+{
+	require_daemon
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	# a directory nobody can reach
+	rdir=$(mktemp -d /tmp/relayd-rsock.XXXXXX)
+	echo "$rdir" >rdir
+	chmod 755 "$rdir"
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+socket "$rdir/r.sock" restricted
+table <webhosts> { 127.0.0.1 }
+relay www {
+	listen on 127.0.0.1 port $port
+	forward to <webhosts> port 9
+}
+CONF
+	atf_check -e ignore -o match:"^socket \"$rdir/r.sock\" restricted$" \
+	    "$RELAYD" -nv -f relayd.conf
+	PREFORK=1 start_relayd
+	atf_check -o inline:"srw-rw-rw-\n" stat -c %A "$rdir/r.sock"
+	as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	atf_check -o match:"^relayd " $as_nobody "$RELAYCTL" -s "$rdir/r.sock" \
+	    status
+	atf_check -o match:"relay[[:space:]]+www[[:space:]]+active" $as_nobody "$RELAYCTL" \
+	    -s "$rdir/r.sock" show relays
+	atf_check -o match:"^relayd_relay_sessions_total\{relay=\"www\"\} 0$" \
+	    $as_nobody "$RELAYCTL" -s "$rdir/r.sock" show metrics
+	atf_check -o ignore $as_nobody "$RELAYCTL" -s "$rdir/r.sock" \
+	    show sessions
+	# what would change anything fails, and nothing changes
+	atf_check -s exit:1 -o inline:"command failed\n" $as_nobody \
+	    "$RELAYCTL" -s "$rdir/r.sock" table disable webhosts
+	atf_check -s exit:1 -o inline:"command failed\n" $as_nobody \
+	    "$RELAYCTL" -s "$rdir/r.sock" stop
+	atf_check -s exit:1 -o match:"reload failed" $as_nobody \
+	    "$RELAYCTL" -s "$rdir/r.sock" reload
+	wait_log 10 "control: ctl_table_disable from uid 65534 refused on the restricted socket" ||
+	    atf_fail "the refusal was not logged"
+	atf_check -o match:"table[[:space:]]+webhosts:9[[:space:]]+active" \
+	    "$RELAYCTL" -s relayd.sock show summary
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd stopped"
+	# the control socket is not anyone's
+	atf_check -s not-exit:0 -o ignore -e ignore $as_nobody "$RELAYCTL" \
+	    -s "$PWD/relayd.sock" status
+	# both go at the end
+	kill "$(cat relayd.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
+	atf_check test ! -e "$rdir/r.sock"
+}
+restricted_socket_cleanup()
+{
+	stop_all
+	[ -f rdir ] && rm -rf "$(cat rdir)"
+	return 0
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case restricted_socket
 	atf_add_test_case not_running
 	atf_add_test_case parser_errors
 	atf_add_test_case show_summary

@@ -679,6 +679,7 @@ show_status_msg(struct imsg *imsg)
 {
 	static enum privsep_procid	 lastproc = PROC_MAX;
 	struct ctl_procinfo		*pi;
+	struct ctl_demote		*cd;
 	struct rdr			*rdr;
 	struct router			*rt;
 	struct table			*tb;
@@ -714,6 +715,16 @@ show_status_msg(struct imsg *imsg)
 			    pi->pi_title);
 		printf(" %d", (int)pi->pi_pid);
 		lastproc = pi->pi_id;
+		break;
+	case IMSG_CTL_DEMOTE:
+		cd = msg_data(imsg, sizeof(*cd), "demote");
+		cd->group[sizeof(cd->group) - 1] = '\0';
+		if (lastproc != PROC_MAX) {
+			printf("\n");
+			lastproc = PROC_MAX;
+		}
+		printf("demote group %s: %d%s\n", cd->group, cd->count,
+		    cd->count > 0 ? " (demoted)" : "");
 		break;
 	case IMSG_CTL_RELAY:
 		if (lastproc != PROC_MAX) {
@@ -814,6 +825,10 @@ show_metrics_msg(struct imsg *imsg)
 		rt = msg_data(imsg, sizeof(*rt), "router");
 		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
 		r = metrics_router(m, rt);
+		break;
+	case IMSG_CTL_DEMOTE:
+		r = metrics_demote(m, msg_data(imsg,
+		    sizeof(struct ctl_demote), "demote"));
 		break;
 	case IMSG_CTL_TABLE:
 		tb = msg_data(imsg, sizeof(*tb), "table");

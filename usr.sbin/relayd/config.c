@@ -58,6 +58,8 @@ config_init(struct relayd *env)
 	env->sc_conf.splice_engine = SPLICE_ENGINE_AUTO;
 	(void)strlcpy(env->sc_conf.socket, RELAYD_SOCKET,
 	    sizeof(env->sc_conf.socket));
+	(void)strlcpy(env->sc_conf.demote_dir, DEMOTE_DIR,
+	    sizeof(env->sc_conf.demote_dir));
 
 	protocol_init(&env->sc_proto_default);
 	env->sc_proto_default.id = 0;
@@ -345,8 +347,10 @@ config_setglobal(struct relayd *env)
 	unsigned int	 id;
 
 	for (id = PROC_PFE; id < PROC_MAX; id++)
-		proc_compose(ps, id, IMSG_CFG_GLOBAL, &env->sc_conf,
-		    sizeof(env->sc_conf));
+		if (proc_compose(ps, id, IMSG_CFG_GLOBAL, &env->sc_conf,
+		    sizeof(env->sc_conf)) == -1)
+			fatal("%s: the global options do not fit a message",
+			    __func__);
 	return (0);
 }
 
@@ -356,6 +360,7 @@ config_getcfg(struct relayd *env, struct imsg *imsg)
 	IMSG_EXACT_SIZE_CHECK(imsg, &env->sc_conf);
 	memcpy(&env->sc_conf, imsg->data, sizeof(env->sc_conf));
 	env->sc_conf.socket[sizeof(env->sc_conf.socket) - 1] = '\0';
+	env->sc_conf.rsocket[sizeof(env->sc_conf.rsocket) - 1] = '\0';
 	return (0);
 }
 

@@ -36,10 +36,15 @@
 #define CONTROL_MAXQUEUED	1024	/* messages waiting for one client */
 
 static struct ctl_connlist	 ctl_conns = TAILQ_HEAD_INITIALIZER(ctl_conns);
-static struct event		 ctl_ev;
+/* the control socket, and the restricted one */
+struct ctl_listener {
+	int			 cl_fd;
+	struct event		 cl_ev;
+	struct ctl_sock		 cl_sock;
+};
+static struct ctl_listener	 ctl_ls[2];
+static int			 ctl_nls;
 static struct event		 ctl_evt;
-static int			 ctl_fd = -1;
-static gid_t			 ctl_gid;
 static uint32_t			 ctl_lastid;
 static volatile int		 ctl_inflight;
 static struct relayd		*ctl_env;
@@ -50,7 +55,7 @@ static void	 control_dispatch_imsg(int, short, void *);
 
 /* Parent: create the socket, refusing to steal a live one. */
 int
-control_init(const char *path, gid_t *gid)
+control_init(const char *path, int restricted, gid_t *gid)
 {
 	struct sockaddr_un	 sun;
 	struct stat		 st;
@@ -95,7 +100,9 @@ control_init(const char *path, gid_t *gid)
 		return (-1);
 	}
 	(void)umask(old_umask);
-	if (chmod(path, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP) == -1 ||
+	/* the restricted one, anyone's: it changes nothing */
+	if (chmod(path, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP |
+	    (restricted ? S_IROTH | S_IWOTH : 0)) == -1 ||
 	    stat(path, &st) == -1) {
 		log_warn("control socket %s: chmod", path);
 		close(fd);
@@ -119,26 +126,44 @@ control_cleanup(const char *path)
 		(void)unlink(path);
 }
 
-/* pfe: serve the socket the parent passed. */
+/* pfe: serve a socket the parent passed. */
 void
-control_listen(struct relayd *env, int fd, gid_t gid)
+control_listen(struct relayd *env, int fd, struct ctl_sock *cs)
 {
-	if (ctl_fd != -1) {
+	struct ctl_listener	*l;
+
+	if (ctl_nls == (int)nitems(ctl_ls)) {
 		close(fd);
 		return;
 	}
+	l = &ctl_ls[ctl_nls++];
 	ctl_env = env;
-	ctl_fd = fd;
-	ctl_gid = gid;
+	l->cl_fd = fd;
+	l->cl_sock = *cs;
 	socket_set_blockmode(fd, 0);
-	event_set(&ctl_ev, ctl_fd, EV_READ, control_accept, NULL);
-	event_add(&ctl_ev, NULL);
+	event_set(&l->cl_ev, fd, EV_READ, control_accept, l);
+	event_add(&l->cl_ev, NULL);
 	evtimer_set(&ctl_evt, control_accept, NULL);
+}
+
+/* Accepting stops for a second (no descriptors), or goes on. */
+static void
+control_accepting(int on)
+{
+	int	 i;
+
+	for (i = 0; i < ctl_nls; i++) {
+		if (on)
+			event_add(&ctl_ls[i].cl_ev, NULL);
+		else
+			event_del(&ctl_ls[i].cl_ev);
+	}
 }
 
 static void
 control_accept(int listenfd, short event, void *arg)
 {
+	struct ctl_listener	*l = arg;
 	struct sockaddr_un	 sun;
 	struct ctl_conn		*c;
 	struct timeval		 tv = { 1, 0 };
@@ -148,17 +173,18 @@ control_accept(int listenfd, short event, void *arg)
 	int			 connfd;
 
 	(void)listenfd;
-	(void)arg;
-	event_add(&ctl_ev, NULL);
-	if (event & EV_TIMEOUT)
+	if (event & EV_TIMEOUT) {
+		control_accepting(1);
 		return;
+	}
+	event_add(&l->cl_ev, NULL);
 
 	len = sizeof(sun);
-	if ((connfd = accept_reserve(ctl_fd, (struct sockaddr *)&sun, &len,
+	if ((connfd = accept_reserve(l->cl_fd, (struct sockaddr *)&sun, &len,
 	    FD_RESERVE, &ctl_inflight)) == -1) {
 		if (errno == ENFILE || errno == EMFILE) {
 			/* no descriptors: stop accepting for a second */
-			event_del(&ctl_ev);
+			control_accepting(0);
 			evtimer_add(&ctl_evt, &tv);
 		} else if (errno != EWOULDBLOCK && errno != EINTR &&
 		    errno != ECONNABORTED)
@@ -172,7 +198,8 @@ control_accept(int listenfd, short event, void *arg)
 		close(connfd);
 		return;
 	}
-	if (uid != 0 && gid != ctl_gid) {
+	if (!l->cl_sock.cs_restricted && uid != 0 &&
+	    gid != l->cl_sock.cs_gid) {
 		log_warnx("control: connection of uid %u gid %u refused",
 		    (unsigned int)uid, (unsigned int)gid);
 		close(connfd);
@@ -191,6 +218,8 @@ control_accept(int listenfd, short event, void *arg)
 	if (c->id == 0)
 		c->id = ++ctl_lastid;
 	c->uid = uid;
+	if (l->cl_sock.cs_restricted)
+		c->flags |= CTL_CONN_RESTRICTED;
 	imsg_event_add(&c->iev);
 	TAILQ_INSERT_TAIL(&ctl_conns, c, entry);
 }
@@ -218,7 +247,7 @@ control_close(struct ctl_conn *c)
 	/* a descriptor is free again */
 	if (evtimer_pending(&ctl_evt, NULL)) {
 		evtimer_del(&ctl_evt);
-		event_add(&ctl_ev, NULL);
+		control_accepting(1);
 	}
 }
 
@@ -243,10 +272,25 @@ control_drop(struct ctl_conn *c, const char *why)
 static int
 control_request(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct privsep	*ps = ctl_env->sc_ps;
-	struct ctl_id	 id;
-	int		 verbose;
+	static struct log_ratelimit	 rl = LOG_RATELIMIT(60);
+	struct privsep			*ps = ctl_env->sc_ps;
+	struct ctl_id			 id;
+	int				 verbose;
 
+	/* the restricted socket: show, status, sessions and monitor only */
+	if ((c->flags & CTL_CONN_RESTRICTED) &&
+	    imsg->hdr.type != IMSG_CTL_SHOW_SUM &&
+	    imsg->hdr.type != IMSG_CTL_STATUS &&
+	    imsg->hdr.type != IMSG_CTL_SESSION &&
+	    imsg->hdr.type != IMSG_CTL_NOTIFY) {
+		if (log_ratelimit(&rl))
+			log_warnx("control: %s from uid %u refused on the "
+			    "restricted socket (%llu times)",
+			    imsg_type_name(imsg->hdr.type),
+			    (unsigned int)c->uid, (unsigned long long)rl.count);
+		imsg_compose_event(&c->iev, IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
+		return (0);
+	}
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SHOW_SUM:
 		if (IMSG_DATA_SIZE(imsg) != 0)

@@ -67,6 +67,8 @@ struct metric_router {
 
 struct metrics {
 	struct ctl_status	 m_st;
+	struct ctl_demote	*m_demotes;
+	size_t			 m_ndemotes;
 	struct metric_rdr	*m_rdrs;
 	struct metric_router	*m_routers;
 	size_t			 m_nrdrs;
@@ -107,6 +109,8 @@ static void	 metric_each_relay(struct metrics *, FILE *,
 static void	 metric_each_rdr(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_each_router(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_demote(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_each_table(struct metrics *, FILE *,
 		    const struct metric_def *);
@@ -171,6 +175,7 @@ metrics_free(struct metrics *m)
 	free(m->m_rdrs);
 	free(m->m_routers);
 	free(m->m_tables);
+	free(m->m_demotes);
 	free(m->m_hosts);
 	free(m);
 }
@@ -233,6 +238,17 @@ metrics_router(struct metrics *m, struct router *rt)
 	mr = &m->m_routers[m->m_nrouters++];
 	(void)strlcpy(mr->name, rt->conf.name, sizeof(mr->name));
 	mr->gateways = rt->ks.nhosts;
+	return (0);
+}
+
+/* A demote group's count. */
+int
+metrics_demote(struct metrics *m, struct ctl_demote *cd)
+{
+	if (metric_grow(&m->m_demotes, m->m_ndemotes, sizeof(*cd)) == -1)
+		return (-1);
+	m->m_demotes[m->m_ndemotes] = *cd;
+	m->m_demotes[m->m_ndemotes++].group[sizeof(cd->group) - 1] = '\0';
 	return (0);
 }
 
@@ -334,6 +350,7 @@ METRIC_FIELD(rdr_packets, struct metric_rdr, o->st.packets)
 METRIC_FIELD(rdr_bytes, struct metric_rdr, o->st.bytes)
 METRIC_FIELD(rdr_states, struct metric_rdr, o->st.states)
 METRIC_FIELD(router_gateways, struct metric_router, o->gateways)
+METRIC_FIELD(demote_count, struct ctl_demote, o->count)
 METRIC_FIELD(table_up, struct metric_table, o->up)
 METRIC_FIELD(table_enabled, struct metric_table, !o->disabled)
 METRIC_FIELD(host_up, struct metric_host, o->up)
@@ -405,6 +422,10 @@ static const struct metric_def metric_defs[] = {
 	{ "relayd_router_gateways_up", "gauge",
 	    "Gateways of the router's routes (0: its routes are removed).",
 	    metric_each_router, router_gateways },
+	{ "relayd_demote_count", "gauge",
+	    "The demotion of the carp group keepalived reads: its demoting "
+	    "tables that are down, one more until the first checks.",
+	    metric_each_demote, demote_count },
 	{ "relayd_table_hosts_up", "gauge",
 	    "Hosts of the table that are up.",
 	    metric_each_table, table_up },
@@ -492,6 +513,18 @@ metric_each_router(struct metrics *m, FILE *f, const struct metric_def *md)
 		fprintf(f, "%s{", md->name);
 		metric_label(f, "router", m->m_routers[i].name);
 		metric_value(f, md->value(&m->m_routers[i]));
+	}
+}
+
+static void
+metric_each_demote(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_ndemotes; i++) {
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "group", m->m_demotes[i].group);
+		metric_value(f, md->value(&m->m_demotes[i]));
 	}
 }
 

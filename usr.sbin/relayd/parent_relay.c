@@ -42,6 +42,43 @@
 static int	 relay_udp_listen(struct relayd *, struct relay *);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
+static int	 relay_bind(struct relay *, int, int);
+
+/*
+ * Bind a listener s (TCP, or a dns relay's datagrams) to the relay's
+ * address, held by this host or not (yet): the standby of a pair
+ * starts, and reloads, before the shared address comes to it.  One that
+ * is not here is said (say) when its socket is made: a dns relay's TCP
+ * listener says it for both.  A port taken, or an address no host can
+ * have, still fails.
+ */
+static int
+relay_bind(struct relay *rlay, int s, int say)
+{
+	struct sockaddr_storage	*ss = &rlay->rl_conf.ss, probe;
+	char			 buf[INET6_ADDRSTRLEN];
+	int			 t, here;
+
+	if (compat_freebind(s, ss->ss_family) == -1 && errno != ENOPROTOOPT)
+		log_warn("relay %s: freebind", rlay->rl_conf.name);
+	if (bind(s, (struct sockaddr *)ss, ss_len(ss)) == -1)
+		return (-1);
+	if (!say)
+		return (0);
+	/* is it here?  A plain bind of another socket, to any port, says */
+	if ((t = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return (0);
+	probe = *ss;
+	ss_setport(&probe, 0);
+	here = bind(t, (struct sockaddr *)&probe, ss_len(&probe)) == 0 ||
+	    errno != EADDRNOTAVAIL;
+	close(t);
+	if (!here)
+		log_warnx("relay %s: %s is not on this host yet: listening "
+		    "for it", rlay->rl_conf.name, print_host(ss, buf,
+		    sizeof(buf)));
+	return (0);
+}
 
 /*
  * Parent: the listening socket of a relay.  A listener whose address
@@ -100,8 +137,7 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 		return (-1);
 	}
 	relay_socket_opts(s, rlay->rl_conf.ss.ss_family, p, 1);
-	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
-	    ss_len(&rlay->rl_conf.ss)) == -1) {
+	if (relay_bind(rlay, s, 1) == -1) {
 		log_warn("relay %s: cannot listen on %s port %d",
 		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
 		    sizeof(buf)), rlay->rl_conf.port);
@@ -150,8 +186,7 @@ relay_udp_listen(struct relayd *old, struct relay *rlay)
 		close(s);
 		return (-1);
 	}
-	if (bind(s, (struct sockaddr *)&rlay->rl_conf.ss,
-	    ss_len(&rlay->rl_conf.ss)) == -1) {
+	if (relay_bind(rlay, s, 0) == -1) {
 		log_warn("relay %s: cannot listen on %s udp port %d",
 		    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss, buf,
 		    sizeof(buf)), rlay->rl_conf.port);

@@ -103,7 +103,7 @@ struct table_opts {
 	char			 path[PATH_MAX];
 	char			*sendbuf;
 	size_t			 sendbuf_len;
-	int			 demote;	/* asked for carp(4) */
+	char			 demote[DEMOTE_GROUP_SIZE];
 };
 
 #define FWD_NORMAL		0
@@ -245,7 +245,7 @@ typedef struct {
 %token	NAT PARAMS PASS PASSWORD PATH PFLOG PFTAG QUERYSTR QUICK REAL REDIRECT
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
-%token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP
+%token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -375,6 +375,26 @@ main		: INTERVAL NUMBER		{
 			    sizeof(conf->sc_conf.socket)) >=
 			    sizeof(conf->sc_conf.socket)) {
 				yyerror("socket path too long");
+				FREEARG($2);
+				YYERROR;
+			}
+			FREEARG($2);
+		}
+		| DEMOTE DIRECTORY STRING	{
+			if (*$3 != '/' || strlcpy(conf->sc_conf.demote_dir, $3,
+			    sizeof(conf->sc_conf.demote_dir)) >=
+			    sizeof(conf->sc_conf.demote_dir)) {
+				yyerror("invalid demote directory: %s", $3);
+				FREEARG($3);
+				YYERROR;
+			}
+			FREEARG($3);
+		}
+		| SOCKET STRING RESTRICTED	{
+			if (*$2 == '\0' || strlcpy(conf->sc_conf.rsocket, $2,
+			    sizeof(conf->sc_conf.rsocket)) >=
+			    sizeof(conf->sc_conf.rsocket)) {
+				yyerror("invalid restricted socket path");
 				FREEARG($2);
 				YYERROR;
 			}
@@ -1647,11 +1667,6 @@ forwardspec	: tablename tableopts_l		{
 				YYERROR;
 			}
 			FREEARG($1);
-			if (topts.demote) {
-				free(topts.sendbuf);
-				topts.sendbuf = NULL;
-				YYERROR;
-			}
 			if (topts.mode == RELAY_DSTMODE_LEASTSTATES) {
 				needs_pf("mode least-states");
 				free(topts.sendbuf);
@@ -1797,10 +1812,15 @@ tableopts	: port			{ topts.port = $1; }
 		}
 		| CHECK tablecheck
 		| DEMOTE STRING			{
-			yyerror("demote %s needs carp(4), not available on "
-			    "%s", $2, RELAYD_PLATFORM);
+			if (demote_group_valid($2) == -1) {
+				yyerror("invalid demote group: %s (1 to %d "
+				    "letters, digits, '-' and '_')", $2,
+				    DEMOTE_GROUP_SIZE - 1);
+				FREEARG($2);
+				YYERROR;
+			}
+			(void)strlcpy(topts.demote, $2, sizeof(topts.demote));
 			FREEARG($2);
-			topts.demote = 1;
 		}
 		;
 
@@ -2883,6 +2903,7 @@ static const struct keywords keywords[] = {
 	{ "remove",		REMOVE },
 	{ "request",		REQUEST },
 	{ "response",		RESPONSE },
+	{ "restricted",		RESTRICTED },
 	{ "retry",		RETRY },
 	{ "return",		RETURN },
 	{ "roundrobin",		ROUNDROBIN },
@@ -3424,6 +3445,11 @@ check_config(void)
 		log_warnx("%s: no actions, nothing to do", conf->sc_conffile);
 		errors++;
 	}
+	if (strcmp(conf->sc_conf.rsocket, conf->sc_conf.socket) == 0) {
+		log_warnx("%s: the restricted socket is the control socket",
+		    conf->sc_conffile);
+		errors++;
+	}
 	/* a parent is a checked host: no chains, not itself */
 	TAILQ_FOREACH(h, &conf->sc_hosts, globalentry)
 		if (h->conf.parentid != 0 &&
@@ -3591,6 +3617,7 @@ table_samecheck(struct table *tb, struct table_opts *o)
 	    strcmp(tb->conf.digest, o->digest) == 0 &&
 	    strcmp(tb->conf.exbuf, o->exbuf) == 0 &&
 	    strcmp(tb->conf.path, o->path) == 0 &&
+	    strcmp(tb->conf.demote_group, o->demote) == 0 &&
 	    tb->sendbuf_len == o->sendbuf_len &&
 	    (o->sendbuf_len == 0 ||
 	    memcmp(tb->sendbuf, o->sendbuf, o->sendbuf_len) == 0));
@@ -3742,6 +3769,11 @@ table_use(struct table *def, struct table_opts *o)
 	(void)strlcpy(tb->conf.digest, o->digest, sizeof(tb->conf.digest));
 	(void)strlcpy(tb->conf.exbuf, o->exbuf, sizeof(tb->conf.exbuf));
 	(void)strlcpy(tb->conf.path, o->path, sizeof(tb->conf.path));
+	if (o->demote[0] != '\0') {
+		tb->conf.flags |= F_DEMOTE;
+		(void)strlcpy(tb->conf.demote_group, o->demote,
+		    sizeof(tb->conf.demote_group));
+	}
 	if (o->sendbuf != NULL) {
 		if ((tb->sendbuf = malloc(o->sendbuf_len + 1)) == NULL)
 			fatal("out of memory");

@@ -91,17 +91,17 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct ctl_procinfo	 pi;
 	struct ctl_rdrstats	 rst;
 	struct rdr		*rdr;
-	gid_t			 gid;
+	struct ctl_sock		 cs;
 
 	(void)fd;
 	(void)p;
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SOCKFD:
-		IMSG_EXACT_SIZE_CHECK(imsg, &gid);
+		IMSG_EXACT_SIZE_CHECK(imsg, &cs);
 		if (imsg->fd == -1)
 			fatalx("%s: no control socket", __func__);
-		memcpy(&gid, imsg->data, sizeof(gid));
-		control_listen(env, imsg->fd, gid);
+		memcpy(&cs, imsg->data, sizeof(cs));
+		control_listen(env, imsg->fd, &cs);
 		break;
 	case IMSG_CTL_METRICSFD:
 		if (imsg->fd == -1)
@@ -396,6 +396,107 @@ pfe_table_checked(objid_t tableid)
 }
 
 /*
+ * carp's demotion, for keepalived (the parent writes it): a demote
+ * group's count is its demoting tables that are down (checked, no host
+ * up, or disabled), plus one from the start until every table of the
+ * first configuration has been checked, as OpenBSD demotes at start.
+ * Sent where it changed (all: every group, as after a reload).
+ */
+struct pfe_demote {
+	TAILQ_ENTRY(pfe_demote)	 pd_entry;
+	struct ctl_demote	 pd;
+};
+static TAILQ_HEAD(, pfe_demote) pfe_demotes =
+    TAILQ_HEAD_INITIALIZER(pfe_demotes);
+static int			 pfe_demote_start = 1;
+
+static struct pfe_demote *
+pfe_demote_group(const char *group)
+{
+	struct pfe_demote	*pd;
+
+	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry)
+		if (strcmp(pd->pd.group, group) == 0)
+			return (pd);
+	if ((pd = calloc(1, sizeof(*pd))) == NULL)
+		fatal("%s", __func__);
+	(void)strlcpy(pd->pd.group, group, sizeof(pd->pd.group));
+	pd->pd.count = -1;	/* never sent */
+	TAILQ_INSERT_TAIL(&pfe_demotes, pd, pd_entry);
+	return (pd);
+}
+
+static void
+pfe_demote(int all)
+{
+	struct pfe_demote	*pd;
+	struct table		*tb, *t;
+	int			 count;
+
+	if (pfe_demote_start) {
+		TAILQ_FOREACH(tb, env->sc_tables, entry)
+			if (!pfe_table_checked(tb->conf.id))
+				break;
+		if (tb == NULL)
+			pfe_demote_start = 0;
+	}
+	TAILQ_FOREACH(tb, env->sc_tables, entry) {
+		if ((tb->conf.flags & F_DEMOTE) == 0)
+			continue;
+		/* each group once, at its first table */
+		TAILQ_FOREACH(t, env->sc_tables, entry)
+			if ((t->conf.flags & F_DEMOTE) && strcmp(
+			    t->conf.demote_group, tb->conf.demote_group) == 0)
+				break;
+		if (t != tb)
+			continue;
+		count = pfe_demote_start;
+		for (; t != NULL; t = TAILQ_NEXT(t, entry))
+			if ((t->conf.flags & F_DEMOTE) &&
+			    strcmp(t->conf.demote_group,
+			    tb->conf.demote_group) == 0 &&
+			    pfe_table_checked(t->conf.id) && (t->up == 0 ||
+			    (t->conf.flags & F_DISABLE)))
+				count++;
+		pd = pfe_demote_group(tb->conf.demote_group);
+		if (!all && pd->pd.count == count)
+			continue;
+		if (pd->pd.count != count)
+			log_debug("demote group %s: %d", pd->pd.group, count);
+		pd->pd.count = count;
+		proc_compose(env->sc_ps, PROC_PARENT, IMSG_DEMOTE, &pd->pd,
+		    sizeof(pd->pd));
+	}
+}
+
+/* A group of the running configuration, counted. */
+static int
+pfe_demote_current(struct pfe_demote *pd)
+{
+	struct table	*tb;
+
+	if (pd->pd.count < 0)
+		return (0);
+	TAILQ_FOREACH(tb, env->sc_tables, entry)
+		if ((tb->conf.flags & F_DEMOTE) && strcmp(
+		    tb->conf.demote_group, pd->pd.group) == 0)
+			return (1);
+	return (0);
+}
+
+/* relayctl status and metrics: each group's count. */
+static void
+show_demote(struct ctl_conn *c)
+{
+	struct pfe_demote	*pd;
+
+	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry)
+		if (pfe_demote_current(pd))
+			imsg_compose_event(&c->iev, IMSG_CTL_DEMOTE, 0, 0, -1,
+			    &pd->pd, sizeof(pd->pd));
+}
+
+/*
  * What the kernel must hold for every redirection and router, sent to
  * the parent where it changed (all: every one, as after a reload).  A
  * redirection uses its table's hosts that are up, else its backup
@@ -464,6 +565,7 @@ pfe_sync(int all)
 		proc_compose(env->sc_ps, PROC_PARENT, IMSG_ROUTER_SYNC, &ks,
 		    sizeof(ks));
 	}
+	pfe_demote(all);
 }
 
 static int
@@ -616,6 +718,7 @@ show_status(struct ctl_conn *c)
 	for (i = 0; i < env->sc_nprocinfo; i++)
 		imsg_compose_event(&c->iev, IMSG_CTL_PROC, 0, 0, -1,
 		    &env->sc_procinfo[i], sizeof(env->sc_procinfo[i]));
+	show_demote(c);
 	show(c);
 }
 
@@ -691,6 +794,7 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 	struct relay		*rlay;
 	struct rdr		*rdr;
 	struct router		*rt;
+	struct pfe_demote	*pd;
 	struct table		*tb;
 	struct host		*h;
 	struct ctl_status	 st;
@@ -743,6 +847,9 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 			break;
 	TAILQ_FOREACH(rt, &env->sc_routers, entry)
 		if (metrics_router(m, rt) == -1)
+			break;
+	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry)
+		if (pfe_demote_current(pd) && metrics_demote(m, &pd->pd) == -1)
 			break;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {
 		if (metrics_table(m, tb) == -1)

@@ -153,11 +153,14 @@ print_table(struct relayd *env, struct table *tb)
 	printf("}\t# port %u, mode %s, ", tb->conf.port,
 	    relay_mode_name(tb->conf.fwdmode));
 	print_check(tb);
-	printf(", timeout %lld, interval %lld\n",
+	printf(", timeout %lld, interval %lld",
 	    (long long)tb->conf.timeout.tv_sec * 1000 +
 	    tb->conf.timeout.tv_usec / 1000,
 	    (long long)(tb->conf.skip_cnt ? tb->conf.skip_cnt :
 	    env->sc_conf.interval.tv_sec));
+	if (tb->conf.flags & F_DEMOTE)
+		printf(", demote %s", tb->conf.demote_group);
+	putchar('\n');
 }
 
 static void
@@ -532,6 +535,16 @@ print_config(struct relayd *env)
 	printf("socket ");
 	print_str(c->socket);
 	putchar('\n');
+	if (strcmp(c->demote_dir, DEMOTE_DIR) != 0) {
+		printf("demote directory ");
+		print_str(c->demote_dir);
+		putchar('\n');
+	}
+	if (c->rsocket[0] != '\0') {
+		printf("socket ");
+		print_str(c->rsocket);
+		printf(" restricted\n");
+	}
 	if (c->opts & RELAYD_OPT_LOGUPDATE)
 		printf("log state changes\n");
 	if (c->opts & RELAYD_OPT_LOGHOSTCHECK)

@@ -55,6 +55,7 @@ static int	 parent_reload(struct relayd *, const char *, uint32_t);
 static void	 parent_configure_done(struct relayd *);
 static void	 parent_notify_ready(struct relayd *, const char *);
 static void	 parent_notify_reloading(void);
+static void	 parent_control_cleanup(struct relayd *);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
@@ -220,7 +221,8 @@ static __dead void
 parent_run(struct relayd *env, int argc, char *argv[])
 {
 	struct privsep	*ps = env->sc_ps;
-	int		 debug = ps->ps_debug, mfd = -1, notify;
+	struct ctl_sock	 cs, rs;
+	int		 debug = ps->ps_debug, mfd = -1, rfd = -1, notify;
 
 	if (geteuid())
 		errx(1, "need root privileges");
@@ -235,16 +237,21 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	ps->ps_instances[PROC_RELAY] = env->sc_conf.prefork_relay;
 	ps->ps_instances[PROC_CA] = env->sc_conf.prefork_relay;
 
-	if ((ps->ps_csock = control_init(env->sc_conf.socket,
+	if ((ps->ps_csock = control_init(env->sc_conf.socket, 0,
 	    &ps->ps_csock_gid)) == -1)
 		exit(1);
-	if (parent_open_sockets(env, NULL) == -1) {
+	if (env->sc_conf.rsocket[0] != '\0' &&
+	    (rfd = control_init(env->sc_conf.rsocket, 1, &rs.cs_gid)) == -1) {
 		control_cleanup(env->sc_conf.socket);
+		exit(1);
+	}
+	if (parent_open_sockets(env, NULL) == -1) {
+		parent_control_cleanup(env);
 		exit(1);
 	}
 	if (env->sc_conf.metrics_ss.ss_family != AF_UNSPEC &&
 	    (mfd = parent_metrics_listen(&env->sc_conf.metrics_ss)) == -1) {
-		control_cleanup(env->sc_conf.socket);
+		parent_control_cleanup(env);
 		exit(1);
 	}
 
@@ -263,11 +270,13 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	event_init();
 	/* redirections and routers: a clean slate, then this configuration */
 	if (kernel_init(env) == -1 || kernel_configure(env) == -1) {
-		control_cleanup(env->sc_conf.socket);
+		parent_control_cleanup(env);
 		relay_unix_unlink(env, NULL);
 		kernel_cleanup(env);
 		exit(1);
 	}
+	/* carp's demotion: every group demoted until the checks are in */
+	demote_init(env);
 	signal_set(&ps->ps_evsigint, SIGINT, parent_sig_handler, ps);
 	signal_set(&ps->ps_evsigterm, SIGTERM, parent_sig_handler, ps);
 	signal_set(&ps->ps_evsighup, SIGHUP, parent_sig_handler, ps);
@@ -280,9 +289,16 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	proc_init(ps, procs, nitems(procs), argc, argv, PROC_PARENT);
 	proc_connect(ps);
 	parent_send_procinfo(env);
+	cs.cs_gid = ps->ps_csock_gid;
+	cs.cs_restricted = 0;
 	proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_SOCKFD, 0, ps->ps_csock,
-	    &ps->ps_csock_gid, sizeof(ps->ps_csock_gid));
+	    &cs, sizeof(cs));
 	ps->ps_csock = -1;
+	if (rfd != -1) {
+		rs.cs_restricted = 1;
+		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_SOCKFD, 0, rfd,
+		    &rs, sizeof(rs));
+	}
 	/* ours: the metrics listener, served by pfe */
 	if (mfd != -1)
 		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_METRICSFD, 0, mfd,
@@ -553,11 +569,14 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 		    "next start");
 		new->sc_conf.prefork_relay = env->sc_conf.prefork_relay;
 	}
-	if (strcmp(new->sc_conf.socket, env->sc_conf.socket) != 0) {
+	if (strcmp(new->sc_conf.socket, env->sc_conf.socket) != 0 ||
+	    strcmp(new->sc_conf.rsocket, env->sc_conf.rsocket) != 0) {
 		log_warnx("socket change ignored: it takes effect at the "
 		    "next start");
 		(void)strlcpy(new->sc_conf.socket, env->sc_conf.socket,
 		    sizeof(new->sc_conf.socket));
+		(void)strlcpy(new->sc_conf.rsocket, env->sc_conf.rsocket,
+		    sizeof(new->sc_conf.rsocket));
 	}
 	if (memcmp(&new->sc_conf.metrics_ss, &env->sc_conf.metrics_ss,
 	    sizeof(new->sc_conf.metrics_ss)) != 0) {
@@ -588,6 +607,15 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	return (0);
 }
 
+/* The control sockets go: the files, the listeners are pfe's. */
+static void
+parent_control_cleanup(struct relayd *env)
+{
+	control_cleanup(env->sc_conf.socket);
+	if (env->sc_conf.rsocket[0] != '\0')
+		control_cleanup(env->sc_conf.rsocket);
+}
+
 static __dead void
 parent_shutdown(struct relayd *env)
 {
@@ -595,9 +623,10 @@ parent_shutdown(struct relayd *env)
 	int		 lost;
 
 	(void)compat_sdnotify("STOPPING=1\nSTATUS=stopping");
+	demote_shutdown(env);
 	lost = proc_kill(ps);
 	kernel_cleanup(env);
-	control_cleanup(env->sc_conf.socket);
+	parent_control_cleanup(env);
 	relay_unix_unlink(env, NULL);
 	log_info("parent terminating, pid %d", (int)getpid());
 	exit(lost ? 1 : 0);
@@ -630,6 +659,7 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct privsep	*ps = p->p_ps;
 	struct relayd	*env = ps->ps_env;
 	struct ctl_kernsync ks;
+	struct ctl_demote cd;
 	char		 path[PATH_MAX];
 	const char	*file;
 	size_t		 len;
@@ -661,6 +691,11 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_AGENTX_SOCK, 0,
 		    (env->sc_conf.flags & F_AGENTX) ? agentx_connect(env) : -1,
 		    NULL, 0);
+		break;
+	case IMSG_DEMOTE:
+		IMSG_EXACT_SIZE_CHECK(imsg, &cd);
+		memcpy(&cd, imsg->data, sizeof(cd));
+		demote_set(env, &cd);
 		break;
 	case IMSG_RDR_SYNC:
 	case IMSG_ROUTER_SYNC:

@@ -47,6 +47,10 @@
 #define TLS_SESSION_LIFETIME	7200		/* how long a ticket is good */
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
+#define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
+#ifndef DEMOTE_DIR
+#define DEMOTE_DIR		"/run/relayd/demote"
+#endif
 #define TLS_MAXJOBS		256		/* handshakes paused for ca */
 #define TLS_HASH_SIZE		72		/* "SHA256:" + 64 hex + NUL */
 #ifndef RELAYD_SOCKET
@@ -148,6 +152,8 @@ enum imsg_type {
 	IMSG_CTL_RDR_DISABLE,
 	IMSG_AGENTX_SOCK,		/* pfe <-> parent: the master's socket */
 	IMSG_KEYOP_STATS,		/* relay -> pfe: its ca round trips */
+	IMSG_DEMOTE,			/* pfe -> parent: a group's count */
+	IMSG_CTL_DEMOTE,		/* pfe -> relayctl: the same */
 	IMSG_MAX
 };
 
@@ -256,6 +262,8 @@ struct relayd_config {
 	uint32_t		 flags;
 	int			 splice_engine;
 	char			 socket[PATH_MAX];
+	char			 rsocket[108];		/* restricted: sun_path */
+	char			 demote_dir[256];	/* a file per group */
 	char			 tlsdir[PATH_MAX];	/* tls directory */
 	char			 agentx_context[32];
 	char			 agentx_path[108];	/* sun_path */
@@ -441,6 +449,7 @@ struct table_config {
 	char			 digest[41];
 	int			 digest_type;
 	enum forwardmode	 fwdmode;
+	char			 demote_group[DEMOTE_GROUP_SIZE];
 };
 
 struct table {
@@ -981,6 +990,16 @@ struct ctl_status {
 	uint64_t		 keyops_us;	/* their round trips, summed */
 };
 
+/*
+ * carp's demotion on Linux: a demote group's count (its demoting tables
+ * that are down, and one from the start until every table was checked),
+ * which the parent writes where keepalived reads it.
+ */
+struct ctl_demote {
+	char			 group[DEMOTE_GROUP_SIZE];
+	int			 count;
+};
+
 /* relay -> pfe: a relay process's round trips to its ca process */
 struct ctl_keyopstats {
 	unsigned int		 proc;
@@ -990,10 +1009,17 @@ struct ctl_keyopstats {
 };
 
 /* Control connections (pfe) */
+/* A control socket the parent passes to pfe (IMSG_CTL_SOCKFD) */
+struct ctl_sock {
+	gid_t			 cs_gid;	/* its group may connect */
+	int			 cs_restricted;	/* anyone may, to look */
+};
+
 struct ctl_conn {
 	TAILQ_ENTRY(ctl_conn)	 entry;
 	uint8_t			 flags;
 #define CTL_CONN_NOTIFY		 0x01
+#define CTL_CONN_RESTRICTED	 0x02	/* looks, changes nothing */
 	unsigned int		 waiting;	/* relay answers still due */
 	uint32_t		 id;
 	uid_t			 uid;
@@ -1149,6 +1175,7 @@ void		 metrics_status(struct metrics *, struct ctl_status *);
 int		 metrics_relay(struct metrics *, struct relay *);
 int		 metrics_rdr(struct metrics *, struct rdr *);
 int		 metrics_router(struct metrics *, struct router *);
+int		 metrics_demote(struct metrics *, struct ctl_demote *);
 int		 metrics_table(struct metrics *, struct table *);
 int		 metrics_host(struct metrics *, struct host *);
 void		 metrics_print(struct metrics *, FILE *);
@@ -1204,8 +1231,8 @@ uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
 		    size_t, const uint8_t *, size_t, size_t *);
 
 /* control.c */
-int		 control_init(const char *, gid_t *);
-void		 control_listen(struct relayd *, int, gid_t);
+int		 control_init(const char *, int, gid_t *);
+void		 control_listen(struct relayd *, int, struct ctl_sock *);
 void		 control_reply(uint32_t, uint32_t);
 void		 control_cleanup(const char *);
 void		 control_imsg_forward(struct privsep *, struct imsg *);
@@ -1225,6 +1252,7 @@ int		 pp_parse(const uint8_t *, size_t, size_t *,
 		    struct sockaddr_storage *, struct sockaddr_storage *);
 
 /* util.c */
+int		 demote_group_valid(const char *);
 void		 relay_socket_opts(int, int, struct protocol *, int);
 struct table	*table_find(struct relayd *, objid_t);
 struct table	*table_findbyname(struct relayd *, const char *);
@@ -1267,6 +1295,11 @@ void		 kernel_rdr_cleanup(void);
 int		 kernel_route_set(struct router *, int,
 		    struct sockaddr_storage *, unsigned int, int);
 void		 kernel_route_stale(void);
+
+/* demote.c */
+void		 demote_init(struct relayd *);
+void		 demote_set(struct relayd *, struct ctl_demote *);
+void		 demote_shutdown(struct relayd *);
 
 /* log.c */
 /*

@@ -22,6 +22,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -466,4 +467,22 @@ relay_socket_opts(int s, int af, struct protocol *p, int listening)
 	if ((p->tcpflags & TCPFLAG_IPMINTTL) && listening &&
 	    compat_minttl(s, af, p->tcpipminttl) == -1)
 		log_warn("%s: minimum TTL", __func__);
+}
+
+/*
+ * A demote group's name, as carp's interface groups and a file name
+ * can have it: letters, digits, '-' and '_'.  -1 for another.
+ */
+int
+demote_group_valid(const char *group)
+{
+	size_t	 i, len = strlen(group);
+
+	if (len == 0 || len >= DEMOTE_GROUP_SIZE)
+		return (-1);
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)group[i]) && group[i] != '-' &&
+		    group[i] != '_')
+			return (-1);
+	return (0);
 }

@@ -84,6 +84,7 @@ int	 compat_transparent_route(int);
 /* sockopt.c */
 int	 compat_minttl(int, int, int);
 void	 compat_bind_noport(int);
+int	 compat_freebind(int, int);
 
 /* sandbox.c */
 int	 compat_sandbox(const char *);

@@ -68,3 +68,42 @@ compat_bind_noport(int s)
 	(void)s;
 #endif
 }
+
+/*
+ * A listener may bind an address this host does not hold (yet): the
+ * shared address of a pair, which the standby gets at failover.
+ * Linux's IP_FREEBIND / IPV6_FREEBIND, the BSDs' IP_BINDANY /
+ * IPV6_BINDANY or SO_BINDANY (root's).  -1 with errno ENOPROTOOPT where
+ * the system has none.
+ */
+int
+compat_freebind(int s, int af)
+{
+	int	 on = 1;
+
+	(void)on;
+	if (af == AF_INET6) {
+#if defined(IPV6_FREEBIND)
+		return (setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND, &on,
+		    sizeof(on)));
+#elif defined(IPV6_BINDANY)
+		return (setsockopt(s, IPPROTO_IPV6, IPV6_BINDANY, &on,
+		    sizeof(on)));
+#endif
+	} else {
+#if defined(IP_FREEBIND)
+		return (setsockopt(s, IPPROTO_IP, IP_FREEBIND, &on,
+		    sizeof(on)));
+#elif defined(IP_BINDANY)
+		return (setsockopt(s, IPPROTO_IP, IP_BINDANY, &on,
+		    sizeof(on)));
+#endif
+	}
+#if defined(SO_BINDANY)
+	return (setsockopt(s, SOL_SOCKET, SO_BINDANY, &on, sizeof(on)));
+#else
+	(void)s;
+	errno = ENOPROTOOPT;
+	return (-1);
+#endif
+}
