@@ -175,8 +175,76 @@ demote_count_cleanup()
 	stop_all
 }
 
+atf_test_case relay_stalled cleanup
+relay_stalled_head()
+{
+	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within a few seconds, shows in status and metrics, starves the service manager's watchdog, and all comes back when it answers"
+	atf_set require.user root
+	atf_set timeout 60
+}
+relay_stalled_body()
+{
+	require_daemon
+	eport=$(start_backend echo echo)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+interval 1
+socket "$PWD/relayd.sock"
+demote directory "$PWD/demote"
+table <up> { 127.0.0.1 }
+relay r1 {
+	listen on 127.0.0.1 port $lport
+	forward to <up> port $eport check tcp demote grp1
+}
+CONF
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out "$lport" 50 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=10000000 \
+	    "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	echo $! >relayd.pid
+	PREFORK=1 wait_started
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
+	    atf_fail "grp1: $(cat demote/grp1)"
+	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
+	    atf_fail "no watchdog: $(cat notify.out)"
+	rp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
+	[ -n "$rp" ] || atf_fail "no relay process"
+	kill -STOP "$rp"
+	echo "$rp" >stopped
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
+	    atf_fail "grp1 not demoted: $(cat demote/grp1)"
+	atf_check -o match:"relay process 0 \(pid $rp\) does not answer: demoting" \
+	    cat relayd.log
+	atf_check -o match:"^relay processes not answering: 1 " \
+	    "$RELAYCTL" -s relayd.sock status
+	atf_check -o match:"^relayd_relay_processes_stalled 1$" \
+	    "$RELAYCTL" -s relayd.sock show metrics
+	# no watchdog while it hangs
+	n=$(grep -c WATCHDOG=1 notify.out)
+	sleep 3
+	[ "$(grep -c WATCHDOG=1 notify.out)" -eq "$n" ] ||
+	    atf_fail "the watchdog was fed while a relay process hung"
+	kill -CONT "$rp"
+	rm -f stopped
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
+	    atf_fail "grp1 still demoted: $(cat demote/grp1)"
+	wait_log 10 "relay process 0 (pid $rp) answers again" ||
+	    atf_fail "not logged"
+	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -gt $n ]" ||
+	    atf_fail "no watchdog after"
+}
+relay_stalled_cleanup()
+{
+	[ -f stopped ] && kill -CONT "$(cat stopped)" 2>/dev/null
+	stop_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case relay_stalled
 	atf_add_test_case demote_count
 	atf_add_test_case standby_without_address
 }

@@ -645,6 +645,9 @@ status_info(struct imsg *imsg)
 		    "on average\n", (unsigned long long)st.keyops,
 		    (unsigned long long)st.keyops_failed,
 		    (unsigned long long)(st.keyops_us / st.keyops));
+	if (st.relays_stalled > 0)
+		printf("relay processes not answering: %u (every demote "
+		    "group demoted)\n", st.relays_stalled);
 	printf("processes:");
 }
 

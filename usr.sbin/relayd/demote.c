@@ -29,8 +29,11 @@
  *	clean stop	one more than the last count: the standby takes
  *			over when relayd is stopped on purpose
  *
- * A crash leaves the last count; keepalived's own checks (and relayd's
- * heartbeat, where there is one) must cover that.
+ *	a relay process	one more for every group while a relay process
+ *	  hangs		does not answer (demote_stalled())
+ *
+ * A crash of the parent leaves the last count; keepalived's own checks
+ * must cover that.
  */
 
 #include <sys/types.h>
@@ -53,6 +56,7 @@ struct demote {
 	struct ctl_demote	 d;
 };
 static TAILQ_HEAD(, demote)	 demotes = TAILQ_HEAD_INITIALIZER(demotes);
+static int			 demote_extra;	/* a relay process hangs */
 
 static int	 demote_write(struct relayd *, const char *, int);
 
@@ -101,7 +105,8 @@ demote_init(struct relayd *env)
 		d = demote_find(tb->conf.demote_group);
 		if (d->d.count == 0) {
 			d->d.count = 1;
-			(void)demote_write(env, d->d.group, d->d.count);
+			(void)demote_write(env, d->d.group, d->d.count +
+			    demote_extra);
 		}
 	}
 }
@@ -120,11 +125,25 @@ demote_set(struct relayd *env, struct ctl_demote *cd)
 	d = demote_find(cd->group);
 	if (d->d.count == cd->count)
 		return;
-	if ((d->d.count == 0) != (cd->count == 0))
+	if ((d->d.count + demote_extra == 0) !=
+	    (cd->count + demote_extra == 0))
 		log_info("demote group %s: %s (%d)", cd->group,
 		    cd->count ? "demoted" : "no longer demoted", cd->count);
 	d->d.count = cd->count;
-	(void)demote_write(env, d->d.group, d->d.count);
+	(void)demote_write(env, d->d.group, d->d.count + demote_extra);
+}
+
+/* A relay process hangs (on), or they all answer again: every group. */
+void
+demote_stalled(struct relayd *env, int on)
+{
+	struct demote	*d;
+
+	if (demote_extra == !!on)
+		return;
+	demote_extra = !!on;
+	TAILQ_FOREACH(d, &demotes, d_entry)
+		(void)demote_write(env, d->d.group, d->d.count + demote_extra);
 }
 
 /* A clean stop: every group one more, the standby takes over. */
@@ -134,7 +153,8 @@ demote_shutdown(struct relayd *env)
 	struct demote	*d;
 
 	TAILQ_FOREACH(d, &demotes, d_entry)
-		(void)demote_write(env, d->d.group, d->d.count + 1);
+		(void)demote_write(env, d->d.group, d->d.count +
+		    demote_extra + 1);
 }
 
 static int

@@ -59,6 +59,8 @@ static void	 pfe_metrics_close(struct bufferevent *);
 #define METRICS_MAXHEAD		4096	/* a request head's size */
 
 static struct relayd		*env;
+static unsigned int		 pfe_stalled;	/* relay processes that do
+					   not answer (the parent says) */
 static struct event		 metrics_ev;
 static unsigned int		 metrics_nconns;
 
@@ -119,6 +121,10 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 			env->sc_started = time(NULL);
 		}
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
+		break;
+	case IMSG_CTL_STALLED:
+		IMSG_EXACT_SIZE_CHECK(imsg, &pfe_stalled);
+		memcpy(&pfe_stalled, imsg->data, sizeof(pfe_stalled));
 		break;
 	case IMSG_CTL_START:
 		/* a new configuration: the kernel gets its state */
@@ -685,6 +691,7 @@ status_info(struct ctl_status *st)
 
 	memset(st, 0, sizeof(*st));
 	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
+	st->relays_stalled = pfe_stalled;
 	st->parent_pid = env->sc_parentpid;
 	st->started = env->sc_started;
 	st->now = time(NULL);

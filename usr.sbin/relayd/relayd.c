@@ -56,6 +56,7 @@ static void	 parent_configure_done(struct relayd *);
 static void	 parent_notify_ready(struct relayd *, const char *);
 static void	 parent_notify_reloading(void);
 static void	 parent_control_cleanup(struct relayd *);
+static void	 parent_liveness(int, short, void *);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
@@ -73,6 +74,11 @@ static struct privsep_proc procs[] = {
 	{ "relay",	PROC_RELAY,	parent_dispatch_child,	relay, NULL },
 	{ "ca",		PROC_CA,	parent_dispatch_child,	ca, NULL }
 };
+
+/* liveness: when each relay process last said it is alive */
+static struct timespec	 relay_alive[PROC_MAX_INSTANCES];
+static int		 relay_stalled[PROC_MAX_INSTANCES];
+static struct event	 parent_liveness_ev;
 
 /* the relayctl connection waiting for the end of a reload */
 static uint32_t	 reload_peerid;
@@ -304,6 +310,7 @@ parent_run(struct relayd *env, int argc, char *argv[])
 		proc_compose_imsg(ps, PROC_PFE, 0, IMSG_CTL_METRICSFD, 0, mfd,
 		    NULL, 0);
 	parent_push(env);
+	parent_liveness(-1, 0, env);
 
 	event_dispatch();
 
@@ -607,6 +614,55 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	return (0);
 }
 
+/*
+ * Every second: has each relay process said it is alive (a heartbeat
+ * from its statistics timer) in the last RELAY_HEARTBEAT_DEAD seconds?
+ * One that has not, stopped or stuck while pfe and hce still answer,
+ * demotes every demote group until it answers again; pfe shows how many
+ * do not.  The service manager's watchdog is fed only while all answer.
+ */
+static void
+parent_liveness(int fd, short event, void *arg)
+{
+	static unsigned int	 last;
+	struct relayd		*env = arg;
+	struct privsep		*ps = env->sc_ps;
+	struct timeval		 tv = { 1, 0 };
+	struct timespec		 now;
+	unsigned int		 i, stalled = 0;
+	int			 late;
+
+	(void)fd;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (event == 0) {
+		/* the start: each has its time to say so */
+		for (i = 0; i < PROC_MAX_INSTANCES; i++)
+			relay_alive[i] = now;
+		evtimer_set(&parent_liveness_ev, parent_liveness, env);
+	}
+	for (i = 0; i < ps->ps_instances[PROC_RELAY]; i++) {
+		late = now.tv_sec - relay_alive[i].tv_sec >=
+		    RELAY_HEARTBEAT_DEAD;
+		if (late && !relay_stalled[i])
+			log_warnx("relay process %u (pid %d) does not answer: "
+			    "demoting", i, (int)ps->ps_pids[PROC_RELAY][i]);
+		else if (!late && relay_stalled[i])
+			log_warnx("relay process %u (pid %d) answers again",
+			    i, (int)ps->ps_pids[PROC_RELAY][i]);
+		relay_stalled[i] = late;
+		stalled += late;
+	}
+	if (stalled != last) {
+		demote_stalled(env, stalled > 0);
+		proc_compose(ps, PROC_PFE, IMSG_CTL_STALLED, &stalled,
+		    sizeof(stalled));
+		last = stalled;
+	}
+	if (stalled == 0 && compat_sdnotify_watchdog())
+		(void)compat_sdnotify("WATCHDOG=1");
+	evtimer_add(&parent_liveness_ev, &tv);
+}
+
 /* The control sockets go: the files, the listeners are pfe's. */
 static void
 parent_control_cleanup(struct relayd *env)
@@ -714,6 +770,7 @@ static int
 parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct ctl_script	 scr;
+	unsigned int		 n;
 
 	(void)fd;
 	switch (imsg->hdr.type) {
@@ -729,6 +786,14 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 		if (p->p_id != PROC_RELAY && p->p_id != PROC_HCE)
 			return (-1);
 		parent_unixconnect(p->p_ps, imsg, p->p_id);
+		break;
+	case IMSG_HEARTBEAT:
+		if (p->p_id != PROC_RELAY)
+			return (-1);
+		IMSG_EXACT_SIZE_CHECK(imsg, &n);
+		memcpy(&n, imsg->data, sizeof(n));
+		if (n < PROC_MAX_INSTANCES)
+			clock_gettime(CLOCK_MONOTONIC, &relay_alive[n]);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)

@@ -48,6 +48,7 @@
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
 #define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
+#define RELAY_HEARTBEAT_DEAD	3		/* s without a heartbeat */
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
 #endif
@@ -154,6 +155,10 @@ enum imsg_type {
 	IMSG_KEYOP_STATS,		/* relay -> pfe: its ca round trips */
 	IMSG_DEMOTE,			/* pfe -> parent: a group's count */
 	IMSG_CTL_DEMOTE,		/* pfe -> relayctl: the same */
+	IMSG_HEARTBEAT,			/* relay -> parent: its instance,
+					   every second */
+	IMSG_CTL_STALLED,		/* parent -> pfe: relay processes
+					   not answering */
 	IMSG_MAX
 };
 
@@ -988,6 +993,8 @@ struct ctl_status {
 	uint64_t		 keyops;	/* private-key operations in ca */
 	uint64_t		 keyops_failed;
 	uint64_t		 keyops_us;	/* their round trips, summed */
+	unsigned int		 relays_stalled; /* relay processes that
+						   do not answer */
 };
 
 /*
@@ -1300,6 +1307,7 @@ void		 kernel_route_stale(void);
 void		 demote_init(struct relayd *);
 void		 demote_set(struct relayd *, struct ctl_demote *);
 void		 demote_shutdown(struct relayd *);
+void		 demote_stalled(struct relayd *, int);
 
 /* log.c */
 /*

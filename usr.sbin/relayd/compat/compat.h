@@ -35,6 +35,7 @@ int	 compat_tlsconf_init(void);
 
 /* sdnotify.c: a service manager's readiness protocol (see there) */
 int	 compat_sdnotify_init(void);
+int	 compat_sdnotify_watchdog(void);
 int	 compat_sdnotify(const char *, ...)
 	    __attribute__((__format__ (printf, 1, 2)));
 

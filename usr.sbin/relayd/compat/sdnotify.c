@@ -37,6 +37,7 @@
 #include "compat.h"
 
 static int			 sdnotify_s = -1;
+static int			 sdnotify_watchdog;
 static struct sockaddr_un	 sdnotify_sun;
 static socklen_t		 sdnotify_len;
 
@@ -69,7 +70,14 @@ compat_sdnotify_init(void)
 	if ((sdnotify_s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) ==
 	    -1)
 		return (-1);
+	/* a watchdog for this process (WatchdogSec=) */
+	if ((path = getenv("WATCHDOG_USEC")) != NULL && atoll(path) > 0 &&
+	    ((path = getenv("WATCHDOG_PID")) == NULL ||
+	    atoll(path) == (long long)getpid()))
+		sdnotify_watchdog = 1;
 	(void)unsetenv("NOTIFY_SOCKET");
+	(void)unsetenv("WATCHDOG_USEC");
+	(void)unsetenv("WATCHDOG_PID");
 	return (1);
 }
 
@@ -92,4 +100,11 @@ compat_sdnotify(const char *fmt, ...)
 	    (struct sockaddr *)&sdnotify_sun, sdnotify_len) == -1)
 		return (-1);
 	return (0);
+}
+
+/* Does the service manager want WATCHDOG=1 (at least every second)? */
+int
+compat_sdnotify_watchdog(void)
+{
+	return (sdnotify_s != -1 && sdnotify_watchdog);
 }
