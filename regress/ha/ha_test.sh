@@ -27,6 +27,147 @@ hello()
 	echo hello | ip netns exec $N timeout 5 socat -t 2 - "$_a" 2>/dev/null
 }
 
+FAILOVER=$TOP/regress/tools/failover.py
+
+# A LAN: a bridge in namespace $L joins the client $C (10.79.1.10) and
+# the nodes $A (10.79.1.1, keepalived priority 150) and $B (10.79.1.2,
+# 100); the shared address 10.79.1.100 is keepalived's.  Each node runs
+# a backend on 127.0.0.1 port 8080 that says its name, relayd relaying
+# 10.79.1.100 port 80 to it with "demote www", and keepalived tracking
+# the demote file and, for a crash, relayctl status.
+pair_ns()
+{
+	id=$$
+	L=hal$id C=hac$id A=haa$id B=hab$id
+	for _ns in $L $C $A $B; do
+		ip netns add $_ns || atf_fail "netns $_ns"
+		echo $_ns >>ns.list
+		ip -n $_ns link set lo up
+	done
+	ip -n $L link add br0 type bridge || atf_fail "bridge"
+	ip -n $L link set br0 up
+	for _n in c a b; do
+		ip link add h$_n$id type veth peer name h${_n}l$id ||
+		    atf_fail "veth"
+		ip link set h${_n}l$id netns $L
+		ip -n $L link set h${_n}l$id master br0 up
+	done
+	ip link set hc$id netns $C
+	ip link set ha$id netns $A
+	ip link set hb$id netns $B
+	ip -n $C addr add 10.79.1.10/24 dev hc$id
+	ip -n $A addr add 10.79.1.1/24 dev ha$id
+	ip -n $B addr add 10.79.1.2/24 dev hb$id
+	ip -n $C link set hc$id up
+	ip -n $A link set ha$id up
+	ip -n $B link set hb$id up
+}
+
+# backend NODE NAME: the node's server, on 127.0.0.1 port 8080
+backend()
+{
+	ip netns exec $1 socat TCP4-LISTEN:8080,bind=127.0.0.1,fork,reuseaddr \
+	    SYSTEM:"echo $2",nofork >/dev/null 2>&1 &
+	echo $! >back-$2.pid
+	wait_for 10 ip netns exec $1 sh -c "ss -ltn | grep -q 127.0.0.1:8080" ||
+	    atf_fail "no backend on $2"
+}
+
+# node NODE NAME ADDR PEER PRIORITY IF: relayd and keepalived on it
+node()
+{
+	mkdir -p $2
+	cat >$2/relayd.conf <<CONF
+prefork 1
+interval 1
+socket "$PWD/$2/relayd.sock"
+demote directory "$PWD/$2/demote"
+table <back> { 127.0.0.1 }
+relay www {
+	listen on 10.79.1.100 port 80
+	forward to <back> port 8080 check tcp demote www
+}
+CONF
+	ip netns exec $1 "$RELAYD" -dv -f $2/relayd.conf 2>$2/relayd.log &
+	echo $! >relayd-$2.pid
+	wait_for 10 test -S $2/relayd.sock || {
+		cat $2/relayd.log >&2; atf_fail "relayd on $2"; }
+	cat >$2/keepalived.conf <<CONF
+global_defs {
+	script_user root
+	enable_script_security
+}
+track_file relayd_www {
+	file "$PWD/$2/demote/www"
+	weight 0
+}
+vrrp_script relayd_alive {
+	script "$RELAYCTL -s $PWD/$2/relayd.sock status"
+	interval 1
+	timeout 1
+	fall 1
+	rise 1
+}
+vrrp_instance www {
+	state BACKUP
+	interface $6
+	virtual_router_id 79
+	priority $5
+	advert_int 1
+	unicast_src_ip $3
+	unicast_peer {
+		$4
+	}
+	virtual_ipaddress {
+		10.79.1.100/24
+	}
+	track_file {
+		relayd_www
+	}
+	track_script {
+		relayd_alive
+	}
+}
+CONF
+	ip netns exec $1 keepalived --vrrp --dont-fork --log-console \
+	    --use-file "$PWD/$2/keepalived.conf" --pid "$PWD/$2/k.pid" \
+	    --vrrp_pid "$PWD/$2/kv.pid" >$2/keepalived.log 2>&1 &
+	echo $! >keepalived-$2.pid
+}
+
+# Who holds the shared address
+holder()
+{
+	for _n in $A $B; do
+		ip -n $_n addr show | grep -q 10.79.1.100 && echo $_n
+	done
+}
+
+now()
+{
+	python3 -c 'import time; print(time.monotonic())'
+}
+
+# Wait until $1 holds the address and answers the client
+wait_holder()
+{
+	wait_for 15 sh -c "ip -n $1 addr show | grep -q 10.79.1.100" || {
+		tail -n 20 node-a/keepalived.log node-b/keepalived.log \
+		    node-a/relayd.log >&2
+		atf_fail "$1 does not hold the address: $(holder)"
+	}
+}
+
+# The outage since $1, printed, and at most $2 ms
+outage()
+{
+	_o=$(python3 "$FAILOVER" outage probe.out "$1") ||
+	    atf_fail "no answer after the failover: $_o"
+	echo "$3: $_o"
+	_ms=$(echo "$_o" | awk '{ print $2 }')
+	[ "$_ms" -le "$2" ] || atf_fail "$3: outage $_ms ms, above $2"
+}
+
 atf_test_case standby_without_address cleanup
 standby_without_address_head()
 {
@@ -242,8 +383,94 @@ relay_stalled_cleanup()
 	stop_all
 }
 
+atf_test_case failover cleanup
+failover_head()
+{
+	atf_set descr "a keepalived pair: the address moves when the active node's backends are gone, when its relayd stops, is killed, or its relay process hangs, and comes back; each outage measured and bounded"
+	atf_set require.user root
+	atf_set timeout 300
+}
+failover_body()
+{
+	require_netns
+	command -v keepalived >/dev/null ||
+	    atf_skip "no keepalived (make deps installs it)"
+	pair_ns
+	backend $A node-a
+	backend $B node-b
+	node $A node-a 10.79.1.1 10.79.1.2 150 ha$id
+	node $B node-b 10.79.1.2 10.79.1.1 100 hb$id
+	wait_holder $A
+	ip netns exec $C python3 "$FAILOVER" probe 10.79.1.100 80 probe.out \
+	    240 &
+	echo $! >probe.pid
+	wait_for 10 grep -q "ok node-a" probe.out || atf_fail "node-a does not answer"
+
+	# 1. node-a's backend is gone: its table down, its group demoted
+	t=$(now)
+	kill "$(cat back-node-a.pid)"
+	wait_holder $B
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-b'" ||
+	    atf_fail "node-b does not answer"
+	outage "$t" 1500 "backends gone"
+	# back: node-a takes the address again
+	t=$(now)
+	backend $A node-a
+	wait_holder $A
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-a'" ||
+	    atf_fail "no failback"
+	outage "$t" 1500 "failback"
+
+	# 2. relayd on node-a stopped on purpose (SIGTERM)
+	t=$(now)
+	kill "$(cat relayd-node-a.pid)"
+	wait_holder $B
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-b'" ||
+	    atf_fail "node-b does not answer"
+	outage "$t" 2500 "relayd stopped"
+	node_restart
+	# 3. relayd on node-a killed (SIGKILL): keepalived's relayctl status
+	t=$(now)
+	kill -9 "$(cat relayd-node-a.pid)"
+	wait_holder $B
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-b'" ||
+	    atf_fail "node-b does not answer"
+	outage "$t" 3500 "relayd killed"
+	node_restart
+	# 4. node-a's relay process hangs (SIGSTOP): the heartbeat
+	rp=$(pgrep -P "$(cat relayd-node-a.pid)" -f "relayd: relay")
+	echo "$rp" >stopped
+	t=$(now)
+	kill -STOP "$rp"
+	wait_holder $B
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-b'" ||
+	    atf_fail "node-b does not answer"
+	outage "$t" 5000 "relay process hung"
+	kill -CONT "$rp"
+	rm -f stopped
+	wait_holder $A
+}
+failover_cleanup()
+{
+	[ -f stopped ] && kill -CONT "$(cat stopped)" 2>/dev/null
+	cleanup_ns
+}
+
+# relayd on node-a again, after one of its ends; node-a takes the address
+node_restart()
+{
+	wait_for 10 sh -c "! kill -0 $(cat relayd-node-a.pid) 2>/dev/null"
+	ip netns exec $A "$RELAYD" -dv -f node-a/relayd.conf \
+	    2>>node-a/relayd.log &
+	echo $! >relayd-node-a.pid
+	wait_holder $A
+	wait_for 10 sh -c "tail -1 probe.out | grep -q 'ok node-a'" ||
+	    atf_fail "node-a does not answer again"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case failover
 	atf_add_test_case relay_stalled
 	atf_add_test_case demote_count
 	atf_add_test_case standby_without_address
