@@ -223,7 +223,7 @@ deb:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -qq --no-install-recommends $(DEB_PKGS); }
 	$(MAKE) deps
-	dpkg-buildpackage -us -uc -b
+	dpkg-buildpackage -us -uc -b -jauto
 
 deps:
 	@if $(DEPS_CHECK); then :; else \

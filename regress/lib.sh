@@ -98,6 +98,17 @@ relayctl()
 	"$RELAYCTL" -s "$PWD/relayd.sock" "$@"
 }
 
+# Does process $1 still run?  An exited one waits, a zombie, for a
+# parent that is gone to be reaped by init, which can take a second here.
+running()
+{
+	[ -r "/proc/$1/stat" ] || return 1
+	case $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) in
+	Z*|X*|"")	return 1 ;;
+	esac
+	return 0
+}
+
 # Stop everything this test started; used by every cleanup.
 stop_all()
 {
@@ -108,7 +119,7 @@ stop_all()
 	for _p in *.pid; do
 		[ -f "$_p" ] || continue
 		_i=50
-		while kill -0 "$(cat "$_p")" 2>/dev/null && [ "$_i" -gt 0 ]; do
+		while running "$(cat "$_p")" && [ "$_i" -gt 0 ]; do
 			sleep 0.1
 			_i=$((_i - 1))
 		done

@@ -900,13 +900,13 @@ service_notify_bad_config_body()
 {
 	require_daemon
 	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
-	    notify.out 9 5 &
+	    notify.out 9 2 &
 	echo $! >notify.pid
 	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
 	printf 'socket "%s/relayd.sock"\nrelay r {\n' "$PWD" >relayd.conf
 	NOTIFY_SOCKET=$PWD/notify.sock atf_check -s exit:1 -o ignore \
 	    -e ignore "$RELAYD" -f relayd.conf
-	# the receiver gives up after 5 s: what it got by then is all
+	# the receiver gives up after 2 s: what it got by then is all
 	wait "$(cat notify.pid)"
 	rm -f notify.pid
 	atf_check -o empty cat notify.out

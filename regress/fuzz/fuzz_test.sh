@@ -22,7 +22,8 @@ smoke_body()
 	_dir=$(atf_get_srcdir)
 	make -s -C "$TOP" usr.sbin/relayd/parse.c >/dev/null ||
 	    atf_fail "no parse.c"
-	make -s -C "$_dir" build >build.log 2>&1 ||
+	# both cores: the targets' objects are most of the test's time
+	make -s -j"$(getconf _NPROCESSORS_ONLN)" -C "$_dir" build >build.log 2>&1 ||
 	    atf_fail "parse_fuzz does not build: $(tail -5 build.log)"
 	mkdir work
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \

@@ -25,7 +25,7 @@ deb_install_purge_body()
 	(cd "$TOP" && tar --exclude=./.git --exclude=./debian/relayd \
 	    --exclude=./debian/.debhelper -cf - .) | (cd src && tar xf -) ||
 	    atf_fail "no copy of the tree"
-	(cd src && dpkg-buildpackage -us -uc -b) >build.log 2>&1 || {
+	(cd src && dpkg-buildpackage -us -uc -b -jauto) >build.log 2>&1 || {
 		tail -30 build.log >&2
 		atf_fail "dpkg-buildpackage failed"
 	}
