@@ -168,6 +168,18 @@ keyops_call(uint32_t type, const char *hash, int padding,
 	return (ret);
 }
 
+/* An answer's result, op its header, into out: its length, or -1. */
+static int
+keyops_result(struct imsg *imsg, struct ctl_keyop *op, unsigned char *out,
+    size_t outlen)
+{
+	if (op->ret < 0 || op->len != IMSG_DATA_SIZE(imsg) - sizeof(*op) ||
+	    op->len > outlen)
+		return (-1);
+	memcpy(out, (unsigned char *)imsg->data + sizeof(*op), op->len);
+	return ((int)op->len);
+}
+
 /* What came while waiting: the answer to keyops_id ends the wait. */
 static void
 keyops_mine(struct imsg *imsg, uint32_t type, unsigned char *out,
@@ -185,11 +197,7 @@ keyops_mine(struct imsg *imsg, uint32_t type, unsigned char *out,
 		log_warnx("%s: late answer from ca dropped", __func__);
 		return;
 	}
-	if (op.ret >= 0 && op.len == IMSG_DATA_SIZE(imsg) - sizeof(op) &&
-	    op.len <= outlen) {
-		memcpy(out, (unsigned char *)imsg->data + sizeof(op), op.len);
-		*ret = (int)op.len;
-	}
+	*ret = keyops_result(imsg, &op, out, outlen);
 	*done = 1;
 }
 
@@ -309,12 +317,7 @@ keyops_take(struct imsg *imsg, int later)
 		return (-1);
 	TAILQ_REMOVE(&keyops_pending, w, entry);
 	evtimer_del(&w->ev);
-	if (op.ret >= 0 && op.len == IMSG_DATA_SIZE(imsg) - sizeof(op) &&
-	    op.len <= w->outlen) {
-		memcpy(w->out, (unsigned char *)imsg->data + sizeof(op),
-		    op.len);
-		w->ret = (int)op.len;
-	}
+	w->ret = keyops_result(imsg, &op, w->out, w->outlen);
 	w->state = KEYOP_ANSWERED;
 	if (later)
 		evtimer_add(&w->ev, &tv);
