@@ -110,7 +110,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
-		snmpd snmp debhelper keepalived
+		snmpd snmp debhelper keepalived conntrackd
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl

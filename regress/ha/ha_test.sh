@@ -73,11 +73,15 @@ backend()
 	    atf_fail "no backend on $2"
 }
 
-# node NODE NAME ADDR PEER PRIORITY IF: relayd and keepalived on it
+# node NODE NAME ADDR PEER PRIORITY IF [SERVERIF]: relayd and keepalived
+# on it; relayd's configuration is NAME/relayd.conf if the caller wrote
+# one.  With SERVERIF, keepalived holds the servers' gateway 10.79.2.254
+# there too, and runs NAME/notify.sh on each change of state if there is
+# one.
 node()
 {
 	mkdir -p $2
-	cat >$2/relayd.conf <<CONF
+	[ -f $2/relayd.conf ] || cat >$2/relayd.conf <<CONF
 prefork 1
 interval 1
 socket "$PWD/$2/relayd.sock"
@@ -92,6 +96,8 @@ CONF
 	echo $! >relayd-$2.pid
 	wait_for 10 test -S $2/relayd.sock || {
 		cat $2/relayd.log >&2; atf_fail "relayd on $2"; }
+	_notify=
+	[ -f $2/notify.sh ] && _notify="notify \"$PWD/$2/notify.sh\""
 	cat >$2/keepalived.conf <<CONF
 global_defs {
 	script_user root
@@ -119,8 +125,10 @@ vrrp_instance www {
 		$4
 	}
 	virtual_ipaddress {
-		10.79.1.100/24
+		10.79.1.100/24 dev $6
+		${7:+10.79.2.254/24 dev $7}
 	}
+	$_notify
 	track_file {
 		relayd_www
 	}
@@ -470,9 +478,216 @@ node_restart()
 	    atf_fail "node-a does not answer again"
 }
 
+# Redirected streams across a failover.  pair_ns, plus a servers' LAN: a
+# bridge in $L joins the nodes (10.79.2.1, 10.79.2.2) and the namespace
+# $S of two servers (10.79.2.11 and .12, port 8080: "sN", then an echo),
+# whose gateway is 10.79.2.254, keepalived's on the active node.  The
+# client has ten more addresses, 10.79.1.20 to 29.  Each node redirects
+# 10.79.1.100 port 8080 to both servers, mode source-hash $1 (a key, or
+# nothing for a random seed).
+rdr_pair_ns()
+{
+	pair_ns
+	S=has$id
+	ip netns add $S || atf_fail "netns $S"
+	echo $S >>ns.list
+	ip -n $S link set lo up
+	ip -n $L link add br1 type bridge || atf_fail "bridge"
+	ip -n $L link set br1 up
+	for _n in a b s; do
+		ip link add hs$_n$id type veth peer name hs${_n}l$id ||
+		    atf_fail "veth"
+		ip link set hs${_n}l$id netns $L
+		ip -n $L link set hs${_n}l$id master br1 up
+	done
+	ip link set hsa$id netns $A
+	ip link set hsb$id netns $B
+	ip link set hss$id netns $S
+	ip -n $A addr add 10.79.2.1/24 dev hsa$id
+	ip -n $B addr add 10.79.2.2/24 dev hsb$id
+	ip -n $S addr add 10.79.2.11/24 dev hss$id
+	ip -n $S addr add 10.79.2.12/24 dev hss$id
+	for _ns in $A $B $S; do
+		ip -n $_ns link set dev $(ip -n $_ns -o link show |
+		    awk -F': ' '/hs[abs][0-9]/ { sub(/@.*/, "", $2); print $2 }') up
+	done
+	ip -n $S route add default via 10.79.2.254 || atf_fail "route"
+	for _i in $(seq 20 29); do
+		ip -n $C addr add 10.79.1.$_i/24 dev hc$id
+	done
+	for _ns in $A $B; do
+		ip netns exec $_ns sysctl -qw net.ipv4.ip_forward=1 ||
+		    atf_fail "forwarding"
+	done
+	for _s in 11 12; do
+		ip netns exec $S socat \
+		    TCP4-LISTEN:8080,bind=10.79.2.$_s,fork,reuseaddr \
+		    SYSTEM:"echo s$_s; cat",nofork >/dev/null 2>&1 &
+		echo $! >server-$_s.pid
+	done
+	wait_for 10 ip netns exec $S sh -c \
+	    "ss -ltn | grep -q 10.79.2.11:8080 && ss -ltn | grep -q 10.79.2.12:8080" ||
+	    atf_fail "no servers"
+	for _n in node-a node-b; do
+		mkdir -p $_n
+		cat >$_n/relayd.conf <<CONF
+interval 1
+socket "$PWD/$_n/relayd.sock"
+demote directory "$PWD/$_n/demote"
+table <srv> { 10.79.2.11, 10.79.2.12 }
+redirect www {
+	listen on 10.79.1.100 port 8080
+	forward to <srv> port 8080 mode source-hash $1 check tcp demote www
+}
+CONF
+	done
+}
+
+# conntrackd NODE NAME ADDR PEER IF: conntrackd (FTFW over UDP to the
+# peer) on the node, and the notify script keepalived runs: the README's.
+conntrackd_node()
+{
+	mkdir -p $2
+	cat >$2/conntrackd.conf <<CONF
+Sync {
+	Mode FTFW {
+	}
+	UDP {
+		IPv4_address $3
+		IPv4_Destination_Address $4
+		Port 3780
+		Interface $5
+		Checksum on
+	}
+}
+General {
+	HashSize 8192
+	HashLimit 65536
+	LogFile $PWD/$2/conntrackd.log
+	Syslog off
+	LockFile $PWD/$2/conntrackd.lock
+	UNIX {
+		Path $PWD/$2/conntrackd.ctl
+	}
+	NetlinkBufferSize 2097152
+	NetlinkBufferSizeMaxGrowth 8388608
+	Filter From Userspace {
+		Protocol Accept {
+			TCP
+		}
+		Address Ignore {
+			IPv4_address 127.0.0.1
+			IPv4_address $3
+			IPv4_address 10.79.2.1
+			IPv4_address 10.79.2.2
+			IPv4_address 10.79.2.254
+		}
+	}
+}
+CONF
+	cat >$2/notify.sh <<SCRIPT
+#!/bin/sh
+# keepalived: notify TYPE NAME STATE PRIORITY
+c="conntrackd -C $PWD/$2/conntrackd.conf"
+case \$3 in
+MASTER)	\$c -c; \$c -f; \$c -R; \$c -B ;;
+BACKUP)	\$c -t; \$c -n ;;
+FAULT)	\$c -t ;;
+esac
+exit 0
+SCRIPT
+	chmod 755 $2/notify.sh
+	ip netns exec $1 conntrackd -C $2/conntrackd.conf \
+	    >$2/conntrackd.out 2>&1 &
+	echo $! >conntrackd-$2.pid
+	wait_for 10 test -S $2/conntrackd.ctl || {
+		cat $2/conntrackd.out $2/conntrackd.log >&2
+		atf_fail "conntrackd on $2"; }
+}
+
+# Ten streams through the pair; relayd on the active node stopped on
+# purpose; all ten must go on through the other node.
+rdr_streams()
+{
+	node $A node-a 10.79.1.1 10.79.1.2 150 ha$id hsa$id
+	node $B node-b 10.79.1.2 10.79.1.1 100 hb$id hsb$id
+	wait_holder $A
+	for _n in $A $B; do
+		wait_for 10 sh -c "ip netns exec $_n nft list chain inet relayd_rdr rdr1 | grep -q 10.79.2.12" ||
+		    atf_fail "no rules on $_n"
+	done
+	ip netns exec $C python3 "$TOP/regress/tools/streams.py" 10.79.1.20 10 \
+	    10.79.1.100 8080 "$PWD/streams.stop" 60 >streams.out 2>&1 &
+	echo $! >streams.pid
+	wait_for 10 grep -q connected streams.out ||
+	    atf_fail "no streams: $(cat streams.out)"
+	[ -z "$1" ] || wait_for 10 sh -c \
+	    "[ \$(ip netns exec $B $1 | grep -c 'dport=8080') -ge 10 ]" ||
+	    atf_fail "not synced: $(ip netns exec $B $1)"
+	kill "$(cat relayd-node-a.pid)"
+	wait_holder $B
+	# two seconds of lines (20 rounds) through node-b
+	_r=$(cat streams.stop.round)
+	wait_for 20 sh -c "[ \$(cat streams.stop.round) -ge $((_r + 20)) ]" ||
+	    atf_fail "the streams stopped: $(cat streams.out)"
+	touch streams.stop
+	wait "$(cat streams.pid)"
+	rm -f streams.pid
+	cat streams.out
+	atf_check -o match:"^streams 10 ok 10 broken 0$" cat streams.out
+}
+
+atf_test_case rdr_streams_hash cleanup
+rdr_streams_hash_head()
+{
+	atf_set descr "redirected streams survive a failover without state sync when both nodes hash with the same key: 10 of 10"
+	atf_set require.user root
+	atf_set timeout 120
+}
+rdr_streams_hash_body()
+{
+	require_netns
+	command -v keepalived >/dev/null ||
+	    atf_skip "no keepalived (make deps installs it)"
+	rdr_pair_ns '"pair of nodes"'
+	rdr_streams
+	# the key spreads these ten clients over both servers
+	atf_check -o match:"^s11 " -o match:"^s12 " cat streams.out
+}
+rdr_streams_hash_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case rdr_streams_conntrackd cleanup
+rdr_streams_conntrackd_head()
+{
+	atf_set descr "redirected streams survive a failover with conntrackd (FTFW) and keepalived's notify scripts, the hash seeds being different: 10 of 10"
+	atf_set require.user root
+	atf_set timeout 120
+}
+rdr_streams_conntrackd_body()
+{
+	require_netns
+	command -v keepalived >/dev/null ||
+	    atf_skip "no keepalived (make deps installs it)"
+	command -v conntrackd >/dev/null ||
+	    atf_skip "no conntrackd (make deps installs it)"
+	rdr_pair_ns ""
+	conntrackd_node $A node-a 10.79.1.1 10.79.1.2 ha$id
+	conntrackd_node $B node-b 10.79.1.2 10.79.1.1 hb$id
+	rdr_streams "conntrackd -C $PWD/node-b/conntrackd.conf -e"
+}
+rdr_streams_conntrackd_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case failover
+	atf_add_test_case rdr_streams_hash
+	atf_add_test_case rdr_streams_conntrackd
 	atf_add_test_case relay_stalled
 	atf_add_test_case demote_count
 	atf_add_test_case standby_without_address

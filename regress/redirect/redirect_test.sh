@@ -236,6 +236,96 @@ rdr_modes_cleanup()
 	cleanup_ns
 }
 
+atf_test_case rdr_hash_seed cleanup
+rdr_hash_seed_head()
+{
+	atf_set descr "redirect: the source-hash seed comes from the key of mode source-hash (the same on two nodes, and after a restart), and without a key a reload keeps it"
+	atf_set require.user root
+	atf_set timeout 60
+}
+rdr_hash_seed_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12 }
+redirect "keyed" {
+	listen on 10.78.9.1 port 80
+	forward to <web> port 8080 mode source-hash "pair of nodes" check tcp
+}
+redirect "random" {
+	listen on 10.78.9.2 port 80
+	forward to <web> port 8080 mode source-hash check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	seeds >seeds.1
+	# a reload that adds a redirection, to see it done
+	cat >>relayd.conf <<CONF
+redirect "added" {
+	listen on 10.78.9.3 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	"$RELAYCTL" -s relayd.sock reload >/dev/null || atf_fail "reload"
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr3 | grep -q 10.78.2.12" ||
+	    atf_fail "reload not done: $(cat relayd.log)"
+	seeds >seeds.2
+	atf_check cmp seeds.1 seeds.2
+	kill "$(cat relayd.pid)"
+	wait "$(cat relayd.pid)"
+	rm -f relayd.pid
+	start_relayd_ns
+	seeds >seeds.3
+	atf_check -o inline:"$(head -1 seeds.1)\n" head -1 seeds.3
+	# 1 in 2^32 that a new random seed is the old one
+	[ "$(tail -1 seeds.1)" != "$(tail -1 seeds.3)" ] ||
+	    atf_fail "the seed without a key did not change with a restart"
+	# the key's: SipHash-2-4 of the name, folded to 32 bits
+	atf_check -o inline:"$(head -1 seeds.1)\n" python3 -c '
+import sys
+def sip(k, m):
+    M = (1 << 64) - 1
+    rl = lambda x, b: ((x << b) | (x >> (64 - b))) & M
+    k0 = int.from_bytes(k[:8], "little"); k1 = int.from_bytes(k[8:], "little")
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d,
+         k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+    def rnd():
+        v[0] = (v[0] + v[1]) & M; v[1] = rl(v[1], 13) ^ v[0]; v[0] = rl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M; v[3] = rl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & M; v[3] = rl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & M; v[1] = rl(v[1], 17) ^ v[2]; v[2] = rl(v[2], 32)
+    b = len(m) << 56
+    while len(m) >= 8:
+        w = int.from_bytes(m[:8], "little"); m = m[8:]
+        v[3] ^= w; rnd(); rnd(); v[0] ^= w
+    w = b | int.from_bytes(m, "little")
+    v[3] ^= w; rnd(); rnd(); v[0] ^= w
+    v[2] ^= 0xff
+    for _ in range(4): rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+h = sip(b"pair of nodes".ljust(16, b"\0"), bytes(8) + b"keyed")
+print("0x%08x" % ((h ^ (h >> 32)) & 0xffffffff))'
+}
+rdr_hash_seed_cleanup()
+{
+	stop_all
+	cleanup_ns
+}
+
+# The seeds of the jhash of rdr1 and rdr2, one a line
+seeds()
+{
+	for n in 1 2; do
+		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr$n | grep -q 'seed 0x'" ||
+		    atf_fail "no hash in rdr$n: $(rdr_chain $n)"
+		rdr_chain $n | sed -n 's/.* seed \(0x[0-9a-f]*\).*/\1/p' | head -1
+	done
+}
+
 atf_test_case rdr_options cleanup
 rdr_options_head()
 {
@@ -959,6 +1049,7 @@ atf_init_test_cases()
 	atf_add_test_case unit_capabilities
 	atf_add_test_case rdr_roundrobin
 	atf_add_test_case rdr_modes
+	atf_add_test_case rdr_hash_seed
 	atf_add_test_case rdr_options
 	atf_add_test_case rdr_route_to
 	atf_add_test_case rdr_failover

@@ -192,6 +192,7 @@ static void	 relay_ppfrom(struct relay *, int);
 static int	 sockperm_ok(void);
 static int	 table_unix(struct table *);
 static int	 parse_hashkey(const char *, uint8_t *);
+static uint32_t	 rdr_seed(const char *, const uint8_t *);
 static void	 not_implemented(const char *);
 static void	 needs_pf(const char *);
 static int	 rdr_name_taken(const char *, const char *);
@@ -2039,7 +2040,6 @@ rdrdef		: REDIRECT STRING		{
 			FREEARG($2);
 			rdr->conf.id = ++last_rdr_id;
 			rdr->conf.timeout = RELAY_TIMEOUT;
-			rdr->conf.seed = arc4random();
 			memset(&pfo, 0, sizeof(pfo));
 			pfo.active = 1;
 		} '{' optnl rdropts_l '}'	{
@@ -2517,6 +2517,8 @@ rdr_table(int fwd, char **namep, char **ifnamep)
 		rdr->conf.table = tb->conf.id;
 		rdr->conf.mode = topts.mode;
 		rdr->conf.port = topts.port;
+		rdr->conf.seed = rdr_seed(rdr->conf.name,
+		    topts.hashkey_set ? topts.hashkey : NULL);
 	} else
 		rdr->conf.backup = tb->conf.id;
 	pfo.ntables++;
@@ -3473,6 +3475,33 @@ check_config(void)
 			errors++;
 		}
 	return (errors);
+}
+
+/*
+ * The seed of a redirection's kernel hash (source-hash, and route to's
+ * choice): from its name under the key of mode source-hash, so that two
+ * nodes of a pair with the same configuration choose the same host for a
+ * client; without a key, under one chosen at random when this process
+ * started, so that a reload keeps the choices of the running kernel rules.
+ */
+static uint32_t
+rdr_seed(const char *name, const uint8_t *key)
+{
+	static uint8_t	 startkey[16];
+	static int	 startkey_set;
+	uint64_t	 h;
+
+	if (key == NULL) {
+		if (!startkey_set) {
+			arc4random_buf(startkey, sizeof(startkey));
+			startkey_set = 1;
+		}
+		key = startkey;
+	}
+	if (compat_siphash_init() == -1)
+		fatalx("no SipHash for the redirections' seeds");
+	h = compat_siphash(key, name, strlen(name), 0);
+	return ((uint32_t)(h ^ (h >> 32)));
 }
 
 static int
