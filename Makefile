@@ -110,7 +110,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
-		snmpd snmp debhelper keepalived conntrackd
+		snmpd snmp debhelper keepalived conntrackd conntrack
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -277,7 +277,7 @@ bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
 		regress/perf/dnsecho
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
-bench-deps:
+bench-deps: deps
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-hce: all regress/tools/rtool

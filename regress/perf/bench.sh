@@ -357,7 +357,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls shortconn rdr dns"
+SECTIONS="tcp unix http tls shortconn rdr dns failover"
 sec_contenders()
 {
 	case $1 in
@@ -368,14 +368,15 @@ sec_contenders()
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
 	dns)	echo "dns-direct relayd-dns dnsdist-dns" ;;
+	failover) echo "ha-failover ha-streams" ;;
 	esac
 }
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 shortconn 362 rdr 39 dns 71"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 shortconn 362 rdr 39 dns 71 failover 60"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 shortconn 42 rdr 10 dns 22"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 shortconn 42 rdr 10 dns 22 failover 60"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1088,6 +1089,75 @@ END {
 }'
 	echo
 	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
+fi
+
+section failover
+# High availability: the keepalived pair of regress/ha (two nodes, a
+# client, in network namespaces), each failure of the active node and
+# the client's outage; redirected streams through a failover.
+if { selected ha-failover || selected ha-streams; } &&
+    command -v keepalived >/dev/null && command -v kyua >/dev/null &&
+    ip netns add "habench$$" 2>/dev/null; then
+	ip netns del "habench$$"
+	stop_proxy
+	cases=""
+	selected ha-failover && cases="ha_test.sh:failover"
+	selected ha-streams &&
+	    cases="$cases ha_test.sh:rdr_streams_hash ha_test.sh:rdr_streams_conntrackd"
+	: >"$work/ha.txt"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		echo "bench: failover run $((r + 1)) of $REPEAT" >&2
+		# shellcheck disable=SC2086
+		(cd "$TOP/regress/ha" && kyua --logfile=/dev/null test \
+		    --results-file="$work/ha$r.db" $cases >/dev/null 2>&1)
+		(cd "$TOP/regress/ha" && kyua --logfile=/dev/null report \
+		    --results-file="$work/ha$r.db" --verbose \
+		    --results-filter=passed,failed,broken,skipped) | awk '
+/^===> ha_test.sh:/ { c = substr($2, 12) }
+/^Result:/ && $2 != "passed" { print c, "result", $2 }
+/: outage [0-9]+ ms lost/ { sub(/:/, ""); n = split($0, f, " ");
+	what = f[1]; for (i = 2; i <= n - 5; i++) what = what "_" f[i]
+	print c, what, f[n - 3], f[n] }
+/^streams [0-9]+ ok/ { print c, "streams", $4, $2 }' >>"$work/ha.txt"
+		r=$((r + 1))
+	done
+	{
+		echo "case,what,value,of"
+		tr ' ' , <"$work/ha.txt"
+	} >"$PERF/results/failover-$stamp.csv"
+	echo
+	sort -k1,1 -k2,2 -k3,3n "$work/ha.txt" | awk '
+$2 == "result" { bad = bad " " $1 " " $3; next }
+{ k = $1 " " $2; n[k]++; v[k, n[k]] = $3; o[k, n[k]] = $4 }
+function med(k) { return v[k, int((n[k] + 1) / 2)] }
+function row(k, label) {
+	if (!(k in n)) return
+	if (k ~ /streams/)
+		printf "| %s | %s of %s survived (%s) |\n", label, med(k),
+		    o[k, 1], range(k)
+	else
+		printf "| %s | %s ms (%s), %s probes lost |\n", label, med(k),
+		    range(k), o[k, int((n[k] + 1) / 2)]
+}
+function range(k,   i, s) {
+	for (i = 1; i <= n[k]; i++) s = s (i > 1 ? ", " : "") v[k, i]
+	return s
+}
+END {
+	print "| failure of the active node | client outage (runs) |"
+	print "|---|---|"
+	row("failover backends_gone", "all its backends down (demote)")
+	row("failover relayd_stopped", "relayd stopped (SIGTERM, demote)")
+	row("failover relayd_killed", "relayd killed (SIGKILL, keepalived script)")
+	row("failover relay_process_hung", "relay process hung (SIGSTOP, heartbeat)")
+	row("failover failback", "failback when it recovers")
+	row("rdr_streams_hash streams", "redirected streams, one source-hash key on both nodes")
+	row("rdr_streams_conntrackd streams", "redirected streams, conntrackd (FTFW)")
+	if (bad != "") print "\nNot passed:" bad
+}'
+	echo
+	echo "Failover: the keepalived pair of regress/ha (unicast VRRP, advert 1 s, priorities 250/200, relayd interval 1); a client connecting every 100 ms (300 ms timeout), outage from its last answer before to its first after; medians of $REPEAT run(s); CSV in regress/perf/results/failover-$stamp.csv"
 fi
 
 section

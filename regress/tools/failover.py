@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # failover.py probe ADDR PORT OUT SECONDS: every 100 ms, a connection to
-#   ADDR:PORT that must answer within 500 ms; each try is a line of OUT:
+#   ADDR:PORT that must answer within 300 ms; each try is a line of OUT:
 #   "MONOTONIC ok WHO" (the first line of the answer) or "MONOTONIC fail".
 # failover.py outage OUT SINCE: the longest time without an answer after
 #   SINCE (a CLOCK_MONOTONIC time), in milliseconds, from the last answer
@@ -18,8 +18,8 @@ def probe(addr, port, out, secs):
             t = time.monotonic()
             who = None
             try:
-                s = socket.create_connection((addr, port), timeout=0.5)
-                s.settimeout(0.5)
+                s = socket.create_connection((addr, port), timeout=0.3)
+                s.settimeout(0.3)
                 s.sendall(b"hello\n")
                 who = s.recv(64).decode(errors="replace").split("\n")[0]
                 s.close()
