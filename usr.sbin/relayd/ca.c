@@ -152,9 +152,7 @@ ca_keyop(struct imsg *imsg, uint8_t *out, size_t *outlen)
 {
 	struct ctl_keyop	 op;
 	struct ca_key		*ck;
-	EVP_PKEY_CTX		*ctx;
 	const uint8_t		*in;
-	int			 ret = -1;
 
 	memcpy(&op, imsg->data, sizeof(op));
 	op.hash[sizeof(op.hash) - 1] = '\0';
@@ -166,29 +164,8 @@ ca_keyop(struct imsg *imsg, uint8_t *out, size_t *outlen)
 		log_warnx("%s: no key %s", __func__, op.hash);
 		return (-1);
 	}
-	if ((ctx = EVP_PKEY_CTX_new(ck->ck_pkey, NULL)) == NULL)
-		return (-1);
-	switch (imsg->hdr.type) {
-	case IMSG_CA_PRIVENC:
-		if (EVP_PKEY_sign_init(ctx) == 1 &&
-		    EVP_PKEY_CTX_set_rsa_padding(ctx, op.padding) == 1 &&
-		    EVP_PKEY_sign(ctx, out, outlen, in, op.len) == 1)
-			ret = 0;
-		break;
-	case IMSG_CA_PRIVDEC:
-		if (EVP_PKEY_decrypt_init(ctx) == 1 &&
-		    EVP_PKEY_CTX_set_rsa_padding(ctx, op.padding) == 1 &&
-		    EVP_PKEY_decrypt(ctx, out, outlen, in, op.len) == 1)
-			ret = 0;
-		break;
-	case IMSG_CA_ECDSA:
-		if (EVP_PKEY_sign_init(ctx) == 1 &&
-		    EVP_PKEY_sign(ctx, out, outlen, in, op.len) == 1)
-			ret = 0;
-		break;
-	}
-	EVP_PKEY_CTX_free(ctx);
-	return (ret);
+	return (tls_keyops_private(ck->ck_pkey, imsg->hdr.type, op.padding,
+	    in, op.len, out, outlen));
 }
 
 static int

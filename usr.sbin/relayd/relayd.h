@@ -1233,6 +1233,8 @@ void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
 
 /* tls_keyops.c */
 int		 tls_keyops_init(struct privsep *);
+int		 tls_keyops_private(struct evp_pkey_st *, uint32_t, int,
+		    const uint8_t *, size_t, uint8_t *, size_t *);
 void		 tls_keyops_stats(struct ctl_keyopstats *);
 uint8_t		*tls_keyops_resign(const uint8_t *, size_t, const uint8_t *,
 		    size_t, const uint8_t *, size_t, size_t *);

@@ -36,6 +36,7 @@
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,29 +66,50 @@ static EC_KEY_METHOD	*ecdsae_method;
 static ECDSA_SIG *(*ecdsa_sign_sig_default)(const unsigned char *, int,
     const BIGNUM *, const BIGNUM *, EC_KEY *);
 
-/* The name ca knows a key by: as tls_pkey_hash() makes it. */
-static int
-keyops_hash_rsa(const RSA *rsa, char *out, size_t outlen)
-{
-	unsigned char	*der = NULL;
-	int		 len, ret;
+/* Where a key keeps its name, made once (ex_data of RSA and EC_KEY). */
+static int		 keyops_rsa_idx = -1, keyops_ec_idx = -1;
 
-	len = i2d_RSAPublicKey(rsa, &der);
-	ret = tls_der_hash(der, len, out, outlen);
-	OPENSSL_free(der);
-	return (ret);
+static void
+keyops_name_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx,
+    long argl, void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	free(ptr);
 }
 
-static int
-keyops_hash_ec(const EC_KEY *ec, char *out, size_t outlen)
+/*
+ * The name ca knows a key by, as tls_pkey_hash() makes it: the first
+ * operation with a key makes it (an encoding and a SHA-256), the key
+ * keeps it for the next handshakes.
+ */
+static const char *
+keyops_name(void *key, int ec)
 {
 	unsigned char	*der = NULL;
-	int		 len, ret;
+	char		*name;
+	int		 len;
 
-	len = i2o_ECPublicKey(ec, &der);
-	ret = tls_der_hash(der, len, out, outlen);
+	name = ec ? EC_KEY_get_ex_data(key, keyops_ec_idx) :
+	    RSA_get_ex_data(key, keyops_rsa_idx);
+	if (name != NULL)
+		return (name);
+	len = ec ? i2o_ECPublicKey(key, &der) : i2d_RSAPublicKey(key, &der);
+	if ((name = malloc(TLS_HASH_SIZE)) != NULL &&
+	    tls_der_hash(der, len, name, TLS_HASH_SIZE) == -1) {
+		free(name);
+		name = NULL;
+	}
 	OPENSSL_free(der);
-	return (ret);
+	if (name != NULL && (ec ? EC_KEY_set_ex_data(key, keyops_ec_idx,
+	    name) : RSA_set_ex_data(key, keyops_rsa_idx, name)) != 1) {
+		free(name);
+		name = NULL;
+	}
+	return (name);
 }
 
 static struct ctl_keyopstats	 keyops_stats;
@@ -364,12 +386,12 @@ static int
 rsae_priv_enc(int flen, const unsigned char *from, unsigned char *to,
     RSA *rsa, int padding)
 {
-	char	 hash[TLS_HASH_SIZE];
+	const char	*hash;
 
 	if (RSA_get0_d(rsa) != NULL)
 		return (RSA_meth_get_priv_enc(RSA_PKCS1_OpenSSL())(flen, from,
 		    to, rsa, padding));
-	if (flen < 0 || keyops_hash_rsa(rsa, hash, sizeof(hash)) == -1)
+	if (flen < 0 || (hash = keyops_name(rsa, 0)) == NULL)
 		return (-1);
 	return (keyops_call(IMSG_CA_PRIVENC, hash, padding, from, flen, to,
 	    RSA_size(rsa)));
@@ -379,12 +401,12 @@ static int
 rsae_priv_dec(int flen, const unsigned char *from, unsigned char *to,
     RSA *rsa, int padding)
 {
-	char	 hash[TLS_HASH_SIZE];
+	const char	*hash;
 
 	if (RSA_get0_d(rsa) != NULL)
 		return (RSA_meth_get_priv_dec(RSA_PKCS1_OpenSSL())(flen, from,
 		    to, rsa, padding));
-	if (flen < 0 || keyops_hash_rsa(rsa, hash, sizeof(hash)) == -1)
+	if (flen < 0 || (hash = keyops_name(rsa, 0)) == NULL)
 		return (-1);
 	return (keyops_call(IMSG_CA_PRIVDEC, hash, padding, from, flen, to,
 	    RSA_size(rsa)));
@@ -394,14 +416,14 @@ static ECDSA_SIG *
 ecdsae_do_sign(const unsigned char *dgst, int dlen, const BIGNUM *inv,
     const BIGNUM *rp, EC_KEY *eckey)
 {
-	char		 hash[TLS_HASH_SIZE];
+	const char	*hash;
 	unsigned char	 sig[KEYOP_MAXDATA];
 	const unsigned char *p = sig;
 	int		 len;
 
 	if (EC_KEY_get0_private_key(eckey) != NULL)
 		return (ecdsa_sign_sig_default(dgst, dlen, inv, rp, eckey));
-	if (dlen < 0 || keyops_hash_ec(eckey, hash, sizeof(hash)) == -1)
+	if (dlen < 0 || (hash = keyops_name(eckey, 1)) == NULL)
 		return (NULL);
 	if ((len = keyops_call(IMSG_CA_ECDSA, hash, 0, dgst, dlen, sig,
 	    sizeof(sig))) <= 0)
@@ -423,6 +445,11 @@ tls_keyops_init(struct privsep *ps)
 	keyops_ps = ps;
 	if (rsae_method != NULL)
 		return (0);
+	if ((keyops_rsa_idx = RSA_get_ex_new_index(0, NULL, NULL, NULL,
+	    keyops_name_free)) == -1 || (keyops_ec_idx =
+	    EC_KEY_get_ex_new_index(0, NULL, NULL, NULL,
+	    keyops_name_free)) == -1)
+		return (-1);
 	if ((rsae_method = RSA_meth_dup(RSA_PKCS1_OpenSSL())) == NULL ||
 	    RSA_meth_set1_name(rsae_method, "relayd ca") != 1 ||
 	    RSA_meth_set_priv_enc(rsae_method, rsae_priv_enc) != 1 ||
@@ -437,6 +464,53 @@ tls_keyops_init(struct privsep *ps)
 	    &ecdsa_sign_sig_default);
 	EC_KEY_METHOD_set_sign(ecdsae_method, sign, setup, ecdsae_do_sign);
 	EC_KEY_set_default_method(ecdsae_method);
+	return (0);
+}
+
+/*
+ * ca: one operation with a private key, for a relay process: RSA sign
+ * (PKCS#1 type 1 padding, or none when the caller padded for PSS) or
+ * decrypt with the padding asked for, or an ECDSA signature (DER) of a
+ * digest.  The key's legacy form, made once by libcrypto and kept with
+ * the key, goes straight to its method: the EVP way looks its algorithm
+ * up in the provider's tables again for every operation.  out has
+ * *outlen bytes; *outlen gets the result's length.
+ */
+int
+tls_keyops_private(EVP_PKEY *pkey, uint32_t type, int padding,
+    const uint8_t *in, size_t inlen, uint8_t *out, size_t *outlen)
+{
+	RSA		*rsa;
+	EC_KEY		*ec;
+	unsigned int	 siglen;
+	int		 n = -1;
+
+	if (inlen > INT_MAX)
+		return (-1);
+	/* libcrypto's own copy of the key: another reference to it */
+	switch (type) {
+	case IMSG_CA_PRIVENC:
+	case IMSG_CA_PRIVDEC:
+		if ((rsa = EVP_PKEY_get1_RSA(pkey)) == NULL)
+			return (-1);
+		if (*outlen >= (size_t)RSA_size(rsa))
+			n = type == IMSG_CA_PRIVENC ?
+			    RSA_private_encrypt(inlen, in, out, rsa, padding) :
+			    RSA_private_decrypt(inlen, in, out, rsa, padding);
+		RSA_free(rsa);
+		break;
+	case IMSG_CA_ECDSA:
+		if ((ec = EVP_PKEY_get1_EC_KEY(pkey)) == NULL)
+			return (-1);
+		if (*outlen >= (size_t)ECDSA_size(ec) &&
+		    ECDSA_sign(0, in, inlen, out, &siglen, ec) == 1)
+			n = (int)siglen;
+		EC_KEY_free(ec);
+		break;
+	}
+	if (n < 0)
+		return (-1);
+	*outlen = n;
 	return (0);
 }
 
