@@ -1061,6 +1061,42 @@ tls_idle_body_to_eof_cleanup()
 	stop_all
 }
 
+atf_test_case tls_probe_no_backend cleanup
+tls_probe_no_backend_head()
+{
+	atf_set descr "a TLS client whose connection ends with its handshake (a probe, openssl s_time) gets no backend connection; one that sends a request after it still does"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_probe_no_backend_body()
+{
+	tls_relay ec tcp ""
+	# the client's Finished and its FIN in one segment (TCP_CORK), so
+	# that relayd finds the end with the handshake's last record
+	python3 - "$lport" <<'PY' || atf_fail "the probe failed"
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile="ca.crt")
+ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+s = ctx.wrap_socket(socket.create_connection(("127.0.0.1",
+    int(sys.argv[1])), 10), server_hostname="127.0.0.1",
+    do_handshake_on_connect=False)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+s.do_handshake()
+s.shutdown(socket.SHUT_WR)	# the socket's: no close_notify
+s.close()
+PY
+	end_line "127.0.0.1 -> -:0, done\$"
+	# the backend never heard of it
+	atf_check -o inline:"0\n" sh -c "wc -l <back.port.requests 2>/dev/null || echo 0"
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	wait_log 10 "127.0.0.1 -> 127.0.0.1:$bport, done" ||
+	    atf_fail "no backend for a request: $(cat relayd.log)"
+}
+tls_probe_no_backend_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_ca_stall_plain_sessions cleanup
 tls_ca_stall_plain_sessions_head()
 {
@@ -1147,4 +1183,5 @@ atf_init_test_cases()
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions
+	atf_add_test_case tls_probe_no_backend
 }

@@ -125,6 +125,7 @@ static int	 relay_connect(struct rsession *);
 static int	 relay_reconnect(struct rsession *);
 static void	 relay_session_accepted(struct rsession *);
 static void	 relay_session_start(struct rsession *);
+static int	 relay_client_gone(struct ctl_relay_event *);
 static int	 relay_bufferevent(struct ctl_relay_event *);
 static void	 relay_eof(struct ctl_relay_event *);
 static void	 relay_flush(struct ctl_relay_event *);
@@ -1381,6 +1382,21 @@ relay_pp_send(struct rsession *con)
 }
 
 /*
+ * A client whose connection ended with its handshake, nothing sent after
+ * it, not even a close_notify (TLS probes, scanners, openssl s_time):
+ * nothing can come from it, and no backend connection is made for it.
+ * A client that sent anything, or closed only its side after a
+ * close_notify, still gets its backend.
+ */
+static int
+relay_client_gone(struct ctl_relay_event *cre)
+{
+	char	 c;
+
+	return (recv(cre->s, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
+}
+
+/*
  * A TLS handshake is through: with the client (se_in) the session goes
  * on to its backend, or with TLS inspection to its protocol; with the
  * backend (se_out) inspection's client handshake starts, or the session.
@@ -1395,6 +1411,11 @@ relay_tls_established(struct ctl_relay_event *cre)
 		log_debug("relay %s, tls session %d established (%d active)",
 		    rlay->rl_conf.name, con->se_id, relay_nsessions);
 		if ((rlay->rl_conf.flags & F_TLSINSPECT) == 0) {
+			if (relay_client_gone(cre)) {
+				/* as when it leaves before a backend */
+				relay_close(con, "done", 0);
+				return;
+			}
 			relay_session_accepted(con);
 			return;
 		}
