@@ -110,6 +110,20 @@ cpu_ticks()
 	echo "$t"
 }
 
+# The CPU ticks of the proxy's processes whose title has $1 ("relayd:
+# ca"): a share of cpu_ticks
+cpu_ticks_of()
+{
+	t=0
+	for p in $(proxy_pids); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "$1" ||
+		    continue
+		v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+
 rss_kib()
 {
 	t=0
@@ -865,13 +879,24 @@ measure_tls()
 	name=$1
 	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"; : >"$work/tr3"
 	: >"$work/tr2"; : >"$work/thc"; : >"$work/tr3c"; : >"$work/tr2c"
+	: >"$work/thr"; : >"$work/tha"
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		c0=$(cpu_ticks)
+		r0=$(cpu_ticks_of "relayd: relay")
+		a0=$(cpu_ticks_of "relayd: ca")
 		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
 		    -time "$HSECS" 2>/dev/null >"$work/stime.out"
 		c1=$(cpu_ticks)
+		r1=$(cpu_ticks_of "relayd: relay")
+		a1=$(cpu_ticks_of "relayd: ca")
 		tls_rate th $((c1 - c0))
+		# relayd's: the relay and the ca processes' shares
+		n=$(awk '/connections in .* real/ { print $1 }' "$work/stime.out")
+		if [ $((a1 - a0)) -gt 0 ]; then
+			cpu_us_per $((r1 - r0)) "$n" >>"$work/thr"
+			cpu_us_per $((a1 - a0)) "$n" >>"$work/tha"
+		fi
 		# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids;
 		# a request read to its end (a TLS 1.3 ticket comes after
 		# the handshake)
@@ -891,11 +916,14 @@ measure_tls()
 		cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/tbc"
 		r=$((r + 1))
 	done
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
+	split="-"
+	[ -s "$work/tha" ] &&
+	    split="$(median <"$work/thr") + $(median <"$work/tha")"
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
 	    "$(median <"$work/tb")" "$(median <"$work/tbc")" \
 	    "$(median <"$work/tr3")" "$(median <"$work/tr2")" \
 	    "$(median <"$work/thc")" "$(median <"$work/tr3c")" \
-	    "$(median <"$work/tr2c")" >>"$work/tls.csv"
+	    "$(median <"$work/tr2c")" "$split" >>"$work/tls.csv"
 	echo "  $name done" >&2
 }
 
@@ -936,7 +964,7 @@ if [ -n "${HTTPB:-}" ]; then
 		    tls_contender nginx-tls-$k start_nginx_tls $k
 	done
 	{
-		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12"
+		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12,cpu_us_per_handshake_relay_plus_ca"
 		cat "$work/tls.csv"
 	} >"$PERF/results/tls-$stamp.csv"
 	echo
@@ -944,13 +972,14 @@ if [ -n "${HTTPB:-}" ]; then
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 { row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[n[3]] = $0 }
 END {
-	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | proxy CPU us/handshake (new/1.3/1.2) | stream Gbit/s | vs HAProxy | CPU s/GiB |"
-	print "|---|---|---|---|---|---|---|---|---|---|"
+	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | proxy CPU us/handshake (new/1.3/1.2) | new: relay + ca | stream Gbit/s | vs HAProxy | CPU s/GiB |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= NR; i++) {
 		split(row[i], f, ","); split(f[1], n, "-"); split(h[n[3]], g, ",")
-		printf "| %s | %s | %s | %s | %s | %s/%s | %s/%s/%s | %s | %s | %s |\n", f[1],
+		printf "| %s | %s | %s | %s | %s | %s/%s | %s/%s/%s | %s | %s | %s | %s |\n", f[1],
 		    f[2], ratio(f[2], g[2]), f[5], f[6], ratio(f[5], g[5]),
-		    ratio(f[6], g[6]), f[7], f[8], f[9], f[3], ratio(f[3], g[3]), f[4]
+		    ratio(f[6], g[6]), f[7], f[8], f[9], f[10], f[3],
+		    ratio(f[3], g[3]), f[4]
 	}
 }' "$work/tls.csv"
 	echo
