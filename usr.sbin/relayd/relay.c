@@ -1254,7 +1254,8 @@ relay_side_close(struct ctl_relay_event *cre)
 	}
 	if (cre->tls != NULL) {
 		/* a close_notify if it goes at once; no waiting for it */
-		(void)tls_close(cre->tls);
+		if (!cre->tin.gone)
+			(void)tls_close(cre->tls);
 		tls_free(cre->tls);
 		cre->tls = NULL;
 	}
@@ -1384,7 +1385,8 @@ relay_pp_send(struct rsession *con)
 /*
  * A client whose connection ended with its handshake, nothing sent after
  * it, not even a close_notify (TLS probes, scanners, openssl s_time):
- * nothing can come from it, and no backend connection is made for it.
+ * nothing can come from it, and no backend connection is made for it
+ * (nor a close_notify sent, which would only meet a reset).
  * A client that sent anything, or closed only its side after a
  * close_notify, still gets its backend.
  */
@@ -1413,6 +1415,7 @@ relay_tls_established(struct ctl_relay_event *cre)
 		if ((rlay->rl_conf.flags & F_TLSINSPECT) == 0) {
 			if (relay_client_gone(cre)) {
 				/* as when it leaves before a backend */
+				cre->tin.gone = 1;
 				relay_close(con, "done", 0);
 				return;
 			}

@@ -55,6 +55,8 @@ struct relay_tlsin {
 	int			 drained;	/* the last read emptied the
 						   socket */
 	int			 asked;		/* OpenSSL read since reset */
+	int			 gone;		/* the peer left with its
+						   handshake: no close_notify */
 };
 
 /*
