@@ -371,7 +371,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls shortconn rdr dns failover"
+SECTIONS="tcp unix http tls h2 shortconn rdr dns failover"
 sec_contenders()
 {
 	case $1 in
@@ -379,6 +379,7 @@ sec_contenders()
 	unix)	echo "relayd-unix relayd-tcp-unix haproxy-unix haproxy-tcp-unix" ;;
 	http)	echo "http-direct http-bare-copy relayd-http relayd-http-rules relayd-http-nosplice haproxy-http-splice haproxy-http haproxy-http-rules nginx-proxy" ;;
 	tls)	echo "relayd-tls-ec haproxy-tls-ec nginx-tls-ec relayd-tls-rsa haproxy-tls-rsa nginx-tls-rsa" ;;
+	h2)	echo "relayd-h2 haproxy-h2 nginx-h2" ;;
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
 	dns)	echo "dns-direct relayd-dns dnsdist-dns" ;;
@@ -388,9 +389,9 @@ sec_contenders()
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 shortconn 362 rdr 39 dns 71 failover 60"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 h2 50 shortconn 362 rdr 39 dns 71 failover 60"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 shortconn 42 rdr 10 dns 22 failover 60"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 h2 10 shortconn 42 rdr 10 dns 22 failover 60"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -984,6 +985,148 @@ END {
 }' "$work/tls.csv"
 	echo
 	echo "TLS: openssl s_time -new -tls1_3 for ${HSECS} s (one client), and -reuse -tls1_3, -tls1_2 -www /1 for resumed handshakes, each with a 1-byte request (relayd with tls session tickets); a $HBYTES-byte download over https through a TLS-terminating tcp relay; CSV in regress/perf/results/tls-$stamp.csv"
+fi
+
+section h2
+# HTTP/2 over TLS (h2load, ALPN h2) to the HTTP/1.1 backend: 1 KiB
+# answers, one connection with 100 streams at once, then 64 connections
+# with 10 each.  relayd's row needs "http http2"; until relayd has it,
+# the row says so and is skipped.
+start_relayd_h2()
+{
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+tls directory "$work/ssl"
+http protocol h {
+	tcp { nodelay, backlog 512 }
+	http http2
+	tls keypair bench-ec
+}
+relay h {
+	listen on 127.0.0.1 port $LS tls
+	protocol h
+	forward to 127.0.0.1 port $HTTPB
+}
+CONF
+	if ! "$RELAYD" -n -f "$work/relayd.conf" >"$work/relayd-n.out" 2>&1; then
+		echo "  relayd-h2: relayd does not take \"http http2\" (yet), skipped" >&2
+		return 1
+	fi
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
+}
+
+start_haproxy_h2()
+{
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn 1000
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+frontend h
+	bind 127.0.0.1:$LS ssl crt $work/ssl/bench-ec.pem alpn h2,http/1.1
+	default_backend b
+backend b
+	http-reuse always
+	server s 127.0.0.1:$HTTPB
+CONF
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
+}
+
+start_nginx_h2()
+{
+	cat >"$work/nginx.conf" <<CONF
+$(nginx_head)
+http {
+	access_log off;
+	upstream b { server 127.0.0.1:$HTTPB; keepalive 128; }
+	server {
+		listen 127.0.0.1:$LS ssl http2;
+		ssl_certificate $work/ssl/bench-ec.crt;
+		ssl_certificate_key $work/ssl/private/bench-ec.key;
+		# its default of 1000 ends a connection (GOAWAY) that
+		# h2load does not open again
+		keepalive_requests 100000000;
+		location / {
+			proxy_pass http://b;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+CONF
+	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
+}
+
+# h2load for HSECS seconds: requests/s to $work/WHAT, the proxy's CPU
+# microseconds per request to $work/WHATc.  h2_run WHAT CONNS STREAMS
+h2_run()
+{
+	c0=$(cpu_ticks)
+	$ONCLIENT h2load -D "$HSECS" -c "$2" -m "$3" \
+	    "https://127.0.0.1:$LS/1024" >"$work/h2load.out" 2>&1
+	c1=$(cpu_ticks)
+	awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
+	    "$work/h2load.out" >>"$work/$1"
+	cpu_us_per $((c1 - c0)) "$(awk '/^requests:/ { print $8 }' \
+	    "$work/h2load.out")" >>"$work/$1c"
+}
+
+h2_contender()
+{
+	name=$1
+	shift
+	selected "$name" || return
+	"$@" || return
+	if ! wait_port "$LS"; then
+		echo "  $name did not start, skipped" >&2
+		stop_proxy
+		return
+	fi
+	: >"$work/h1"; : >"$work/h1c"; : >"$work/h64"; : >"$work/h64c"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		h2_run h1 1 100
+		h2_run h64 64 10
+		r=$((r + 1))
+	done
+	printf '%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/h1")" \
+	    "$(median <"$work/h1c")" "$(median <"$work/h64")" \
+	    "$(median <"$work/h64c")" >>"$work/h2.csv"
+	echo "  $name done" >&2
+	stop_proxy
+}
+
+if [ -n "${HTTPB:-}" ] && command -v h2load >/dev/null &&
+    { selected relayd-h2 || selected haproxy-h2 || selected nginx-h2; }; then
+	LS=$LH
+	: >"$work/h2.csv"
+	h2_contender relayd-h2 start_relayd_h2
+	command -v haproxy >/dev/null && h2_contender haproxy-h2 start_haproxy_h2
+	command -v nginx >/dev/null && h2_contender nginx-h2 start_nginx_h2
+	{
+		echo "contender,req_per_s_1x100,cpu_us_per_req_1x100,req_per_s_64x10,cpu_us_per_req_64x10"
+		cat "$work/h2.csv"
+	} >"$PERF/results/h2-$stamp.csv"
+	echo
+	awk -F, '
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 2; i <= 4; i += 2) if ($i > best[i]) best[i] = $i } }
+END {
+	print "| HTTP/2 contender | req/s, 1 conn x 100 streams | proxy CPU us/req | req/s, 64 conns x 10 streams | proxy CPU us/req | vs the better peer (1x100 / 64x10) |"
+	print "|---|---|---|---|---|---|"
+	for (i = 1; i <= NR; i++) {
+		split(row[i], f, ",")
+		printf "| %s | %s | %s | %s | %s | %s / %s |\n", f[1], f[2], f[3],
+		    f[4], f[5], ratio(f[2], best[2]), ratio(f[4], best[4])
+	}
+}' "$work/h2.csv"
+	echo
+	echo "HTTP/2: h2load -D ${HSECS} over TLS (ALPN h2, ECDSA key) for GET /1024, to the HTTP/1.1 backend with keep-alive; medians of $REPEAT run(s); CSV in regress/perf/results/h2-$stamp.csv"
 fi
 
 section shortconn
