@@ -1115,7 +1115,7 @@ if [ -n "${HTTPB:-}" ] && command -v h2load >/dev/null &&
 	echo
 	awk -F, '
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
-{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 2; i <= 4; i += 2) if ($i > best[i]) best[i] = $i } }
+{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 2; i <= 4; i += 2) if ($i + 0 > best[i] + 0) best[i] = $i + 0 } }
 END {
 	print "| HTTP/2 contender | req/s, 1 conn x 100 streams | proxy CPU us/req | req/s, 64 conns x 10 streams | proxy CPU us/req | vs the better peer (1x100 / 64x10) |"
 	print "|---|---|---|---|---|---|"
