@@ -9,9 +9,7 @@
 node_ns()
 {
 	N=ha$$
-	ip netns add $N || atf_fail "netns"
-	echo $N >>ns.list
-	ip -n $N link set lo up
+	ha_ns $N
 	ip -n $N link add d0 type veth peer name d1 || atf_fail "veth"
 	ip -n $N link set d0 up
 	ip -n $N link set d1 up
@@ -40,27 +38,43 @@ pair_ns()
 	id=$$
 	L=hal$id C=hac$id A=haa$id B=hab$id
 	for _ns in $L $C $A $B; do
-		ip netns add $_ns || atf_fail "netns $_ns"
-		echo $_ns >>ns.list
-		ip -n $_ns link set lo up
+		ha_ns $_ns
 	done
-	ip -n $L link add br0 type bridge || atf_fail "bridge"
-	ip -n $L link set br0 up
-	for _n in c a b; do
-		ip link add h$_n$id type veth peer name h${_n}l$id ||
-		    atf_fail "veth"
-		ip link set h${_n}l$id netns $L
-		ip -n $L link set h${_n}l$id master br0 up
+	lan_bridge br0
+	lan_join br0 hc$id $C 10.79.1.10
+	lan_join br0 ha$id $A 10.79.1.1
+	lan_join br0 hb$id $B 10.79.1.2
+}
+
+# A namespace of the test's: in ns.list for cleanup_ns, loopback up
+ha_ns()
+{
+	ip netns add $1 || atf_fail "netns $1"
+	echo $1 >>ns.list
+	ip -n $1 link set lo up
+}
+
+# lan_bridge BRIDGE: a LAN, as a bridge in $L
+lan_bridge()
+{
+	ip -n $L link add $1 type bridge || atf_fail "bridge"
+	ip -n $L link set $1 up
+}
+
+# lan_join BRIDGE IF NS ADDR...: NS on the LAN, by a veth IF with the
+# addresses ADDR/24, its peer IFl on BRIDGE
+lan_join()
+{
+	_br=$1 _if=$2 _ns=$3
+	shift 3
+	ip link add $_if type veth peer name ${_if}l || atf_fail "veth"
+	ip link set ${_if}l netns $L
+	ip -n $L link set ${_if}l master $_br up
+	ip link set $_if netns $_ns
+	for _a; do
+		ip -n $_ns addr add $_a/24 dev $_if
 	done
-	ip link set hc$id netns $C
-	ip link set ha$id netns $A
-	ip link set hb$id netns $B
-	ip -n $C addr add 10.79.1.10/24 dev hc$id
-	ip -n $A addr add 10.79.1.1/24 dev ha$id
-	ip -n $B addr add 10.79.1.2/24 dev hb$id
-	ip -n $C link set hc$id up
-	ip -n $A link set ha$id up
-	ip -n $B link set hb$id up
+	ip -n $_ns link set $_if up
 }
 
 # backend NODE NAME: the node's server, on 127.0.0.1 port 8080
@@ -489,28 +503,11 @@ rdr_pair_ns()
 {
 	pair_ns
 	S=has$id
-	ip netns add $S || atf_fail "netns $S"
-	echo $S >>ns.list
-	ip -n $S link set lo up
-	ip -n $L link add br1 type bridge || atf_fail "bridge"
-	ip -n $L link set br1 up
-	for _n in a b s; do
-		ip link add hs$_n$id type veth peer name hs${_n}l$id ||
-		    atf_fail "veth"
-		ip link set hs${_n}l$id netns $L
-		ip -n $L link set hs${_n}l$id master br1 up
-	done
-	ip link set hsa$id netns $A
-	ip link set hsb$id netns $B
-	ip link set hss$id netns $S
-	ip -n $A addr add 10.79.2.1/24 dev hsa$id
-	ip -n $B addr add 10.79.2.2/24 dev hsb$id
-	ip -n $S addr add 10.79.2.11/24 dev hss$id
-	ip -n $S addr add 10.79.2.12/24 dev hss$id
-	for _ns in $A $B $S; do
-		ip -n $_ns link set dev $(ip -n $_ns -o link show |
-		    awk -F': ' '/hs[abs][0-9]/ { sub(/@.*/, "", $2); print $2 }') up
-	done
+	ha_ns $S
+	lan_bridge br1
+	lan_join br1 hsa$id $A 10.79.2.1
+	lan_join br1 hsb$id $B 10.79.2.2
+	lan_join br1 hss$id $S 10.79.2.11 10.79.2.12
 	ip -n $S route add default via 10.79.2.254 || atf_fail "route"
 	for _i in $(seq 20 29); do
 		ip -n $C addr add 10.79.1.$_i/24 dev hc$id
