@@ -647,6 +647,7 @@ HAPROXY_RULES='http-request set-header X-Forwarded-For %[src]
 	http-request allow if METH_GET
 	http-request set-var(txn.tag) str(bad) if { req.hdr(User-Agent) -m beg bad }'
 
+# start_haproxy_http [DEFAULTS LINES [FRONTEND LINES [BIND OPTIONS]]]
 start_haproxy_http()
 {
 	cat >"$work/haproxy.cfg" <<CONF
@@ -660,7 +661,7 @@ defaults
 	timeout client 600s
 	timeout server 600s
 frontend h
-	bind 127.0.0.1:$LH
+	bind 127.0.0.1:$LH $3
 	$2
 	default_backend b
 backend b
@@ -671,6 +672,7 @@ CONF
 	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
 
+# start_nginx_http [LISTEN OPTIONS [SERVER LINES]]
 start_nginx_http()
 {
 	cat >"$work/nginx.conf" <<CONF
@@ -679,7 +681,8 @@ http {
 	access_log off;
 	upstream b { server 127.0.0.1:$HTTPB; keepalive 128; }
 	server {
-		listen 127.0.0.1:$LH;
+		listen 127.0.0.1:$LH ${1:-};
+		${2:-}
 		client_max_body_size 0;
 		location / {
 			proxy_pass http://b;
@@ -1018,48 +1021,17 @@ CONF
 
 start_haproxy_h2()
 {
-	cat >"$work/haproxy.cfg" <<CONF
-global
-	nbthread $WORKERS
-	maxconn 1000
-defaults
-	mode http
-	timeout connect 5s
-	timeout client 600s
-	timeout server 600s
-frontend h
-	bind 127.0.0.1:$LS ssl crt $work/ssl/bench-ec.pem alpn h2,http/1.1
-	default_backend b
-backend b
-	http-reuse always
-	server s 127.0.0.1:$HTTPB
-CONF
-	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
+	start_haproxy_http "http-reuse always" "" \
+	    "ssl crt $work/ssl/bench-ec.pem alpn h2,http/1.1"
 }
 
+# nginx's keepalive_requests: its default of 1000 ends a connection
+# (GOAWAY) that h2load does not open again
 start_nginx_h2()
 {
-	cat >"$work/nginx.conf" <<CONF
-$(nginx_head)
-http {
-	access_log off;
-	upstream b { server 127.0.0.1:$HTTPB; keepalive 128; }
-	server {
-		listen 127.0.0.1:$LS ssl http2;
-		ssl_certificate $work/ssl/bench-ec.crt;
+	start_nginx_http "ssl http2" "ssl_certificate $work/ssl/bench-ec.crt;
 		ssl_certificate_key $work/ssl/private/bench-ec.key;
-		# its default of 1000 ends a connection (GOAWAY) that
-		# h2load does not open again
-		keepalive_requests 100000000;
-		location / {
-			proxy_pass http://b;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-		}
-	}
-}
-CONF
-	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
+		keepalive_requests 100000000;"
 }
 
 # h2load for HSECS seconds: requests/s to $work/WHAT, the proxy's CPU
