@@ -513,7 +513,7 @@ tls_handshake_timeout_body()
 	    "TCP:127.0.0.1:$lport" >/dev/null &
 	echo $! >client.pid
 	end_line "TLS handshake timeout"
-	atf_check -o match:"^relay r, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> -:0, TLS handshake timeout\$" \
+	atf_check -o match:"^relay r, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> :0, TLS handshake timeout\$" \
 	    cat relayd.log
 }
 tls_handshake_timeout_cleanup()
@@ -1085,7 +1085,7 @@ s.do_handshake()
 s.shutdown(socket.SHUT_WR)	# the socket's: no close_notify
 s.close()
 PY
-	end_line "127.0.0.1 -> -:0, done\$"
+	end_line "127.0.0.1 -> :0, done\$"
 	# the backend never heard of it
 	atf_check -o inline:"0\n" sh -c "wc -l <back.port.requests 2>/dev/null || echo 0"
 	get10 "https://127.0.0.1:$lport/bytes/10"

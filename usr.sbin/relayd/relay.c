@@ -2122,11 +2122,12 @@ relay_log_end(struct rsession *con, const char *msg, int err,
 	if ((env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
 	    RELAYD_OPT_LOGCON)) == 0)
 		return;
+	/* an address there is none of is empty, as OpenBSD prints it */
 	if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
-		(void)strlcpy(ibuf, "-", sizeof(ibuf));
+		ibuf[0] = '\0';
 	if (con->se_out.ss.ss_family == AF_UNSPEC ||
 	    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
-		(void)strlcpy(obuf, "-", sizeof(obuf));
+		obuf[0] = '\0';
 	level = err ? LOG_WARNING : LOG_INFO;
 	logit(level, "relay %s, session %u (%d active), %s, %s -> "
 	    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
