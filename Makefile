@@ -37,12 +37,12 @@ SERVICENAME =	relayd.service
 SERVICEMODE =	444
 YACC ?=		byacc
 PKGS =		libbsd-overlay libevent libtls libssl libcrypto libseccomp \
-		libnftables libmnl
+		libnftables libmnl libnghttp2
 CPPFLAGS +=	-D_GNU_SOURCE -DHAVE_SECCOMP \
 		$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS +=	$(shell pkg-config --libs $(PKGS) 2>/dev/null || \
 		    echo -lbsd -levent -ltls -lssl -lcrypto -lseccomp \
-		    -lnftables -lmnl)
+		    -lnftables -lmnl -lnghttp2)
 # redirections on nftables, routers on rtnetlink
 KERNEL_SRCS =	$(RD)/kernel_nft.c $(RD)/kernel_rtnl.c
 # splice(2) through a pipe; no SO_SPLICE
@@ -65,9 +65,9 @@ SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
-LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
-DEPS_CHECK =	pkg info -e libevent libretls kyua mandoc
-DEPS_INSTALL =	pkg install -y libevent libretls kyua mandoc
+LDLIBS +=	-levent -ltls -lssl -lcrypto -lnghttp2 -lutil
+DEPS_CHECK =	pkg info -e libevent libretls libnghttp2 kyua mandoc
+DEPS_INSTALL =	pkg install -y libevent libretls libnghttp2 kyua mandoc
 KERNEL_SRCS =	$(RD)/kernel_none.c
 # SO_SPLICE since 14.2; before it, no kernel engine
 ifneq ($(shell grep -s -c SO_SPLICE /usr/include/sys/socket.h),0)
@@ -79,7 +79,7 @@ SPLICE_NONE =	-DSPLICE_NONE_PIPE -DSPLICE_NONE_SO
 endif
 endif
 ifeq ($(UNAME_S),OpenBSD)
-# OpenBSD: everything is in base but kyua and libevent 2.
+# OpenBSD: everything is in base but kyua, libevent 2 and libnghttp2.
 SERVICE =	etc/rc.d/relayd.openbsd
 SERVICEDIR =	/etc/rc.d
 SERVICENAME =	relayd
@@ -87,7 +87,7 @@ SERVICEMODE =	555
 YACC ?=		yacc
 CPPFLAGS +=	-I/usr/local/include
 LDFLAGS +=	-L/usr/local/lib
-LDLIBS +=	-levent -ltls -lssl -lcrypto -lutil
+LDLIBS +=	-levent -ltls -lssl -lcrypto -lnghttp2 -lutil
 DEPS_CHECK =	true
 DEPS_INSTALL =	true
 KERNEL_SRCS =	$(RD)/kernel_none.c
@@ -110,7 +110,8 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
-		snmpd snmp debhelper keepalived conntrackd conntrack
+		snmpd snmp debhelper keepalived conntrackd conntrack \
+		libnghttp2-dev nghttp2-client
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -125,6 +126,7 @@ SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(SPLICE_NATIVE) \
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
 		$(RD)/parent_relay.c $(RD)/relay_dns.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
+		$(RD)/relay_h2.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \

@@ -161,6 +161,64 @@ while n > 0:
 print(h.hexdigest())" "$1"
 }
 
+# A CA, and certificates it signs: NAME KEYTYPE (rsa or ec) SUBJECTALT.
+# The certificate goes to ssl/NAME.crt, the key to ssl/private/NAME.key.
+mkca()
+{
+	mkdir -p ssl/private
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key \
+	    -out ca.crt -days 2 -subj "/CN=relayd test CA" 2>/dev/null ||
+	    atf_fail "no CA"
+}
+
+mkcert()
+{
+	case $2 in
+	rsa)	_kopt="-newkey rsa:2048" ;;
+	ec)	_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256" ;;
+	esac
+	# shellcheck disable=SC2086
+	openssl req -new $_kopt -nodes -keyout "ssl/private/$1.key" \
+	    -out "$1.csr" -subj "/CN=$1" 2>/dev/null &&
+	printf 'subjectAltName=%s\n' "$3" >"$1.ext" &&
+	openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
+	    -CAcreateserial -days 2 -extfile "$1.ext" \
+	    -out "ssl/$1.crt" 2>/dev/null || atf_fail "no certificate $1"
+}
+
+# The head of a test's relayd.conf: one relay process, the control
+# socket and TLS files here, connections logged.
+conf_head()
+{
+	cat <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+tls directory "$PWD/ssl"
+CONF
+}
+
+# tls_conf PROTOTYPE "PROTOCOL LINES" [RELAY LINES]: a relay with a TLS
+# listener on $lport to the backend on $bport.
+tls_conf()
+{
+	lport=$(freeport)
+	{
+		conf_head
+		cat <<CONF
+$1 protocol p {
+	$2
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward to 127.0.0.1 port $bport
+	$3
+}
+CONF
+	} >relayd.conf
+}
+
 # Skip, with the reason, where network namespaces (and nftables in
 # them) cannot be had.
 require_netns()

@@ -993,8 +993,8 @@ fi
 section h2
 # HTTP/2 over TLS (h2load, ALPN h2) to the HTTP/1.1 backend: 1 KiB
 # answers, one connection with 100 streams at once, then 64 connections
-# with 10 each.  relayd's row needs "http http2"; until relayd has it,
-# the row says so and is skipped.
+# with 10 each.  relayd's row needs "http http2": a relayd without it
+# says so and the row is skipped.
 start_relayd_h2()
 {
 	cat >"$work/relayd.conf" <<CONF
@@ -1013,7 +1013,7 @@ relay h {
 }
 CONF
 	if ! "$RELAYD" -n -f "$work/relayd.conf" >"$work/relayd-n.out" 2>&1; then
-		echo "  relayd-h2: relayd does not take \"http http2\" (yet), skipped" >&2
+		echo "  relayd-h2: relayd does not take \"http http2\", skipped" >&2
 		return 1
 	fi
 	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"

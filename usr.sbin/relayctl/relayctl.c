@@ -602,6 +602,10 @@ show_session_msg(struct imsg *imsg)
 				*p = '?';
 		if (cs->cs_request[0] != '\0')
 			printf("\trequest %s\n", cs->cs_request);
+		/* our extension: an HTTP/2 client's streams */
+		if (cs->cs_h2)
+			printf("\thttp2 streams %u open, %u requests\n",
+			    cs->cs_streams, cs->cs_requests);
 		/* our extension: which sides speak TLS */
 		if (cs->cs_tls != 0)
 			printf("\ttls%s%s\n", cs->cs_tls & 1 ? " client" : "",

@@ -82,6 +82,7 @@ protocol_init(struct protocol *p)
 	p->tlsflags = TLSFLAG_DEFAULT;
 	p->httpheaderlen = RELAY_DEFHEADERLENGTH;
 	p->httpheadtimeout = RELAY_HEADTIMEOUT;
+	p->httpstreams = RELAY_H2STREAMS;
 	protocol_forget(p);
 }
 

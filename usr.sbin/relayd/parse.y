@@ -247,6 +247,7 @@ typedef struct {
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
+%token	HTTP2 STREAMS
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -1060,6 +1061,21 @@ httpflags	: HEADERLEN NUMBER		{
 		}
 		| NO WEBSOCKETS			{
 			proto->httpflags &= ~HTTPFLAG_WEBSOCKETS;
+		}
+		| HTTP2				{
+			proto->httpflags |= HTTPFLAG_HTTP2;
+		}
+		| HTTP2 STREAMS NUMBER		{
+			if ($3 < 1 || $3 > RELAY_H2STREAMS_MAX) {
+				yyerror("invalid http2 streams: %lld (1 to %d)",
+				    (long long)$3, RELAY_H2STREAMS_MAX);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2;
+			proto->httpstreams = $3;
+		}
+		| NO HTTP2			{
+			proto->httpflags &= ~HTTPFLAG_HTTP2;
 		}
 		;
 
@@ -2858,6 +2874,7 @@ static const struct keywords keywords[] = {
 	{ "headerlen",		HEADERLEN },
 	{ "host",		HOST },
 	{ "http",		HTTP },
+	{ "http2",		HTTP2 },
 	{ "icmp",		ICMP },
 	{ "ignorecase",	IGNORECASE },
 	{ "include",		INCLUDE },
@@ -2923,6 +2940,7 @@ static const struct keywords keywords[] = {
 	{ "splice",		SPLICE },
 	{ "state",		STATE },
 	{ "sticky-address",	STICKYADDR },
+	{ "streams",		STREAMS },
 	{ "strip",		STRIP },
 	{ "style",		STYLE },
 	{ "table",		TABLE },

@@ -319,6 +319,12 @@ print_protocol(struct protocol *p)
 	if (p->type == RELAY_PROTO_HTTP &&
 	    p->httpheadtimeout != RELAY_HEADTIMEOUT)
 		printf("\thttp header timeout %d\n", p->httpheadtimeout);
+	if (p->type == RELAY_PROTO_HTTP && (p->httpflags & HTTPFLAG_HTTP2)) {
+		if (p->httpstreams != RELAY_H2STREAMS)
+			printf("\thttp http2 streams %d\n", p->httpstreams);
+		else
+			printf("\thttp http2\n");
+	}
 	if (p->flags & F_RETURN) {
 		printf("\treturn error");
 		if (p->style != NULL) {

@@ -145,7 +145,8 @@ static void	 relay_tcp_free(struct rsession *);
 /* tcp: everything passes as it comes, spliced but for TLS */
 static const struct relay_ops relay_tcp_ops = {
 	"tcp", 0, relay_tcp_init, relay_tcp_read, relay_tcp_passed,
-	relay_tcp_connected, relay_tcp_eof, relay_tcp_abort, relay_tcp_free
+	relay_tcp_connected, relay_tcp_eof, relay_tcp_abort, relay_tcp_free,
+	NULL
 };
 
 static struct relayd		*env;
@@ -730,6 +731,9 @@ relay_pp_read(int fd, short event, void *arg)
 static void
 relay_session_accepted(struct rsession *con)
 {
+	/* an http relay's TLS client that chose h2 speaks HTTP/2 */
+	if (con->se_ops == &relay_http_ops && relay_h2_chosen(con))
+		con->se_ops = &relay_h2_ops;
 	/* a protocol may read the request before it picks a backend */
 	relay_act(con, &con->se_in, con->se_ops->ro_init(con));
 }
@@ -764,6 +768,16 @@ relay_act(struct rsession *con, struct ctl_relay_event *cre,
 		relay_act(con, cre->dst, con->se_ops->ro_read(cre->dst));
 		break;
 	}
+}
+
+/*
+ * What a protocol's own timer wants (a hook's answer, outside a hook):
+ * done as relay_act() does it.
+ */
+void
+relay_wish(struct rsession *con, enum relay_verdict v)
+{
+	relay_act(con, &con->se_in, v);
 }
 
 /* tcp: a backend at once */
@@ -1866,6 +1880,10 @@ relay_drained(struct ctl_relay_event *cre)
 		relay_eof(from);
 		return;
 	}
+	if (con->se_ops->ro_drained != NULL) {
+		relay_act(con, cre, con->se_ops->ro_drained(cre));
+		return;
+	}
 	if (from->bev != NULL && !from->splicing)
 		relay_read_on(from);
 }
@@ -2098,6 +2116,24 @@ relay_log(struct rsession *con, const char *text)
 	con->se_loglen += len;
 }
 
+/*
+ * The session's backend connection is not its first (http keep-alive
+ * and forward to): the end line notes the new backend, as OpenBSD's.
+ */
+void
+relay_log_backend(struct rsession *con)
+{
+	char	 addr[INET6_ADDRSTRLEN];
+	char	 log[INET6_ADDRSTRLEN + 16];
+
+	if (con->se_nconnects <= 1 ||
+	    print_host(&con->se_out.ss, addr, sizeof(addr)) == NULL)
+		return;
+	(void)snprintf(log, sizeof(log), " -> %s:%d", addr,
+	    ss_port(&con->se_out.ss));
+	relay_log(con, log);
+}
+
 /* A request began (http): counted, and shown by show sessions. */
 void
 relay_request(struct rsession *con, const char *line)
@@ -2298,6 +2334,9 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
 		(void)strlcpy(cs.cs_request, con->se_request,
 		    sizeof(cs.cs_request));
+		cs.cs_h2 = con->se_ops == &relay_h2_ops;
+		cs.cs_streams = con->se_streams;
+		cs.cs_requests = con->se_requests;
 		relay_session_bytes(con, cs.cs_bytes);
 		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
 		    -1, &cs, sizeof(cs));

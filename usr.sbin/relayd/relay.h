@@ -16,8 +16,8 @@
 
 /*
  * The relay processes: the core (relay.c) and its protocols (tcp in
- * relay.c, http in relay_http.c and relay_http_rules.c, dns in
- * relay_dns.c), and the TLS side of a session (relay_tls.c,
+ * relay.c, http in relay_http.c and relay_http_rules.c, HTTP/2 clients
+ * of http relays in relay_h2.c, dns in relay_dns.c), and the TLS side of a session (relay_tls.c,
  * tls_keyops.c).
  *
  * Who owns what.  The core owns every rsession and both of its sides:
@@ -29,7 +29,8 @@
  * something of the core (a backend, another backend, an end passed on)
  * it says so in its hook's answer, enum relay_verdict, which the core
  * carries out (relay_act()).  A protocol never connects, never calls a
- * libevent callback, and never runs a hook itself.
+ * libevent callback, and never runs a hook itself; from a timer of its
+ * own it asks with relay_wish() what a hook would have answered.
  *
  * The calls go one way: the core calls the hooks of struct relay_ops;
  * a hook calls the functions under "what a protocol may call" below.
@@ -168,6 +169,11 @@ struct relay_ops {
 	/* no backend (why, errno): answer the client and close */
 	void		(*ro_abort)(struct rsession *, enum relay_cfail, int);
 	void		(*ro_free)(struct rsession *);
+	/*
+	 * cre's output was all written (NULL: nothing to do then); a
+	 * protocol that holds bytes back for want of room goes on.
+	 */
+	enum relay_verdict (*ro_drained)(struct ctl_relay_event *);
 };
 
 /* Where a session's connect to its backend is (relay_connect) */
@@ -216,6 +222,8 @@ struct rsession {
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
 	int			 se_socknamed;	/* se_sockname is known */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
+	unsigned int		 se_streams;	/* HTTP/2: streams open */
+	unsigned int		 se_requests;	/* HTTP/2: requests so far */
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
 TAILQ_HEAD(sessionlist, rsession);
@@ -236,8 +244,11 @@ void		 relay_read_off(struct ctl_relay_event *);
 void		 relay_end(struct ctl_relay_event *, const char *);
 int		 relay_end_written(struct ctl_relay_event *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
+/* from a protocol's own timer: what a hook would have answered */
+void		 relay_wish(struct rsession *, enum relay_verdict);
 /* the session end line, show sessions, statistics */
 void		 relay_log(struct rsession *, const char *);
+void		 relay_log_backend(struct rsession *);
 void		 relay_request(struct rsession *, const char *);
 struct sockaddr_storage
 		*relay_sockname(struct rsession *);
@@ -258,6 +269,13 @@ void		 relay_timeout(struct ctl_relay_event *, int);
 extern const struct relay_ops relay_http_ops;
 int		 http_rules(struct ctl_relay_event *, struct http_msg *,
 		    struct relay_table **);
+const char	*http_error_name(int);
+char		*http_error_page(struct rsession *, int, const char *);
+int		 http_write_head(struct evbuffer *, struct http_msg *, int);
+
+/* relay_h2.c: an http relay's TLS clients that chose h2 (ALPN) */
+extern const struct relay_ops relay_h2_ops;
+int		 relay_h2_chosen(struct rsession *);
 
 /* relay_dns.c */
 #define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */

@@ -148,7 +148,8 @@ static void	 relay_dns_noabort(struct rsession *, enum relay_cfail, int);
 /* a query is a datagram: no stream, no connect; only its end is ours */
 static const struct relay_ops relay_dns_ops = {
 	"dns", 0, relay_dns_nostream, relay_dns_noside, relay_dns_noside,
-	relay_dns_nostream, relay_dns_noside, relay_dns_noabort, relay_dns_free
+	relay_dns_nostream, relay_dns_noside, relay_dns_noabort, relay_dns_free,
+	NULL
 };
 
 static struct dns_session	*dns_pending[DNS_IDS];

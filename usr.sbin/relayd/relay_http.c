@@ -617,7 +617,8 @@ const struct relay_ops relay_http_ops = {
 	http_connected,
 	http_eof,
 	http_nobackend,
-	http_free
+	http_free,
+	NULL
 };
 
 static const struct {
@@ -635,7 +636,7 @@ static const struct {
 	{ 504,	"Gateway Timeout" }
 };
 
-static const char *
+const char *
 http_error_name(int code)
 {
 	size_t	 i;
@@ -698,18 +699,10 @@ static enum relay_verdict
 http_connected(struct rsession *con)
 {
 	struct http_session	*hs = con->se_priv;
-	char			 addr[INET6_ADDRSTRLEN];
-	char			 log[INET6_ADDRSTRLEN + 16];
 	enum relay_verdict	 v;
 
 	hs->hs_connecting = 0;
-	if (con->se_nconnects > 1 &&
-	    print_host(&con->se_out.ss, addr, sizeof(addr)) != NULL) {
-		/* as OpenBSD notes a keep-alive request's new backend */
-		(void)snprintf(log, sizeof(log), " -> %s:%d", addr,
-		    ss_port(&con->se_out.ss));
-		relay_log(con, log);
-	}
+	relay_log_backend(con);
 	if (evbuffer_add_buffer(bufferevent_get_output(con->se_out.bev),
 	    hs->hs_pending) == -1) {
 		relay_close(con, "buffer event failed", 1);
@@ -1085,7 +1078,7 @@ http_cat(char *p, const char *s, size_t len)
  * The head as it goes on: from the model, Connection: close added.  It
  * is written in one piece into space reserved in out, without printf.
  */
-static int
+int
 http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
 {
 	static const char	 closehdr[] = "Connection: close\r\n";
@@ -1426,6 +1419,40 @@ http_nobackend(struct rsession *con, enum relay_cfail why, int error)
 }
 
 /*
+ * OpenBSD's error page for code, msg the detail it shows (none for an
+ * internal error, whose detail stays in the log): the HTML body, or
+ * NULL without memory or an address to name.
+ */
+char *
+http_error_page(struct rsession *con, int code, const char *msg)
+{
+	struct relay		*rlay = con->se_relay;
+	struct protocol		*proto = rlay->rl_proto;
+	const char		*name = http_error_name(code), *style;
+	char			 host[INET6_ADDRSTRLEN];
+	char			*body;
+
+	if (print_host(&rlay->rl_conf.ss, host, sizeof(host)) == NULL)
+		return (NULL);
+	style = proto->style != NULL ? proto->style :
+	    "body { background-color: #a00000; color: white; "
+	    "font-family: 'Comic Sans MS', 'Chalkboard SE', "
+	    "'Comic Neue', sans-serif; }\n"
+	    "hr { border: 0; border-bottom: 1px dashed; }\n";
+	if (asprintf(&body, "<!DOCTYPE html>\n<html>\n<head>\n"
+	    "<title>%03d %s</title>\n"
+	    "<style type=\"text/css\"><!--\n%s\n--></style>\n"
+	    "</head>\n<body>\n<h1>%s</h1>\n"
+	    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
+	    "<hr><address>%s at %s port %d</address>\n"
+	    "</body>\n</html>\n", code, name, style, name,
+	    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME,
+	    host, (int)rlay->rl_conf.port) == -1)
+		return (NULL);
+	return (body);
+}
+
+/*
  * A request relayd refuses, or a response it cannot pass.  With "return
  * error" the client gets OpenBSD's error page first, unless an answer
  * is on its way to it; the session closes.  Returns -1.
@@ -1433,16 +1460,14 @@ http_nobackend(struct rsession *con, enum relay_cfail why, int error)
 static int
 http_abort(struct rsession *con, int code, const char *msg)
 {
-	struct relay		*rlay = con->se_relay;
-	struct protocol		*proto = rlay->rl_proto;
+	struct protocol		*proto = con->se_relay->rl_proto;
 	struct evbuffer		*out;
-	const char		*name = http_error_name(code), *style;
+	const char		*name = http_error_name(code);
 	char			*body = NULL, *page = NULL, *reason = NULL;
-	char			 host[INET6_ADDRSTRLEN], date[64];
+	char			 date[64];
 	struct tm		 tm;
 	time_t			 t;
 	ssize_t			 n;
-	int			 len;
 
 	if (msg == NULL)
 		msg = name;
@@ -1456,28 +1481,13 @@ http_abort(struct rsession *con, int code, const char *msg)
 	t = time(NULL);
 	if (out != NULL && evbuffer_get_length(out) == 0 &&
 	    !con->se_out.splicing &&
-	    print_host(&rlay->rl_conf.ss, host, sizeof(host)) != NULL &&
 	    gmtime_r(&t, &tm) != NULL &&
-	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) > 0) {
-		style = proto->style != NULL ? proto->style :
-		    "body { background-color: #a00000; color: white; "
-		    "font-family: 'Comic Sans MS', 'Chalkboard SE', "
-		    "'Comic Neue', sans-serif; }\n"
-		    "hr { border: 0; border-bottom: 1px dashed; }\n";
-		/* the detail of an internal error stays in the log */
-		len = asprintf(&body, "<!DOCTYPE html>\n<html>\n<head>\n"
-		    "<title>%03d %s</title>\n"
-		    "<style type=\"text/css\"><!--\n%s\n--></style>\n"
-		    "</head>\n<body>\n<h1>%s</h1>\n"
-		    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
-		    "<hr><address>%s at %s port %d</address>\n"
-		    "</body>\n</html>\n", code, name, style, name,
-		    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME,
-		    host, (int)rlay->rl_conf.port);
-		if (len != -1 && asprintf(&page, "HTTP/1.0 %03d %s\r\n"
+	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) > 0 &&
+	    (body = http_error_page(con, code, msg)) != NULL) {
+		if (asprintf(&page, "HTTP/1.0 %03d %s\r\n"
 		    "Date: %s\r\nServer: %s\r\nConnection: close\r\n"
-		    "Content-Type: text/html\r\nContent-Length: %d\r\n\r\n%s",
-		    code, name, date, HTTP_SERVERNAME, len, body) != -1)
+		    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n%s",
+		    code, name, date, HTTP_SERVERNAME, strlen(body), body) != -1)
 			/* as OpenBSD does: one write, what fits goes */
 			if ((n = relay_send_now(&con->se_in, page,
 			    strlen(page))) > 0)

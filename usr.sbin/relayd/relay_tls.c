@@ -413,6 +413,11 @@ relay_tls_server(struct relay *rlay)
 	if (tls_config_set_session_id(cfg, rlay->rl_conf.tls_sid,
 	    sizeof(rlay->rl_conf.tls_sid)) != 0)
 		goto fail;
+	/* http2: h2 first, HTTP/1.1 for the clients that ask for it */
+	if (p->type == RELAY_PROTO_HTTP && (p->httpflags & HTTPFLAG_HTTP2) &&
+	    (rlay->rl_conf.flags & F_TLSINSPECT) == 0 &&
+	    tls_config_set_alpn(cfg, "h2,http/1.1") != 0)
+		goto fail;
 	if ((rlay->rl_tls_ctx = tls_server()) == NULL) {
 		log_warnx("relay %s: tls_server failed", rlay->rl_conf.name);
 		return (-1);

@@ -614,6 +614,9 @@ enum prototype {
 #define TLSDHPARAM_DEFAULT		"none"
 
 #define HTTPFLAG_WEBSOCKETS		0x01
+#define HTTPFLAG_HTTP2			0x02	/* ALPN h2 on TLS (ours) */
+#define RELAY_H2STREAMS			100	/* http2 streams at once */
+#define RELAY_H2STREAMS_MAX		1000
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
 #define RELAY_HEADTIMEOUT		30	/* s for a request head */
@@ -725,6 +728,7 @@ struct protocol {
 	int			 httpheaderlen;
 	int			 httpheadtimeout; /* s, a request head's (ours) */
 	uint32_t		 httpflags;
+	int			 httpstreams;	/* http2 streams at once */
 	char			*tlsciphers;
 	char			*tlsdhparams;
 	char			*tlsecdhecurves;
@@ -976,6 +980,9 @@ struct ctl_session {
 	int			 cs_tls;	/* 1 client side, 2 backend */
 	uint64_t		 cs_bytes[2][2];	/* [dir][spliced, copied] */
 	char			 cs_request[RELAY_REQUEST_SIZE];
+	int			 cs_h2;		/* HTTP/2: its streams */
+	unsigned int		 cs_streams;	/* open now */
+	unsigned int		 cs_requests;	/* so far */
 };
 
 /* What pfe tells relayctl status */

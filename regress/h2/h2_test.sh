@@ -1,0 +1,432 @@
+#! /usr/bin/env atf-sh
+# HTTP/2 clients of a TLS relay ("http http2") through the real daemon:
+# curl --http2 and nghttp as clients, regress/tools/h2tool.py for the
+# ones that misbehave, httpd.py as the HTTP/1.1 backend.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+H2TOOL=$TOP/regress/tools/h2tool.py
+
+require_h2()
+{
+	require_daemon
+	for _c in curl nghttp h2load openssl python3; do
+		command -v $_c >/dev/null ||
+		    atf_skip "no $_c (make deps installs it)"
+	done
+	curl -V | grep -q HTTP2 || atf_skip "curl without HTTP/2"
+}
+
+# h2_start "PROTOCOL LINES" [RELAY LINES]: certificates, httpd.py, and
+# relayd with an http protocol that has "http http2" and a TLS listener
+# on $lport to the backend on $bport.
+h2_start()
+{
+	require_h2
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf http "http http2
+	$1" "$2"
+	PREFORK=1 start_relayd
+	url=https://127.0.0.1:$lport
+}
+
+# curl over h2: "VERSION CODE SIZE" of the answer, its body to $1.out
+h2get()
+{
+	_o=$1
+	shift
+	timeout 60 curl -sk --http2 -o "$_o.out" \
+	    -w '%{http_version} %{http_code} %{size_download}\n' "$@"
+}
+
+# h2is WANT NAME CURL-ARGS: h2get's line must match the pattern WANT
+h2is()
+{
+	_want=$1
+	shift
+	_got=$(h2get "$@")
+	echo "$_got" | grep -Eq "^$_want\$" ||
+	    atf_fail "$*: \"$_got\", not \"$_want\""
+}
+
+end_lines()
+{
+	grep "relay r, session [0-9]* (" relayd.log
+}
+
+atf_test_case h2_alpn cleanup
+h2_alpn_head()
+{
+	atf_set "descr" "h2 is offered by ALPN with http2; HTTP/1.1 clients and relays without it are as before"
+	atf_set "require.user" "root"
+}
+h2_alpn_body()
+{
+	h2_start
+	h2is "2 200 10" a "$url/bytes/10"
+	h2is "1.1 200 10" b --http1.1 "$url/bytes/10"
+	# no ALPN at all: HTTP/1.1
+	printf 'GET /bytes/10 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' |
+	    timeout 10 openssl s_client -quiet -connect "127.0.0.1:$lport" \
+	    2>/dev/null >noalpn.out
+	atf_check -o match:"^HTTP/1.1 200" head -1 noalpn.out
+	# the h2 session's end line is OpenBSD's, with its request
+	wait_log 10 "done, GET$" || atf_fail "no end line"
+	end_lines >end.out
+	atf_check -o match:"127.0.0.1 -> 127.0.0.1:$bport, done, GET$" cat end.out
+
+	# the same relay without http2 answers h2 clients with HTTP/1.1
+	stop_all
+	sed -i 's/http http2/http no http2/' relayd.conf
+	start_httpd
+	sed -i "s/forward to 127.0.0.1 port [0-9]*/forward to 127.0.0.1 port $bport/" relayd.conf
+	PREFORK=1 start_relayd
+	h2is "1.1 200 10" c "$url/bytes/10"
+}
+h2_alpn_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_bodies cleanup
+h2_bodies_head()
+{
+	atf_set "descr" "GET and POST with bodies of 0, 1 KiB, 1 MiB and 100 MiB over h2, hashes compared; chunked answers keep their trailers"
+	atf_set "require.user" "root"
+	atf_set "timeout" "240"
+}
+h2_bodies_body()
+{
+	h2_start
+	for n in 0 1024 1048576 104857600; do
+		h2is "2 200 $n" get "$url/bytes/$n"
+		[ "$(sha256sum <get.out | cut -d' ' -f1)" = "$(pattern_sha $n)" ] ||
+		    atf_fail "GET of $n bytes: wrong bytes"
+		head -c "$n" /dev/urandom >body
+		want="$n $(sha256sum <body | cut -d' ' -f1)"
+		h2is "2 200.*" post --data-binary @body \
+		    "$url/post"
+		[ "$(cat post.out)" = "$want" ] ||
+		    atf_fail "POST of $n bytes: backend saw $(cat post.out)"
+	done
+	# a body of no announced length goes to the backend in chunks
+	head -c 300000 /dev/urandom >body
+	want="300000 $(sha256sum <body | cut -d' ' -f1)"
+	h2is "2 200.*" chunked -T - "$url/put" <body
+	[ "$(cat chunked.out)" = "$want" ] || atf_fail "PUT without length"
+	# a chunked answer: all of it, and its trailer as HTTP/2 trailers
+	timeout 30 nghttp -v "$url/chunked/5000" >nghttp.out 2>&1 ||
+	    atf_fail "nghttp failed"
+	atf_check -o ignore grep -a "recv (stream_id=[0-9]*) x-trailer: done" nghttp.out
+	h2is "2 200 5000" chk "$url/chunked/5000"
+	[ "$(sha256sum <chk.out | cut -d' ' -f1)" = "$(pattern_sha 5000)" ] ||
+	    atf_fail "chunked answer: wrong bytes"
+	# HEAD: the head GET would give, no body
+	h2is "2 200 0" head -I "$url/bytes/77"
+}
+h2_bodies_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_parallel cleanup
+h2_parallel_head()
+{
+	atf_set "descr" "100 streams at once on one connection, every one answered, one session"
+	atf_set "require.user" "root"
+}
+h2_parallel_body()
+{
+	h2_start
+	timeout 60 nghttp -n -s -m 100 "$url/bytes/1024" >nghttp.out 2>&1 ||
+	    atf_fail "nghttp failed: $(tail -3 nghttp.out)"
+	[ "$(grep -c ' 200 .*/bytes/1024$' nghttp.out)" -eq 100 ] ||
+	    atf_fail "not 100 answers of 200: $(tail -3 nghttp.out)"
+	wait_log 10 "done, GET" || atf_fail "no end line"
+	[ "$(end_lines | wc -l)" -eq 1 ] || atf_fail "not one session"
+	[ "$(end_lines | grep -o ' GET' | wc -l)" -eq 100 ] ||
+	    atf_fail "not 100 requests in the end line"
+	[ "$(grep -c "GET /bytes/1024" back.port.requests)" -eq 100 ] ||
+	    atf_fail "the backend did not see 100 requests"
+}
+h2_parallel_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_rules cleanup
+h2_rules_head()
+{
+	atf_set "descr" "a rule blocks one stream (403, or a reset without return error); the others on the connection go on"
+	atf_set "require.user" "root"
+}
+h2_rules_body()
+{
+	h2_start 'return error
+	block request path "/blocked*"
+	match request header set "X-Via" value "relayd"'
+	timeout 30 nghttp -n -s "$url/bytes/10" "$url/blocked/1" \
+	    "$url/bytes/20" >nghttp.out 2>&1
+	atf_check -o match:" 200 .*/bytes/10$" cat nghttp.out
+	atf_check -o match:" 403 .*/blocked/1$" cat nghttp.out
+	atf_check -o match:" 200 .*/bytes/20$" cat nghttp.out
+	# the rules changed what the backend got, as on HTTP/1.1
+	h2is "2 200.*" hdr "$url/headers"
+	atf_check -o match:"^X-Via: relayd" cat hdr.out
+	atf_check -o match:"^host: 127.0.0.1:$lport" cat hdr.out
+	# a Host that names another than :authority (RFC 9113 8.3.1)
+	timeout 30 nghttp -H "host: other.example" "$url/bytes/10" \
+	    >host.out 2>&1
+	atf_check -o match:"malformed host" cat host.out
+	wait_log 10 "(403 Forbidden)" || atf_fail "no 403 in the end line"
+	atf_check -s exit:1 grep "GET /blocked" back.port.requests
+
+	# without return error the stream is reset, the session goes on
+	stop_all
+	sed -i '/return error/d' relayd.conf
+	start_httpd
+	sed -i "s/forward to 127.0.0.1 port [0-9]*/forward to 127.0.0.1 port $bport/" relayd.conf
+	PREFORK=1 start_relayd
+	timeout 30 nghttp -n -s "$url/blocked/2" "$url/bytes/30" >reset.out 2>&1
+	atf_check -o match:" 200 .*/bytes/30$" cat reset.out
+	atf_check -s exit:1 grep "/blocked/2$" reset.out
+}
+h2_rules_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_forward_to cleanup
+h2_forward_to_head()
+{
+	atf_set "descr" "per-stream forward to: the streams of one connection reach the backends their rules chose"
+	atf_set "require.user" "root"
+}
+h2_forward_to_body()
+{
+	require_h2
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	p1=$bport
+	mv back.pid back1.pid
+	mkdir b2
+	(cd b2 && start_httpd && mv back.pid ../back2.pid && echo "$bport" >port)
+	p2=$(cat b2/port)
+	lport=$(freeport)
+	conf_head >relayd.conf
+	cat >>relayd.conf <<CONF
+table <one> { 127.0.0.1 }
+table <two> { 127.0.0.1 }
+http protocol p {
+	http http2
+	match request path "/two/*" forward to <two>
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward to <one> port $p1 check tcp
+	forward to <two> port $p2 check tcp
+}
+CONF
+	PREFORK=1 start_relayd
+	wait_for 10 sh -c "\"$RELAYCTL\" -s '$PWD/relayd.sock' show hosts |
+	    grep -c 'up' | grep -qx 2" || atf_fail "the hosts did not come up"
+	url=https://127.0.0.1:$lport
+	timeout 30 nghttp -n -s "$url/bytes/10" "$url/two/x" "$url/bytes/20" \
+	    >nghttp.out 2>&1
+	[ "$(grep -c ' 200 ' nghttp.out)" -eq 2 ] &&
+	    grep -q ' 404 .*/two/x$' nghttp.out ||
+	    atf_fail "not the answers expected: $(cat nghttp.out)"
+	atf_check -o match:"GET /bytes/10" cat back.port.requests
+	atf_check -o match:"GET /bytes/20" cat back.port.requests
+	atf_check -s exit:1 grep "/two/" back.port.requests
+	atf_check -o match:"GET /two/x" cat b2/back.port.requests
+}
+h2_forward_to_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_backend_dies cleanup
+h2_backend_dies_head()
+{
+	atf_set "descr" "a backend that dies mid-body: that stream ends in error, the connection and the next request go on"
+	atf_set "require.user" "root"
+}
+h2_backend_dies_body()
+{
+	h2_start
+	# Content-Length 2000000, half of it, then the backend closes
+	timeout 30 nghttp -s "$url/short/2000000" "$url/bytes/10" \
+	    >nghttp.out 2>&1
+	atf_check -o match:" 200 .*/bytes/10$" cat nghttp.out
+	atf_check -s exit:1 grep " 200 .*/short/2000000$" nghttp.out
+	# the next stream on the same connection, after the backend died
+	timeout 30 nghttp -s "$url/short/100000" "$url/bytes/30" \
+	    "$url/bytes/40" >again.out 2>&1
+	atf_check -o match:" 200 .*/bytes/40$" cat again.out
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+h2_backend_dies_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_reload cleanup
+h2_reload_head()
+{
+	atf_set "descr" "a reload during streams: they finish, whole"
+	atf_set "require.user" "root"
+}
+h2_reload_body()
+{
+	h2_start
+	# 3 MiB at 64 KiB every 50 ms: 2.4 s
+	timeout 60 curl -sk --http2 -o slow.out "$url/slow/3145728" &
+	echo $! >curl.pid
+	wait_for 10 grep -q "GET /slow" back.port.requests ||
+	    atf_fail "the download did not start"
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/relayd.sock" reload
+	wait_log 10 "configuration reloaded\|reload" ||
+	    atf_fail "no reload"
+	wait "$(cat curl.pid)" || atf_fail "the download failed"
+	rm -f curl.pid
+	[ "$(sha256sum <slow.out | cut -d' ' -f1)" = "$(pattern_sha 3145728)" ] ||
+	    atf_fail "the download is not whole"
+	h2is "2 200 10" after "$url/bytes/10"
+}
+h2_reload_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_limits cleanup
+h2_limits_head()
+{
+	atf_set "descr" "http2 streams, headerlen and header timeout hold for h2 streams"
+	atf_set "require.user" "root"
+}
+h2_limits_body()
+{
+	h2_start 'http http2 streams 5
+	http headerlen 1024
+	http header timeout 1
+	return error'
+	timeout 30 nghttp -v "$url/bytes/10" >settings.out 2>&1
+	atf_check -o match:"SETTINGS_MAX_CONCURRENT_STREAMS\(0x03\):5" \
+	    grep -a -A3 "recv SETTINGS" settings.out
+	# a client that keeps to 5 at once: 20 requests all answered
+	timeout 30 h2load -n 20 -c 1 -m 5 "$url/bytes/100" >m5.out 2>&1
+	atf_check -o match:"status codes: 20 2xx" cat m5.out
+	# a header list over headerlen: 413
+	big=$(head -c 1500 /dev/zero | tr '\0' a)
+	h2is "2 413.*" big -H "X-Big: $big" \
+	    "$url/bytes/10"
+	# a body that stops coming: 408 after the header timeout
+	(sleep 6) | timeout 30 curl -sk --http2 -T - -o slow.out \
+	    -w '%{http_code} %{time_starttransfer}\n' "$url/put" >slow.res
+	atf_check -o match:"^408 [0-4][.]" cat slow.res
+	atf_check -o match:"request timeout" cat slow.out
+}
+h2_limits_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_abuse cleanup
+h2_abuse_head()
+{
+	atf_set "descr" "rapid reset, CONTINUATION, PING and SETTINGS floods are cut off (GOAWAY ENHANCE_YOUR_CALM), logged once; fair clients are not"
+	atf_set "require.user" "root"
+}
+h2_abuse_body()
+{
+	h2_start
+	atf_check -o inline:"goaway 11 closed headers 0\n" \
+	    python3 "$H2TOOL" rapid "$lport" 2000
+	atf_check -o match:"^goaway 11 closed" \
+	    python3 "$H2TOOL" continuation "$lport" 100
+	atf_check -o match:"^goaway 11 closed" python3 "$H2TOOL" ping "$lport" 3000
+	atf_check -o match:"^goaway 11 closed" \
+	    python3 "$H2TOOL" settings "$lport" 3000
+	# fair use: resets below the bound, many requests one by one
+	atf_check -o match:"^no goaway open" python3 "$H2TOOL" rapid "$lport" 50
+	atf_check -o inline:"answered 300\n" python3 "$H2TOOL" get "$lport" 300
+	wait_log 10 "control frame flood.*" || atf_fail "no end line"
+	[ "$(grep -c "http2 rapid reset" relayd.log)" -eq 1 ] ||
+	    atf_fail "rapid reset not logged once"
+	[ "$(grep -c "http2 CONTINUATION flood" relayd.log)" -eq 1 ] ||
+	    atf_fail "CONTINUATION flood not logged once"
+	[ "$(grep -c "http2 control frame flood" relayd.log)" -eq 2 ] ||
+	    atf_fail "control frame floods not logged once each"
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+	h2is "2 200 10" after "$url/bytes/10"
+}
+h2_abuse_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_window_closed cleanup
+h2_window_closed_head()
+{
+	atf_set "descr" "a client whose window never opens is ended by the session timeout, as a slow reader"
+	atf_set "require.user" "root"
+}
+h2_window_closed_body()
+{
+	h2_start "" "session timeout 2"
+	start=$(date +%s)
+	# a stream window of 0, never opened
+	timeout 20 nghttp -w 0 "$url/bytes/1048576" >/dev/null 2>&1
+	wait_log 10 "buffer event timeout" ||
+	    atf_fail "the session did not time out"
+	[ $(($(date +%s) - start)) -lt 10 ] || atf_fail "it took too long"
+}
+h2_window_closed_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_show_sessions cleanup
+h2_show_sessions_head()
+{
+	atf_set "descr" "relayctl show sessions shows an h2 session's streams and its last request"
+	atf_set "require.user" "root"
+}
+h2_show_sessions_body()
+{
+	h2_start
+	timeout 60 nghttp -s "$url/slow/3145728" "$url/bytes/5" >nghttp.out 2>&1 &
+	echo $! >nghttp.pid
+	wait_for 10 grep -q "GET /slow" back.port.requests ||
+	    atf_fail "the download did not start"
+	relayctl show sessions >sessions.out
+	# the second waits behind the first on the backend connection
+	atf_check -o match:"http2 streams 2 open, 2 requests" cat sessions.out
+	atf_check -o match:"request GET /bytes/5 HTTP/2" cat sessions.out
+	wait "$(cat nghttp.pid)" || atf_fail "nghttp failed"
+	rm -f nghttp.pid
+}
+h2_show_sessions_cleanup()
+{
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case h2_alpn
+	atf_add_test_case h2_bodies
+	atf_add_test_case h2_parallel
+	atf_add_test_case h2_rules
+	atf_add_test_case h2_forward_to
+	atf_add_test_case h2_backend_dies
+	atf_add_test_case h2_reload
+	atf_add_test_case h2_limits
+	atf_add_test_case h2_abuse
+	atf_add_test_case h2_window_closed
+	atf_add_test_case h2_show_sessions
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+#
+# A misbehaving HTTP/2 client for the tests of a relay's limits: TLS with
+# ALPN h2 to 127.0.0.1:PORT, frames written by hand.
+#
+#   h2tool.py rapid PORT N         N streams, each opened and reset at once
+#   h2tool.py continuation PORT N  a HEADERS frame, then N CONTINUATION
+#                                  frames, none ending the header block
+#   h2tool.py ping PORT N          N PING frames
+#   h2tool.py settings PORT N      N empty SETTINGS frames
+#   h2tool.py get PORT N           N GET requests, one after the other,
+#                                  each answered before the next
+#
+# Then it reads until the relay closes (at most 10 s) and prints one line:
+# "goaway CODE" for the GOAWAY it got (the last), or "no goaway", then
+# "closed" or "open", and the number of streams that got HEADERS.
+
+import socket
+import ssl
+import struct
+import sys
+import time
+
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, CONTINUATION = \
+    0, 1, 3, 4, 6, 7, 9
+END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+
+
+def frame(ftype, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + \
+        struct.pack(">BBI", ftype, flags, stream) + payload
+
+
+def hpack_int(value, prefix):
+    limit = (1 << prefix) - 1
+    if value < limit:
+        return bytes([value])
+    out = bytearray([limit])
+    value -= limit
+    while value >= 128:
+        out.append(value % 128 + 128)
+        value //= 128
+    out.append(value)
+    return bytes(out)
+
+
+def hpack_str(s):
+    return hpack_int(len(s), 7) + s
+
+
+def hpack(fields):
+    # literal fields without indexing, new names, no Huffman
+    out = bytearray()
+    for name, value in fields:
+        out += b"\x00" + hpack_str(name) + hpack_str(value)
+    return bytes(out)
+
+
+def request(port, path=b"/bytes/10"):
+    return hpack([(b":method", b"GET"), (b":scheme", b"https"),
+                  (b":authority", b"127.0.0.1:%d" % port),
+                  (b":path", path)])
+
+
+def connect(port):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s = ctx.wrap_socket(raw)
+    if s.selected_alpn_protocol() != "h2":
+        print("no h2")
+        sys.exit(1)
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(SETTINGS, 0, 0))
+    return s
+
+
+class Reader:
+    def __init__(self, s):
+        self.s = s
+        self.buf = b""
+        self.goaway = None
+        self.closed = False
+        self.headers = set()
+
+    def frames(self, deadline):
+        while time.time() < deadline and not self.closed:
+            while len(self.buf) >= 9:
+                n = struct.unpack(">I", b"\0" + self.buf[:3])[0]
+                if len(self.buf) < 9 + n:
+                    break
+                ftype, flags, stream = struct.unpack(">BBI", self.buf[3:9])
+                payload = self.buf[9:9 + n]
+                self.buf = self.buf[9 + n:]
+                stream &= 0x7fffffff
+                if ftype == GOAWAY:
+                    self.goaway = struct.unpack(">I", payload[4:8])[0]
+                if ftype == HEADERS:
+                    self.headers.add(stream)
+                if ftype == SETTINGS and not flags & ACK:
+                    send(self.s, frame(SETTINGS, ACK, 0))
+                yield ftype, flags, stream
+            try:
+                self.s.settimeout(max(0.01, deadline - time.time()))
+                data = self.s.recv(65536)
+            except socket.timeout:
+                continue
+            except (ConnectionError, ssl.SSLError, OSError):
+                self.closed = True
+                return
+            if not data:
+                self.closed = True
+                return
+            self.buf += data
+
+
+def send(s, data):
+    try:
+        s.sendall(data)
+        return True
+    except (ConnectionError, ssl.SSLError, OSError):
+        return False
+
+
+def main():
+    mode, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    s = connect(port)
+    r = Reader(s)
+    batch = bytearray()
+    if mode == "rapid":
+        for i in range(n):
+            sid = 1 + 2 * i
+            batch += frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                           request(port))
+            batch += frame(RST_STREAM, 0, sid, struct.pack(">I", 8))
+            if len(batch) > 16384:
+                if not send(s, batch):
+                    break
+                batch = bytearray()
+    elif mode == "continuation":
+        batch += frame(HEADERS, END_STREAM, 1, request(port))
+        for i in range(n):
+            batch += frame(CONTINUATION, 0, 1,
+                           hpack([(b"x-a", b"%d" % i)]))
+    elif mode == "ping":
+        for i in range(n):
+            batch += frame(PING, 0, 0, struct.pack(">Q", i))
+    elif mode == "settings":
+        for i in range(n):
+            batch += frame(SETTINGS, 0, 0)
+    elif mode == "get":
+        for i in range(n):
+            sid = 1 + 2 * i
+            send(s, frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                          request(port)))
+            for ftype, flags, stream in r.frames(time.time() + 10):
+                if stream == sid and flags & END_STREAM:
+                    break
+        try:
+            s.close()
+        except OSError:
+            pass
+        print("answered %d" % len(r.headers))
+        return
+    send(s, batch)
+    for _ in r.frames(time.time() + 10):
+        pass
+    print("%s %s headers %d" % (
+        "goaway %d" % r.goaway if r.goaway is not None else "no goaway",
+        "closed" if r.closed else "open", len(r.headers)))
+
+
+if __name__ == "__main__":
+    main()

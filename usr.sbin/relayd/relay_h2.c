@@ -1,0 +1,1561 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * HTTP/2 clients of an http relay ("http http2", ALPN h2 on TLS).
+ * libnghttp2 does the framing, HPACK and flow control; this is the glue.
+ *
+ * Every client stream is one request.  Its head becomes an http_msg as
+ * an HTTP/1.1 request's would (":method", ":path", ":authority" as the
+ * method, the target and Host), goes through the protocol's rules, and
+ * leaves for the backend as HTTP/1.1 on the session's one backend
+ * connection (se_out): requests are pipelined on it, up to
+ * H2_PIPELINE at once, answered in order.  A request with a body, or
+ * one that may not be sent twice, goes only on a connection with
+ * nothing else under way: a backend that closes before it answers
+ * loses no request that cannot be sent again.  A stream refused by a
+ * rule gets its error page (return error) or a reset; the others go on.
+ *
+ * Bodies stream both ways: a request body is taken from libnghttp2's
+ * window only as it goes out to the backend (nghttp2_session_consume),
+ * a response body as it comes, and the backend is not read while the
+ * client is H2_RESP_MAX behind.  The client's and the backend's bytes
+ * are counted as the core counts userland bytes: what was written.
+ *
+ * Limits: the protocol's "http2 streams" at once, its headerlen for a
+ * header list, its header timeout for a request that stops coming, and
+ * an end for a client that resets streams without end (CVE-2023-44487),
+ * floods with CONTINUATION, PING, SETTINGS or PRIORITY frames.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nghttp2/nghttp2.h>
+#include <tls.h>
+
+#include "relayd.h"
+#include "relay.h"
+#include "http.h"
+
+#define H2_PIPELINE		16		/* requests on the backend */
+#define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
+#define H2_RESP_MAX		(256 * 1024)	/* answers held for the client */
+#define H2_WINDOW		(64 * 1024)	/* a stream's request body */
+#define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
+#define H2_RESETS_MAX		100		/* resets beyond answers */
+#define H2_CTRL_BURST		500		/* PING, SETTINGS, PRIORITY */
+#define H2_CTRL_RATE		50		/* of them a second */
+#define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
+#define H2_CHUNKLINE_MAX	1024
+#define H2_ROUNDS		8		/* of h2_run(), then a turn */
+
+enum h2_where {
+	H2_NOWHERE,		/* nghttp2's only */
+	H2_WAITING,		/* a request for the backend */
+	H2_PIPE			/* on the backend, waiting for its answer */
+};
+
+enum h2_backend {
+	H2_B_NONE,		/* never asked for */
+	H2_B_CONNECTING,
+	H2_B_UP,
+	H2_B_GONE		/* closed, or of no more use */
+};
+
+/* The answer the backend is sending, as in relay_http.c */
+enum h2_rstate {
+	H2_R_HEAD,
+	H2_R_BODY,
+	H2_R_CHUNK,
+	H2_R_CHUNKDATA,
+	H2_R_CHUNKEND,
+	H2_R_TRAILER,
+	H2_R_CLOSE		/* to the backend's end */
+};
+
+struct h2_session;
+
+struct h2_stream {
+	TAILQ_ENTRY(h2_stream)	 st_entry;	/* waiting, or the pipe */
+	TAILQ_ENTRY(h2_stream)	 st_all;
+	struct h2_session	*st_h2;
+	int32_t			 st_id;
+	enum h2_where		 st_where;
+	int			 st_closed;	/* nghttp2 is through with it */
+	struct http_msg		 st_req;
+	size_t			 st_hdrlen;
+	int			 st_error;	/* a status to answer with */
+	const char		*st_errmsg;
+	char			*st_authority;
+	char			*st_cookie;
+	int			 st_headdone;	/* the request head came */
+	int			 st_reqdone;	/* and all of its body */
+	int			 st_chunked;	/* it goes in chunks */
+	struct relay_table	*st_table;
+	struct evbuffer		*st_body;	/* body for the backend */
+	struct evbuffer		*st_trailers;	/* its trailer lines */
+	struct evbuffer		*st_resp;	/* answer for the client */
+	struct http_msg		 st_rtrailers;	/* the answer's trailers */
+	int			 st_answered;	/* a response was submitted */
+	int			 st_respdone;	/* all of it is in st_resp */
+	int			 st_deferred;	/* nghttp2 waits for st_resp */
+	int			 st_discard;	/* the backend's answer goes */
+	struct event		 st_ev;		/* the request's deadline */
+};
+TAILQ_HEAD(h2_streams, h2_stream);
+
+struct h2_session {
+	struct rsession		*h2_con;
+	nghttp2_session		*h2_ng;
+	struct h2_streams	 h2_all;
+	struct h2_streams	 h2_waiting;
+	struct h2_streams	 h2_pipe;
+	int			 h2_npipe;
+	struct h2_stream	*h2_wbody;	/* its body goes out now */
+	enum h2_backend		 h2_bstate;
+	int			 h2_blost;	/* drop the backend, soon */
+	enum relay_verdict	 h2_want;
+	size_t			 h2_maxhdr;
+	/* the answer coming from the backend, the pipe's first */
+	enum h2_rstate		 h2_rstate;
+	struct http_msg		 h2_rmsg;
+	off_t			 h2_toread;
+	size_t			 h2_trailerlen;
+	int			 h2_bclose;	/* the backend ends after it */
+	size_t			 h2_held;	/* answers not yet written */
+	int			 h2_rpaused;	/* the backend waits for that */
+	/* abuse */
+	unsigned int		 h2_resets;
+	unsigned int		 h2_answers;
+	int			 h2_tokens;
+	time_t			 h2_tokentime;
+	int			 h2_conts;
+	const char		*h2_fault;	/* why it is cut off */
+	struct event		 h2_againev;	/* h2_run() goes on */
+};
+
+static enum relay_verdict
+		 h2_init(struct rsession *);
+static enum relay_verdict
+		 h2_read(struct ctl_relay_event *);
+static enum relay_verdict
+		 h2_passed(struct ctl_relay_event *);
+static enum relay_verdict
+		 h2_connected(struct rsession *);
+static enum relay_verdict
+		 h2_eof(struct ctl_relay_event *);
+static void	 h2_nobackend(struct rsession *, enum relay_cfail, int);
+static void	 h2_free(struct rsession *);
+static enum relay_verdict
+		 h2_drained(struct ctl_relay_event *);
+
+static enum relay_verdict
+		 h2_run(struct h2_session *);
+static int	 h2_fail(struct h2_session *, const char *);
+static void	 h2_refuse(struct h2_stream *, int, const char *);
+static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
+static void	 h2_stream_release(struct h2_stream *);
+static void	 h2_response_end(struct h2_session *, struct h2_stream *);
+static int	 h2_backend_parse(struct h2_session *);
+static void	 h2_timeout(int, short, void *);
+static void	 h2_again(int, short, void *);
+
+const struct relay_ops relay_h2_ops = {
+	"http2",
+	1,
+	h2_init,
+	h2_read,
+	h2_passed,
+	h2_connected,
+	h2_eof,
+	h2_nobackend,
+	h2_free,
+	h2_drained
+};
+
+/* The client chose h2 on a TLS listener of an http2 relay. */
+int
+relay_h2_chosen(struct rsession *con)
+{
+	struct protocol	*proto = con->se_relay->rl_proto;
+	const char	*alpn;
+
+	if (con->se_in.tls == NULL || proto->type != RELAY_PROTO_HTTP ||
+	    (proto->httpflags & HTTPFLAG_HTTP2) == 0)
+		return (0);
+	alpn = tls_conn_alpn_selected(con->se_in.tls);
+	return (alpn != NULL && strcmp(alpn, "h2") == 0);
+}
+
+static struct evbuffer *
+h2_client_out(struct h2_session *h2)
+{
+	return (bufferevent_get_output(h2->h2_con->se_in.bev));
+}
+
+/* nghttp2's frames go to the client, unless it is far behind. */
+static ssize_t
+h2_send_cb(nghttp2_session *ng, const uint8_t *data, size_t len, int flags,
+    void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct evbuffer		*out = h2_client_out(h2);
+
+	(void)ng;
+	(void)flags;
+	if (evbuffer_get_length(out) >= H2_OUT_MAX)
+		return (NGHTTP2_ERR_WOULDBLOCK);
+	if (evbuffer_add(out, data, len) == -1)
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	return ((ssize_t)len);
+}
+
+/* A DATA frame: its header, then the answer's bytes moved, not copied. */
+static int
+h2_send_data_cb(nghttp2_session *ng, nghttp2_frame *frame,
+    const uint8_t *framehd, size_t len, nghttp2_data_source *src, void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct h2_stream	*st = src->ptr;
+	struct evbuffer		*out = h2_client_out(h2);
+
+	(void)ng;
+	(void)frame;
+	if (evbuffer_get_length(out) >= H2_OUT_MAX)
+		return (NGHTTP2_ERR_WOULDBLOCK);
+	if (evbuffer_add(out, framehd, 9) == -1 ||
+	    (len > 0 && evbuffer_remove_buffer(st->st_resp, out, len) !=
+	    (int)len))
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	h2->h2_held -= len;
+	return (0);
+}
+
+/* The next DATA frame of an answer: what st_resp holds. */
+static ssize_t
+h2_data_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
+    uint32_t *flags, nghttp2_data_source *src, void *arg)
+{
+	struct h2_stream	*st = src->ptr;
+	nghttp2_nv		*nv;
+	struct http_header	*h;
+	size_t			 have, n = 0;
+
+	(void)buf;
+	(void)arg;
+	have = evbuffer_get_length(st->st_resp);
+	if (have == 0 && !st->st_respdone) {
+		st->st_deferred = 1;
+		return (NGHTTP2_ERR_DEFERRED);
+	}
+	if (have > len)
+		have = len;
+	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+	if (!st->st_respdone || have < evbuffer_get_length(st->st_resp))
+		return ((ssize_t)have);
+	*flags |= NGHTTP2_DATA_FLAG_EOF;
+	TAILQ_FOREACH(h, &st->st_rtrailers.hm_headers, hh_entry)
+		n++;
+	if (n == 0 || (nv = calloc(n, sizeof(*nv))) == NULL)
+		return ((ssize_t)have);
+	n = 0;
+	TAILQ_FOREACH(h, &st->st_rtrailers.hm_headers, hh_entry) {
+		nv[n].name = (uint8_t *)h->hh_name;
+		nv[n].namelen = strlen(h->hh_name);
+		nv[n].value = (uint8_t *)h->hh_value;
+		nv[n].valuelen = strlen(h->hh_value);
+		n++;
+	}
+	if (nghttp2_submit_trailer(ng, id, nv, n) == 0)
+		*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+	free(nv);
+	return ((ssize_t)have);
+}
+
+/* A stream's request is late: its deadline again from now. */
+static void
+h2_deadline(struct h2_stream *st)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = st->st_h2->h2_con->se_relay->rl_proto->httpheadtimeout;
+	tv.tv_usec = 0;
+	if (tv.tv_sec > 0 && !st->st_reqdone && st->st_error == 0)
+		evtimer_add(&st->st_ev, &tv);
+	else
+		evtimer_del(&st->st_ev);
+}
+
+static int
+h2_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame,
+    void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct h2_stream	*st;
+
+	if (frame->hd.type != NGHTTP2_HEADERS ||
+	    frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return (0);
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+	st->st_h2 = h2;
+	st->st_id = frame->hd.stream_id;
+	http_msg_init(&st->st_req, RELAY_DIR_REQUEST, 0);
+	http_msg_init(&st->st_rtrailers, RELAY_DIR_RESPONSE, 0);
+	st->st_req.hm_minor = 1;
+	evtimer_set(&st->st_ev, h2_timeout, st);
+	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
+	h2->h2_con->se_streams++;
+	if (nghttp2_session_set_stream_user_data(ng, st->st_id, st) != 0) {
+		st->st_closed = 1;
+		h2_stream_release(st);
+		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+	}
+	h2_deadline(st);
+	return (0);
+}
+
+static void
+h2_error(struct h2_stream *st, int code, const char *msg)
+{
+	if (st->st_error == 0) {
+		st->st_error = code;
+		st->st_errmsg = msg;
+	}
+}
+
+/* A field of a request head, or of its trailers. */
+static int
+h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
+    const uint8_t *name, size_t namelen, const uint8_t *value,
+    size_t valuelen, uint8_t flags, void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct h2_stream	*st;
+	const char		*n = (const char *)name, *v = (const char *)value;
+	const char		*errstr;
+	char			*p;
+	long long		 len;
+
+	(void)flags;
+	if ((st = nghttp2_session_get_stream_user_data(ng,
+	    frame->hd.stream_id)) == NULL)
+		return (0);
+	/* as HTTP/1.1 counts a head: its lines without their ends */
+	st->st_hdrlen += namelen + 2 + valuelen;
+	if (st->st_hdrlen > h2->h2_maxhdr)
+		h2_error(st, 413, "request headers too large");
+	if (st->st_error != 0)
+		return (0);
+	if (frame->headers.cat == NGHTTP2_HCAT_HEADERS) {
+		/* trailers: they go on where the body goes in chunks */
+		if (st->st_trailers == NULL &&
+		    (st->st_trailers = evbuffer_new()) == NULL)
+			return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+		if (evbuffer_add_printf(st->st_trailers, "%s: %s\r\n", n,
+		    v) == -1)
+			return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+		return (0);
+	}
+	if (n[0] == ':') {
+		if (strcmp(n, ":method") == 0) {
+			if ((st->st_req.hm_method = http_method_byname(v)) == 0)
+				h2_error(st, 500, "unknown method");
+		} else if (strcmp(n, ":path") == 0) {
+			if ((st->st_req.hm_target = strdup(v)) == NULL)
+				h2_error(st, 500, "out of memory");
+		} else if (strcmp(n, ":authority") == 0) {
+			if ((st->st_authority = strdup(v)) == NULL)
+				h2_error(st, 500, "out of memory");
+		}
+		return (0);
+	}
+	if (strcmp(n, "cookie") == 0) {
+		/* RFC 9113 8.2.3: one field again for HTTP/1.1 */
+		if (st->st_cookie == NULL)
+			p = strdup(v);
+		else if (asprintf(&p, "%s; %s", st->st_cookie, v) == -1)
+			p = NULL;
+		free(st->st_cookie);
+		if ((st->st_cookie = p) == NULL)
+			h2_error(st, 500, "out of memory");
+		return (0);
+	}
+	if (strcmp(n, "content-length") == 0) {
+		/* nghttp2 checked it and holds DATA to it */
+		len = strtonum(v, 0, LLONG_MAX, &errstr);
+		if (errstr != NULL)
+			h2_error(st, 400, "malformed");
+		st->st_req.hm_clen = len;
+	}
+	if (strcmp(n, "host") == 0 &&
+	    http_header_get(&st->st_req, "host") != NULL)
+		h2_error(st, 400, "malformed header");
+	if (http_header_add(&st->st_req, n, v) == -1)
+		h2_error(st, 500, "out of memory");
+	return (0);
+}
+
+/* Control frames come at a bounded rate: a token bucket. */
+static int
+h2_control_frame(struct h2_session *h2)
+{
+	time_t	 now = time(NULL);
+
+	if (now > h2->h2_tokentime) {
+		h2->h2_tokens += (now - h2->h2_tokentime) * H2_CTRL_RATE;
+		if (h2->h2_tokens > H2_CTRL_BURST)
+			h2->h2_tokens = H2_CTRL_BURST;
+		h2->h2_tokentime = now;
+	}
+	if (--h2->h2_tokens < 0) {
+		h2->h2_fault = "http2 control frame flood";
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	}
+	return (0);
+}
+
+static int
+h2_begin_frame_cb(nghttp2_session *ng, const nghttp2_frame_hd *hd,
+    void *arg)
+{
+	struct h2_session	*h2 = arg;
+
+	(void)ng;
+	switch (hd->type) {
+	case NGHTTP2_HEADERS:
+		h2->h2_conts = 0;
+		break;
+	case NGHTTP2_CONTINUATION:
+		if (++h2->h2_conts > H2_CONTINUATIONS_MAX) {
+			h2->h2_fault = "http2 CONTINUATION flood";
+			return (NGHTTP2_ERR_CALLBACK_FAILURE);
+		}
+		break;
+	case NGHTTP2_PING:
+	case NGHTTP2_SETTINGS:
+	case NGHTTP2_PRIORITY:
+		if ((hd->flags & NGHTTP2_FLAG_ACK) == 0 &&
+		    h2_control_frame(h2) != 0)
+			return (NGHTTP2_ERR_CALLBACK_FAILURE);
+		break;
+	}
+	return (0);
+}
+
+/* GET, HEAD, OPTIONS without a body may go to a backend twice. */
+static int
+h2_replayable(struct h2_stream *st)
+{
+	const char	*m = http_method_name(st->st_req.hm_method);
+
+	return (st->st_reqdone && (st->st_body == NULL ||
+	    evbuffer_get_length(st->st_body) == 0) && st->st_trailers == NULL &&
+	    (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ||
+	    strcmp(m, "OPTIONS") == 0));
+}
+
+/* A request head is through: the rules, then it waits for the backend. */
+static void
+h2_request(struct h2_session *h2, struct h2_stream *st)
+{
+	struct rsession		*con = h2->h2_con;
+	struct http_msg		*m = &st->st_req;
+	struct http_header	*h;
+	const char		*method, *host;
+	char			 log[32], line[RELAY_REQUEST_SIZE];
+	int			 code;
+
+	st->st_headdone = 1;
+	con->se_requests++;
+	if (st->st_error == 0 && m->hm_method != 0 &&
+	    strcmp(http_method_name(m->hm_method), "CONNECT") == 0)
+		h2_error(st, 405, "CONNECT over HTTP/2");
+	if (st->st_error == 0 && (m->hm_method == 0 || m->hm_target == NULL))
+		h2_error(st, 400, "malformed");
+	if (st->st_error == 0 && st->st_cookie != NULL &&
+	    http_header_add(m, "cookie", st->st_cookie) == -1)
+		h2_error(st, 500, "out of memory");
+	/* RFC 9113 8.3.1: a Host that names another than :authority */
+	if (st->st_error == 0 && st->st_authority != NULL &&
+	    (host = http_header_get(m, "host")) != NULL &&
+	    strcasecmp(host, st->st_authority) != 0)
+		h2_error(st, 400, "malformed host");
+	if (st->st_error == 0 && http_header_get(m, "host") == NULL &&
+	    st->st_authority != NULL) {
+		/* :authority is the Host of HTTP/1.1, first as it was */
+		if (http_header_add(m, "host", st->st_authority) == -1)
+			h2_error(st, 500, "out of memory");
+		else {
+			h = TAILQ_LAST(&m->hm_headers, http_headers);
+			TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
+			TAILQ_INSERT_HEAD(&m->hm_headers, h, hh_entry);
+		}
+	}
+	method = m->hm_method != 0 ? http_method_name(m->hm_method) : "-";
+	(void)snprintf(log, sizeof(log), " %s", method);
+	relay_log(con, log);
+	(void)snprintf(line, sizeof(line), "%s %s HTTP/2", method,
+	    m->hm_target != NULL ? m->hm_target : "-");
+	relay_request(con, line);
+	if (st->st_error != 0) {
+		h2_refuse(st, st->st_error, st->st_errmsg);
+		return;
+	}
+	if ((code = http_rules(&con->se_in, m, &st->st_table)) != 0) {
+		h2_refuse(st, code, NULL);
+		return;
+	}
+	if (!st->st_reqdone && m->hm_clen == -1) {
+		/* a body of no announced length goes in chunks */
+		if (http_header_add(m, "transfer-encoding", "chunked") == -1) {
+			h2_refuse(st, 500, "out of memory");
+			return;
+		}
+		st->st_chunked = 1;
+	}
+	st->st_where = H2_WAITING;
+	TAILQ_INSERT_TAIL(&h2->h2_waiting, st, st_entry);
+}
+
+static int
+h2_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct h2_stream	*st;
+
+	st = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
+	switch (frame->hd.type) {
+	case NGHTTP2_HEADERS:
+		if (st == NULL)
+			break;
+		if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+			st->st_reqdone = 1;
+		if (frame->headers.cat == NGHTTP2_HCAT_REQUEST)
+			h2_request(h2, st);
+		h2_deadline(st);
+		break;
+	case NGHTTP2_DATA:
+		if (st != NULL && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+			st->st_reqdone = 1;
+			h2_deadline(st);
+		}
+		break;
+	case NGHTTP2_RST_STREAM:
+		/* rapid reset: streams begun and given up, without end */
+		if (++h2->h2_resets > H2_RESETS_MAX + h2->h2_answers) {
+			h2->h2_fault = "http2 rapid reset";
+			return (NGHTTP2_ERR_CALLBACK_FAILURE);
+		}
+		break;
+	}
+	return (0);
+}
+
+static int
+h2_data_chunk_cb(nghttp2_session *ng, uint8_t flags, int32_t id,
+    const uint8_t *data, size_t len, void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)flags;
+	(void)arg;
+	/* the connection's window opens at once, the stream's as it goes */
+	(void)nghttp2_session_consume_connection(ng, len);
+	st = nghttp2_session_get_stream_user_data(ng, id);
+	if (st == NULL || st->st_error != 0 || !st->st_headdone) {
+		(void)nghttp2_session_consume_stream(ng, id, len);
+		return (0);
+	}
+	if (st->st_body == NULL && (st->st_body = evbuffer_new()) == NULL)
+		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+	if (evbuffer_add(st->st_body, data, len) == -1)
+		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+	h2_deadline(st);
+	return (0);
+}
+
+/*
+ * The end of an answer relayd gave to a request it refused, which is
+ * still coming: the client may stop (RFC 9113 8.1, RST_STREAM with
+ * NO_ERROR after the complete response).
+ */
+static int
+h2_frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)arg;
+	if ((frame->hd.type != NGHTTP2_DATA &&
+	    frame->hd.type != NGHTTP2_HEADERS) ||
+	    (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0 ||
+	    (st = nghttp2_session_get_stream_user_data(ng,
+	    frame->hd.stream_id)) == NULL)
+		return (0);
+	if (st->st_error != 0 && !st->st_reqdone && !st->st_closed)
+		(void)nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE,
+		    st->st_id, NGHTTP2_NO_ERROR);
+	return (0);
+}
+
+static int
+h2_stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error,
+    void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct h2_stream	*st;
+
+	(void)error;
+	if ((st = nghttp2_session_get_stream_user_data(ng, id)) == NULL)
+		return (0);
+	st->st_closed = 1;
+	evtimer_del(&st->st_ev);
+	h2_stream_off(h2, st);
+	h2_stream_release(st);
+	return (0);
+}
+
+/*
+ * Nothing more of the backend for st: a request that waits for it goes
+ * from the queue; one on it has its answer thrown away when it comes,
+ * and if its body was cut short the backend's request is broken.
+ */
+static void
+h2_stream_off(struct h2_session *h2, struct h2_stream *st)
+{
+	if (st->st_where == H2_WAITING) {
+		TAILQ_REMOVE(&h2->h2_waiting, st, st_entry);
+		st->st_where = H2_NOWHERE;
+	} else if (st->st_where == H2_PIPE) {
+		st->st_discard = 1;
+		if (h2->h2_wbody == st)
+			h2->h2_blost = 1;
+	}
+}
+
+/* A stream goes, once neither nghttp2 nor the backend needs it. */
+static void
+h2_stream_release(struct h2_stream *st)
+{
+	struct h2_session	*h2 = st->st_h2;
+
+	if (!st->st_closed || st->st_where != H2_NOWHERE)
+		return;
+	TAILQ_REMOVE(&h2->h2_all, st, st_all);
+	if (h2->h2_con->se_streams > 0)
+		h2->h2_con->se_streams--;
+	evtimer_del(&st->st_ev);
+	http_msg_clear(&st->st_req);
+	http_msg_clear(&st->st_rtrailers);
+	if (st->st_resp != NULL) {
+		h2->h2_held -= evbuffer_get_length(st->st_resp);
+		evbuffer_free(st->st_resp);
+	}
+	if (st->st_body != NULL)
+		evbuffer_free(st->st_body);
+	if (st->st_trailers != NULL)
+		evbuffer_free(st->st_trailers);
+	free(st->st_authority);
+	free(st->st_cookie);
+	free(st);
+}
+
+/* A request deadline passed: 408, as a head that stops coming. */
+static void
+h2_timeout(int fd, short event, void *arg)
+{
+	struct h2_stream	*st = arg;
+	struct h2_session	*h2 = st->st_h2;
+
+	(void)fd;
+	(void)event;
+	h2_refuse(st, 408, "request timeout");
+	relay_wish(h2->h2_con, h2_run(h2));
+}
+
+/*
+ * Connection-specific fields of HTTP/1.1 never go on in HTTP/2 (RFC
+ * 9113 8.2.2): those, and the ones Connection names.
+ */
+static int
+h2_hop_field(struct http_msg *m, const char *name)
+{
+	static const char	*hop[] = { "connection", "keep-alive",
+	    "proxy-connection", "transfer-encoding", "upgrade", "te" };
+	struct http_header	*h = NULL;
+	const char		*p;
+	size_t			 i, len = strlen(name);
+
+	for (i = 0; i < nitems(hop); i++)
+		if (strcasecmp(name, hop[i]) == 0)
+			return (1);
+	while ((h = http_header_walk(m, h, http_header_named, "Connection",
+	    1)) != NULL)
+		for (p = h->hh_value; *p != '\0'; p += strcspn(p, ",")) {
+			p += strspn(p, ", \t");
+			if (strncasecmp(p, name, len) == 0 &&
+			    (p[len] == '\0' || strchr(", \t", p[len]) != NULL))
+				return (1);
+		}
+	return (0);
+}
+
+/*
+ * An answer's head for the client: ":status", then its fields with
+ * their names in lower case.  0, or -1 without memory.
+ */
+static int
+h2_submit_head(struct h2_session *h2, struct h2_stream *st,
+    struct http_msg *m, int hasbody, int final)
+{
+	nghttp2_data_provider	 prd;
+	nghttp2_nv		*nv;
+	struct http_header	*h;
+	char			 status[4], *names, *p;
+	size_t			 n = 1, size = 0, i;
+	int			 ret;
+
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
+		n++;
+		size += strlen(h->hh_name) + 1;
+	}
+	if ((nv = calloc(n, sizeof(*nv))) == NULL)
+		return (-1);
+	if ((names = malloc(size + 1)) == NULL) {
+		free(nv);
+		return (-1);
+	}
+	(void)snprintf(status, sizeof(status), "%03d", m->hm_code);
+	nv[0].name = (uint8_t *)":status";
+	nv[0].namelen = 7;
+	nv[0].value = (uint8_t *)status;
+	nv[0].valuelen = 3;
+	n = 1;
+	p = names;
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
+		if (h2_hop_field(m, h->hh_name))
+			continue;
+		nv[n].name = (uint8_t *)p;
+		for (i = 0; h->hh_name[i] != '\0'; i++)
+			*p++ = tolower((unsigned char)h->hh_name[i]);
+		*p++ = '\0';
+		nv[n].namelen = i;
+		nv[n].value = (uint8_t *)h->hh_value;
+		nv[n].valuelen = strlen(h->hh_value);
+		n++;
+	}
+	if (!final)
+		ret = nghttp2_submit_headers(h2->h2_ng, NGHTTP2_FLAG_NONE,
+		    st->st_id, NULL, nv, n, NULL);
+	else {
+		prd.source.ptr = st;
+		prd.read_callback = h2_data_read_cb;
+		ret = nghttp2_submit_response(h2->h2_ng, st->st_id, nv, n,
+		    hasbody ? &prd : NULL);
+	}
+	free(names);
+	free(nv);
+	return (ret == 0 ? 0 : -1);
+}
+
+/*
+ * A stream relayd answers itself: OpenBSD's error page under "return
+ * error", else a reset.  Whatever else it was waiting for is off.
+ */
+static void
+h2_refuse(struct h2_stream *st, int code, const char *msg)
+{
+	struct h2_session	*h2 = st->st_h2;
+	struct rsession		*con = h2->h2_con;
+	struct http_msg		 m;
+	char			*body, log[64], len[24];
+	const char		*name = http_error_name(code);
+
+	if (msg == NULL)
+		msg = name;
+	h2_error(st, code, msg);
+	evtimer_del(&st->st_ev);
+	log_debug("relay %s, session %u, stream %d: %s (%03d %s)",
+	    con->se_relay->rl_conf.name, con->se_id, st->st_id, msg, code,
+	    name);
+	(void)snprintf(log, sizeof(log), " (%03d %s)", code, name);
+	relay_log(con, log);
+	h2_stream_off(h2, st);
+	if (st->st_closed || st->st_answered)
+		goto reset;
+	st->st_answered = 1;
+	if ((con->se_relay->rl_proto->flags & F_RETURN) == 0)
+		goto reset;
+	if ((st->st_resp == NULL && (st->st_resp = evbuffer_new()) == NULL) ||
+	    (body = http_error_page(con, code, msg)) == NULL)
+		goto reset;
+	http_msg_init(&m, RELAY_DIR_RESPONSE, 0);
+	m.hm_code = code;
+	(void)snprintf(len, sizeof(len), "%zu", strlen(body));
+	if (http_header_add(&m, "server", HTTP_SERVERNAME) == -1 ||
+	    http_header_add(&m, "content-type", "text/html") == -1 ||
+	    http_header_add(&m, "content-length", len) == -1 ||
+	    evbuffer_add(st->st_resp, body, strlen(body)) == -1 ||
+	    h2_submit_head(h2, st, &m, 1, 1) == -1) {
+		http_msg_clear(&m);
+		free(body);
+		goto reset;
+	}
+	h2->h2_held += strlen(body);
+	st->st_respdone = 1;
+	http_msg_clear(&m);
+	free(body);
+	return;
+ reset:
+	if (!st->st_closed)
+		(void)nghttp2_submit_rst_stream(h2->h2_ng, NGHTTP2_FLAG_NONE,
+		    st->st_id, NGHTTP2_INTERNAL_ERROR);
+}
+
+/* Requests go to the backend while it takes them; it may be asked for. */
+static void
+h2_dispatch(struct h2_session *h2)
+{
+	struct rsession		*con = h2->h2_con;
+	struct h2_stream	*st;
+	struct evbuffer		*out;
+
+	while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL) {
+		if (h2->h2_wbody != NULL || h2->h2_npipe >= H2_PIPELINE ||
+		    h2->h2_bclose)
+			return;
+		/* what may not go twice goes alone */
+		if (h2->h2_npipe > 0 && !h2_replayable(st))
+			return;
+		if (st->st_table != con->se_table) {
+			/* forward to another table: its own backend */
+			if (h2->h2_npipe > 0)
+				return;
+			con->se_table = st->st_table;
+			if (h2->h2_bstate != H2_B_NONE)
+				h2->h2_bstate = H2_B_GONE;
+		}
+		switch (h2->h2_bstate) {
+		case H2_B_NONE:
+			h2->h2_bstate = H2_B_CONNECTING;
+			h2->h2_want = RELAY_V_CONNECT;
+			return;
+		case H2_B_GONE:
+			h2->h2_bstate = H2_B_CONNECTING;
+			h2->h2_want = RELAY_V_RECONNECT;
+			return;
+		case H2_B_CONNECTING:
+			return;
+		case H2_B_UP:
+			break;
+		}
+		out = bufferevent_get_output(con->se_out.bev);
+		if (http_write_head(out, &st->st_req, 0) == -1) {
+			h2_refuse(st, 500, "out of memory");
+			continue;
+		}
+		TAILQ_REMOVE(&h2->h2_waiting, st, st_entry);
+		TAILQ_INSERT_TAIL(&h2->h2_pipe, st, st_entry);
+		st->st_where = H2_PIPE;
+		h2->h2_npipe++;
+		h2->h2_wbody = st;
+		/* the body, if any, follows (h2_body_push) */
+		if (st->st_reqdone && !st->st_chunked &&
+		    (st->st_body == NULL ||
+		    evbuffer_get_length(st->st_body) == 0))
+			h2->h2_wbody = NULL;
+		if (h2->h2_wbody != NULL)
+			return;
+	}
+}
+
+/* The body of the request on its way goes out, as the backend takes it. */
+static void
+h2_body_push(struct h2_session *h2)
+{
+	struct h2_stream	*st = h2->h2_wbody;
+	struct evbuffer		*out;
+	size_t			 n;
+
+	if (st == NULL || h2->h2_bstate != H2_B_UP)
+		return;
+	out = bufferevent_get_output(h2->h2_con->se_out.bev);
+	while (st->st_body != NULL &&
+	    (n = evbuffer_get_length(st->st_body)) > 0) {
+		if (evbuffer_get_length(out) >= H2_OUT_MAX)
+			return;		/* h2_drained() goes on */
+		if ((st->st_chunked && evbuffer_add_printf(out, "%zx\r\n",
+		    n) == -1) ||
+		    evbuffer_remove_buffer(st->st_body, out, n) != (int)n ||
+		    (st->st_chunked && evbuffer_add(out, "\r\n", 2) == -1)) {
+			h2->h2_blost = 1;
+			return;
+		}
+		if (!st->st_closed)
+			(void)nghttp2_session_consume_stream(h2->h2_ng,
+			    st->st_id, n);
+	}
+	if (!st->st_reqdone)
+		return;
+	if (st->st_chunked && (evbuffer_add(out, "0\r\n", 3) == -1 ||
+	    (st->st_trailers != NULL &&
+	    evbuffer_add_buffer(out, st->st_trailers) == -1) ||
+	    evbuffer_add(out, "\r\n", 2) == -1)) {
+		h2->h2_blost = 1;
+		return;
+	}
+	h2->h2_wbody = NULL;
+}
+
+/*
+ * The backend is of no more use: the answer it was sending is cut
+ * short, the requests it did not answer go again where they may, or
+ * get 502.  A new one is asked for when a request waits.
+ */
+static void
+h2_backend_lost(struct h2_session *h2, const char *why)
+{
+	struct h2_stream	*st, *prev;
+
+	h2->h2_blost = 0;
+	if (h2->h2_bstate == H2_B_UP) {
+		h2->h2_bstate = H2_B_GONE;
+		relay_read_off(&h2->h2_con->se_out);
+	}
+	/* the first was answered in part: its stream ends in error */
+	if ((st = TAILQ_FIRST(&h2->h2_pipe)) != NULL &&
+	    (h2->h2_rstate != H2_R_HEAD || h2->h2_rmsg.hm_nlines > 0)) {
+		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+		st->st_where = H2_NOWHERE;
+		if (!st->st_answered)
+			h2_refuse(st, 502, why);
+		else if (!st->st_closed)
+			(void)nghttp2_submit_rst_stream(h2->h2_ng,
+			    NGHTTP2_FLAG_NONE, st->st_id,
+			    NGHTTP2_INTERNAL_ERROR);
+		h2_stream_release(st);
+	}
+	/* the rest again, in their order, before those that wait */
+	while ((st = TAILQ_LAST(&h2->h2_pipe, h2_streams)) != NULL) {
+		prev = st;
+		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+		st->st_where = H2_NOWHERE;
+		if (!st->st_discard && st != h2->h2_wbody &&
+		    h2_replayable(st)) {
+			TAILQ_INSERT_HEAD(&h2->h2_waiting, st, st_entry);
+			st->st_where = H2_WAITING;
+			continue;
+		}
+		if (!st->st_discard)
+			h2_refuse(st, 502, why);
+		h2_stream_release(prev);
+	}
+	h2->h2_npipe = 0;
+	h2->h2_wbody = NULL;
+	h2->h2_bclose = 0;
+	h2->h2_rstate = H2_R_HEAD;
+	h2->h2_toread = 0;
+	http_msg_clear(&h2->h2_rmsg);
+}
+
+/* Answer bytes for the pipe's first stream, or for nobody. */
+static int
+h2_response_take(struct h2_session *h2, struct h2_stream *st,
+    struct evbuffer *in, size_t len)
+{
+	if (st->st_discard)
+		return (evbuffer_drain(in, len));
+	if (evbuffer_remove_buffer(in, st->st_resp, len) != (int)len)
+		return (-1);
+	h2->h2_held += len;
+	if (st->st_deferred) {
+		st->st_deferred = 0;
+		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
+	}
+	return (0);
+}
+
+/* The head of an answer is through: to the client, as HTTP/2. */
+static int
+h2_response_head(struct h2_session *h2, struct h2_stream *st)
+{
+	struct rsession		*con = h2->h2_con;
+	struct http_msg		*m = &h2->h2_rmsg;
+	struct relay_table	*table;
+	int			 code, hasbody = 1;
+
+	if (m->hm_code < 200) {
+		/* 100 Continue and the like go on; 101 is no answer here */
+		if (m->hm_code == 101)
+			return (-1);
+		if (!st->st_discard && !st->st_closed &&
+		    h2_submit_head(h2, st, m, 0, 0) == -1)
+			return (-1);
+		http_msg_clear(m);
+		return (0);
+	}
+	if ((code = http_rules(&con->se_out, m, &table)) != 0) {
+		h2_refuse(st, code, NULL);
+		st->st_discard = 1;
+	}
+	if (con->se_haslog)
+		relay_log(con, ";");
+	if (m->hm_close)
+		h2->h2_bclose = 1;
+	if (strcmp(http_method_name(st->st_req.hm_method), "HEAD") == 0)
+		m->hm_body = HTTP_BODY_NONE;
+	switch (m->hm_body) {
+	case HTTP_BODY_LENGTH:
+		h2->h2_toread = m->hm_clen;
+		h2->h2_rstate = H2_R_BODY;
+		break;
+	case HTTP_BODY_CHUNKED:
+		h2->h2_rstate = H2_R_CHUNK;
+		break;
+	case HTTP_BODY_CLOSE:
+		h2->h2_rstate = H2_R_CLOSE;
+		break;
+	default:
+		hasbody = 0;
+		break;
+	}
+	if (!st->st_discard && !st->st_closed) {
+		if (st->st_resp == NULL &&
+		    (st->st_resp = evbuffer_new()) == NULL)
+			return (-1);
+		st->st_answered = 1;
+		if (h2_submit_head(h2, st, m, hasbody, 1) == -1)
+			return (-1);
+	}
+	http_msg_clear(m);
+	if (!hasbody)
+		h2_response_end(h2, st);
+	return (0);
+}
+
+/* An answer is through: its stream leaves the pipe. */
+static void
+h2_response_end(struct h2_session *h2, struct h2_stream *st)
+{
+	TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+	st->st_where = H2_NOWHERE;
+	h2->h2_npipe--;
+	h2->h2_answers++;
+	h2->h2_rstate = H2_R_HEAD;
+	st->st_respdone = 1;
+	if (st->st_deferred) {
+		st->st_deferred = 0;
+		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
+	}
+	if (h2->h2_bclose)
+		h2->h2_blost = 1;
+	h2_stream_release(st);
+}
+
+/* A line of the backend's, without its end; NULL: not all of it yet. */
+static char *
+h2_line(struct h2_session *h2, struct evbuffer *in, size_t *len, size_t max)
+{
+	char	*line;
+
+	if ((line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF)) == NULL &&
+	    evbuffer_get_length(in) > max)
+		h2->h2_blost = 1;
+	return (line);
+}
+
+/* A trailer field of the answer, kept for the client's trailers. */
+static int
+h2_trailer(struct h2_stream *st, char *line)
+{
+	char	*v, *p;
+
+	if ((v = strchr(line, ':')) == NULL || v == line)
+		return (-1);
+	*v++ = '\0';
+	v += strspn(v, " \t");
+	for (p = line; *p != '\0'; p++) {
+		if (*p == ' ' || *p == '\t')
+			return (-1);
+		*p = tolower((unsigned char)*p);
+	}
+	if (h2_hop_field(&st->st_rtrailers, line) ||
+	    strcmp(line, "content-length") == 0)
+		return (0);
+	return (http_header_add(&st->st_rtrailers, line, v));
+}
+
+/*
+ * One step of the backend's answer to the pipe's first stream: 1 to go
+ * on, 0 to wait for more, -1 when the backend is of no more use
+ * (h2_blost).
+ */
+static int
+h2_backend_step(struct h2_session *h2, struct h2_stream *st,
+    struct evbuffer *in)
+{
+	char	*line;
+	size_t	 len, have, max;
+	off_t	 size;
+	int	 code;
+
+	have = evbuffer_get_length(in);
+	max = h2->h2_maxhdr;
+	switch (h2->h2_rstate) {
+	case H2_R_HEAD:
+		if ((line = h2_line(h2, in, &len, max + 2)) == NULL)
+			return (h2->h2_blost ? -1 : 0);
+		code = http_msg_line(&h2->h2_rmsg, line, len);
+		free(line);
+		if (code != 0 ||
+		    (h2->h2_rmsg.hm_done && h2_response_head(h2, st) == -1)) {
+			h2->h2_blost = 1;
+			return (-1);
+		}
+		return (1);
+	case H2_R_BODY:
+	case H2_R_CHUNKDATA:
+	case H2_R_CLOSE:
+		if (have == 0)
+			return (0);
+		if (h2->h2_rstate != H2_R_CLOSE && (off_t)have > h2->h2_toread)
+			have = h2->h2_toread;
+		if (h2_response_take(h2, st, in, have) == -1) {
+			h2->h2_blost = 1;
+			return (-1);
+		}
+		if (h2->h2_rstate == H2_R_CLOSE)
+			return (0);
+		if ((h2->h2_toread -= have) > 0)
+			return (1);
+		if (h2->h2_rstate == H2_R_CHUNKDATA)
+			h2->h2_rstate = H2_R_CHUNKEND;
+		else
+			h2_response_end(h2, st);
+		return (1);
+	case H2_R_CHUNK:
+		if ((line = h2_line(h2, in, &len, H2_CHUNKLINE_MAX)) == NULL)
+			return (h2->h2_blost ? -1 : 0);
+		code = http_chunk_line(line, len, &size);
+		free(line);
+		if (code == -1) {
+			h2->h2_blost = 1;
+			return (-1);
+		}
+		if (size == 0) {
+			h2->h2_rstate = H2_R_TRAILER;
+			h2->h2_trailerlen = 0;
+		} else {
+			h2->h2_toread = size;
+			h2->h2_rstate = H2_R_CHUNKDATA;
+		}
+		return (1);
+	case H2_R_CHUNKEND:
+		if ((line = h2_line(h2, in, &len, 2)) == NULL)
+			return (h2->h2_blost ? -1 : 0);
+		free(line);
+		if (len != 0) {
+			h2->h2_blost = 1;
+			return (-1);
+		}
+		h2->h2_rstate = H2_R_CHUNK;
+		return (1);
+	case H2_R_TRAILER:
+		if ((line = h2_line(h2, in, &len, max + 2)) == NULL)
+			return (h2->h2_blost ? -1 : 0);
+		h2->h2_trailerlen += len;
+		if (h2->h2_trailerlen > max || memchr(line, '\0', len) ||
+		    memchr(line, '\r', len) ||
+		    (len > 0 && h2_trailer(st, line) == -1)) {
+			free(line);
+			h2->h2_blost = 1;
+			return (-1);
+		}
+		free(line);
+		if (len == 0)
+			h2_response_end(h2, st);
+		return (1);
+	}
+	return (0);
+}
+
+/* What the backend sent: answers for the streams of the pipe. */
+static int
+h2_backend_parse(struct h2_session *h2)
+{
+	struct rsession		*con = h2->h2_con;
+	struct evbuffer		*in;
+	struct h2_stream	*st;
+	int			 ret = 1;
+
+	if (h2->h2_bstate != H2_B_UP || con->se_out.bev == NULL)
+		return (0);
+	in = bufferevent_get_input(con->se_out.bev);
+	while (ret == 1 && !h2->h2_rpaused) {
+		if ((st = TAILQ_FIRST(&h2->h2_pipe)) == NULL) {
+			/* bytes before any request: no backend to trust */
+			if (evbuffer_get_length(in) > 0)
+				h2->h2_blost = 1;
+			break;
+		}
+		ret = h2_backend_step(h2, st, in);
+		/* the client is far behind: the backend waits */
+		if (h2->h2_held >= H2_RESP_MAX) {
+			h2->h2_rpaused = 1;
+			relay_read_off(&con->se_out);
+		}
+	}
+	return (0);
+}
+
+static enum relay_verdict
+h2_init(struct rsession *con)
+{
+	struct protocol			*proto = con->se_relay->rl_proto;
+	struct h2_session		*h2;
+	nghttp2_session_callbacks	*cbs;
+	nghttp2_option			*opt;
+	nghttp2_settings_entry		 iv[3];
+	int				 ret;
+
+	if ((h2 = calloc(1, sizeof(*h2))) == NULL) {
+		relay_close(con, "out of memory", 1);
+		return (RELAY_V_CLOSED);
+	}
+	h2->h2_con = con;
+	TAILQ_INIT(&h2->h2_all);
+	TAILQ_INIT(&h2->h2_waiting);
+	TAILQ_INIT(&h2->h2_pipe);
+	h2->h2_maxhdr = proto->httpheaderlen > 0 ? proto->httpheaderlen :
+	    RELAY_MAXHEADERLENGTH;
+	http_msg_init(&h2->h2_rmsg, RELAY_DIR_RESPONSE, h2->h2_maxhdr);
+	h2->h2_tokens = H2_CTRL_BURST;
+	h2->h2_tokentime = time(NULL);
+	evtimer_set(&h2->h2_againev, h2_again, h2);
+	con->se_priv = h2;
+
+	if (nghttp2_session_callbacks_new(&cbs) != 0) {
+		relay_close(con, "out of memory", 1);
+		return (RELAY_V_CLOSED);
+	}
+	nghttp2_session_callbacks_set_send_callback(cbs, h2_send_cb);
+	nghttp2_session_callbacks_set_send_data_callback(cbs,
+	    h2_send_data_cb);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs,
+	    h2_begin_headers_cb);
+	nghttp2_session_callbacks_set_on_header_callback(cbs, h2_header_cb);
+	nghttp2_session_callbacks_set_on_begin_frame_callback(cbs,
+	    h2_begin_frame_cb);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs,
+	    h2_frame_recv_cb);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs,
+	    h2_data_chunk_cb);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs,
+	    h2_stream_close_cb);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cbs,
+	    h2_frame_send_cb);
+	if (nghttp2_option_new(&opt) != 0) {
+		nghttp2_session_callbacks_del(cbs);
+		relay_close(con, "out of memory", 1);
+		return (RELAY_V_CLOSED);
+	}
+	nghttp2_option_set_no_auto_window_update(opt, 1);
+	ret = nghttp2_session_server_new2(&h2->h2_ng, cbs, h2, opt);
+	nghttp2_option_del(opt);
+	nghttp2_session_callbacks_del(cbs);
+	if (ret != 0) {
+		h2->h2_ng = NULL;
+		relay_close(con, "out of memory", 1);
+		return (RELAY_V_CLOSED);
+	}
+	iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+	iv[0].value = proto->httpstreams;
+	iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
+	iv[1].value = H2_WINDOW;
+	iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
+	iv[2].value = h2->h2_maxhdr;
+	if (nghttp2_submit_settings(h2->h2_ng, NGHTTP2_FLAG_NONE, iv,
+	    nitems(iv)) != 0 ||
+	    nghttp2_session_set_local_window_size(h2->h2_ng, NGHTTP2_FLAG_NONE,
+	    0, H2_CONN_WINDOW) != 0) {
+		relay_close(con, "out of memory", 1);
+		return (RELAY_V_CLOSED);
+	}
+	/* our SETTINGS go with the first answer to the client's preface */
+	return (RELAY_V_READ);
+}
+
+static void
+h2_free(struct rsession *con)
+{
+	struct h2_session	*h2 = con->se_priv;
+	struct h2_stream	*st;
+
+	if (h2 == NULL)
+		return;
+	while ((st = TAILQ_FIRST(&h2->h2_all)) != NULL) {
+		st->st_closed = 1;
+		st->st_where = H2_NOWHERE;
+		h2_stream_release(st);
+	}
+	if (h2->h2_ng != NULL)
+		nghttp2_session_del(h2->h2_ng);
+	evtimer_del(&h2->h2_againev);
+	http_msg_clear(&h2->h2_rmsg);
+	free(h2);
+	con->se_priv = NULL;
+}
+
+/* The client's bytes, to nghttp2, which calls back the above. */
+static int
+h2_client_read(struct h2_session *h2)
+{
+	struct evbuffer		*in;
+	struct evbuffer_iovec	 v[8];
+	ssize_t			 ret;
+	size_t			 done;
+	int			 i, n;
+
+	in = bufferevent_get_input(h2->h2_con->se_in.bev);
+	while (evbuffer_get_length(in) > 0) {
+		n = evbuffer_peek(in, -1, NULL, v, nitems(v));
+		if (n > (int)nitems(v))
+			n = nitems(v);
+		done = 0;
+		for (i = 0; i < n; i++) {
+			ret = nghttp2_session_mem_recv(h2->h2_ng,
+			    v[i].iov_base, v[i].iov_len);
+			if (ret < 0) {
+				(void)evbuffer_drain(in, done);
+				return (h2_fail(h2, h2->h2_fault != NULL ?
+				    h2->h2_fault : nghttp2_strerror(ret)));
+			}
+			done += ret;
+		}
+		(void)evbuffer_drain(in, done);
+	}
+	return (0);
+}
+
+/*
+ * The client is cut off: GOAWAY if it still goes out, and the session
+ * ends with why, logged as an error.  Returns -1: the session is closed.
+ */
+static int
+h2_fail(struct h2_session *h2, const char *why)
+{
+	struct rsession	*con = h2->h2_con;
+
+	(void)nghttp2_session_terminate_session(h2->h2_ng,
+	    h2->h2_fault != NULL ? NGHTTP2_ENHANCE_YOUR_CALM :
+	    NGHTTP2_PROTOCOL_ERROR);
+	(void)nghttp2_session_send(h2->h2_ng);
+	(void)relay_flush_passed(&con->se_out);
+	relay_close(con, why, 1);
+	return (-1);
+}
+
+/* The bytes waiting in a side's output. */
+static size_t
+h2_unwritten(struct ctl_relay_event *cre)
+{
+	if (cre->bev == NULL)
+		return (0);
+	return (evbuffer_get_length(bufferevent_get_output(cre->bev)));
+}
+
+/*
+ * More to do now: an output that was all written at once sees no drain
+ * (the core calls ro_drained only for what waited for the socket).
+ */
+static int
+h2_more(struct h2_session *h2, size_t client, size_t backend)
+{
+	struct rsession		*con = h2->h2_con;
+	struct h2_stream	*st = h2->h2_wbody;
+
+	if (h2->h2_blost || (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2))
+		return (1);
+	if (client > 0 && h2_unwritten(&con->se_in) == 0 &&
+	    nghttp2_session_want_write(h2->h2_ng))
+		return (1);
+	return (backend > 0 && h2_unwritten(&con->se_out) == 0 && st != NULL &&
+	    ((st->st_body != NULL && evbuffer_get_length(st->st_body) > 0) ||
+	    st->st_reqdone));
+}
+
+/* What h2_run() left for later, from our own timer. */
+static void
+h2_again(int fd, short event, void *arg)
+{
+	struct h2_session	*h2 = arg;
+
+	(void)fd;
+	(void)event;
+	relay_wish(h2->h2_con, h2_run(h2));
+}
+
+/*
+ * After every hook: the requests to the backend, nghttp2's frames to the
+ * client, both outputs written; what the core is asked for.  A session
+ * that could go on for long (sockets that take all at once) goes on
+ * from a timer after H2_ROUNDS rounds, so that others have their turn.
+ */
+static enum relay_verdict
+h2_run(struct h2_session *h2)
+{
+	struct rsession		*con = h2->h2_con;
+	struct timeval		 tv = { 0, 0 };
+	enum relay_verdict	 v;
+	size_t			 client, backend;
+	int			 ret, round;
+
+	for (round = 0;; round++) {
+		if (h2->h2_blost)
+			h2_backend_lost(h2, "backend closed");
+		h2_dispatch(h2);
+		h2_body_push(h2);
+		if (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2) {
+			h2->h2_rpaused = 0;
+			if (h2->h2_bstate == H2_B_UP)
+				relay_read_on(&con->se_out);
+			(void)h2_backend_parse(h2);
+		}
+		if ((ret = nghttp2_session_send(h2->h2_ng)) != 0) {
+			(void)h2_fail(h2, nghttp2_strerror(ret));
+			return (RELAY_V_CLOSED);
+		}
+		client = h2_unwritten(&con->se_in);
+		backend = h2_unwritten(&con->se_out);
+		(void)relay_flush_passed(&con->se_in);
+		(void)relay_flush_passed(&con->se_out);
+		if (!h2_more(h2, client, backend))
+			break;
+		if (round == H2_ROUNDS) {
+			evtimer_add(&h2->h2_againev, &tv);
+			break;
+		}
+	}
+	if (!nghttp2_session_want_read(h2->h2_ng) &&
+	    !nghttp2_session_want_write(h2->h2_ng)) {
+		(void)relay_end_written(&con->se_in, "done");
+		return (RELAY_V_CLOSED);
+	}
+	v = h2->h2_want;
+	h2->h2_want = RELAY_V_DONE;
+	return (v);
+}
+
+static enum relay_verdict
+h2_read(struct ctl_relay_event *cre)
+{
+	struct h2_session	*h2 = cre->con->se_priv;
+
+	if (cre->dir == RELAY_DIR_REQUEST) {
+		if (h2_client_read(h2) == -1)
+			return (RELAY_V_CLOSED);
+	} else
+		(void)h2_backend_parse(h2);
+	return (h2_run(h2));
+}
+
+/* Nothing is spliced: h2 is always copied. */
+static enum relay_verdict
+h2_passed(struct ctl_relay_event *cre)
+{
+	(void)cre;
+	return (RELAY_V_DONE);
+}
+
+static enum relay_verdict
+h2_connected(struct rsession *con)
+{
+	struct h2_session	*h2 = con->se_priv;
+
+	h2->h2_bstate = H2_B_UP;
+	relay_log_backend(con);
+	return (h2_run(h2));
+}
+
+/*
+ * The client's end ends the session once what is for it is written; the
+ * backend's ends an answer that runs to it, and the backend.
+ */
+static enum relay_verdict
+h2_eof(struct ctl_relay_event *cre)
+{
+	struct h2_session	*h2 = cre->con->se_priv;
+	struct h2_stream	*st;
+
+	if (cre->dir == RELAY_DIR_REQUEST) {
+		(void)relay_end_written(&cre->con->se_in, "done");
+		return (RELAY_V_CLOSED);
+	}
+	(void)h2_backend_parse(h2);
+	if (h2->h2_rstate == H2_R_CLOSE &&
+	    (st = TAILQ_FIRST(&h2->h2_pipe)) != NULL)
+		h2_response_end(h2, st);
+	h2->h2_blost = 1;
+	return (h2_run(h2));
+}
+
+/* No backend: the requests waiting get OpenBSD's status for why. */
+static void
+h2_nobackend(struct rsession *con, enum relay_cfail why, int error)
+{
+	static const int	 codes[] = { 502, 502, 500, 504 };
+	static const char	*pages[] = { "session failed",
+	    "session failed", "socket error", "connect timeout" };
+	struct h2_session	*h2 = con->se_priv;
+	struct h2_stream	*st;
+
+	(void)error;
+	h2->h2_bstate = H2_B_GONE;
+	while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL)
+		h2_refuse(st, codes[why], pages[why]);
+	while ((st = TAILQ_FIRST(&h2->h2_pipe)) != NULL) {
+		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+		st->st_where = H2_NOWHERE;
+		h2_refuse(st, codes[why], pages[why]);
+		h2_stream_release(st);
+	}
+	h2->h2_npipe = 0;
+	h2->h2_wbody = NULL;
+	(void)nghttp2_submit_goaway(h2->h2_ng, NGHTTP2_FLAG_NONE,
+	    nghttp2_session_get_last_proc_stream_id(h2->h2_ng),
+	    NGHTTP2_NO_ERROR, NULL, 0);
+	(void)nghttp2_session_send(h2->h2_ng);
+	(void)relay_end_written(&con->se_in, pages[why]);
+}
+
+/* An output is written: what waited for room goes on. */
+static enum relay_verdict
+h2_drained(struct ctl_relay_event *cre)
+{
+	return (h2_run(cre->con->se_priv));
+}
