@@ -10,7 +10,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control, http, pp, dns and agentx fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http, pp, dns, agentx and h2 fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -52,6 +52,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/agentx_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    agentx "$_dir/agentx-seeds"
+	mkdir h2
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/h2_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
+	    h2 "$_dir/h2-seeds"
 }
 
 atf_init_test_cases()

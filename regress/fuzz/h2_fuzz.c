@@ -1,0 +1,380 @@
+/*
+ * Copyright (c) 2026 The relayd-portable authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * libFuzzer target for the HTTP/2 glue (relay_h2.c): frames in, requests
+ * out.  One session of an http relay with "http http2" and rules, its
+ * hooks called as the core calls them; the client's side and the
+ * backend's are socketpairs.  The input is records: a kind byte, a
+ * 2-byte length, the bytes.  Kind & 3: 0 bytes from the client (after
+ * the connection preface, which comes first), 1 bytes from the backend
+ * (once one was asked for), 2 the client's or 3 the backend's output
+ * drained.  Kind & 4 with 0 or 1: that side's end of file instead.
+ *
+ * What the backend is sent must be HTTP/1.1 that relayd's own parser
+ * takes without an error: requests, head by head, their bodies framed
+ * as their heads say.  Anything else would let a client smuggle.
+ * relay.c is included for the core's static state.
+ */
+
+#include "../../usr.sbin/relayd/relay.c"
+
+#include <stdio.h>
+#include <syslog.h>
+
+int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static struct relay	*fz_rlay;
+
+static const char fz_conf[] =
+    "table <one> { 127.0.0.1 }\n"
+    "table <two> { 127.0.0.2 }\n"
+    "http protocol p {\n"
+    "\thttp http2 streams 8\n"
+    "\thttp headerlen 2048\n"
+    "\treturn error\n"
+    "\tblock request path \"/blocked*\"\n"
+    "\tmatch request path \"/two/*\" forward to <two>\n"
+    "\tmatch request header set \"X-Via\" value \"relayd\"\n"
+    "\tmatch response header remove \"X-Secret\"\n"
+    "}\n"
+    "relay r {\n"
+    "\tlisten on 127.0.0.1 port 8443 tls\n"
+    "\tprotocol p\n"
+    "\tforward to <one> port 80\n"
+    "\tforward to <two> port 80\n"
+    "}\n";
+
+static void
+fz_init(void)
+{
+	struct privsep	*ps;
+	struct relayd	*conf;
+	char		 path[] = "/tmp/h2_fuzz.XXXXXX";
+	int		 fd;
+
+	event_init();
+	log_init(1, LOG_DAEMON);
+	log_setverbose(0);
+	if ((conf = calloc(1, sizeof(*conf))) == NULL ||
+	    (ps = calloc(1, sizeof(*ps))) == NULL || config_init(conf) == -1)
+		abort();
+	conf->sc_ps = ps;
+	ps->ps_env = conf;
+	if ((fd = mkstemp(path)) == -1 ||
+	    write(fd, fz_conf, sizeof(fz_conf) - 1) != sizeof(fz_conf) - 1)
+		abort();
+	close(fd);
+	parse_noresolve = 1;
+	if (parse_config(path, conf) == -1)
+		abort();
+	unlink(path);
+	/* the relay process's state, as relay() sets it */
+	env = conf;
+	rps = ps;
+	conf->sc_conf.opts = 0;		/* no session end lines */
+	if ((fz_rlay = TAILQ_FIRST(conf->sc_relays)) == NULL ||
+	    fz_rlay->rl_proto->type != RELAY_PROTO_HTTP)
+		abort();
+}
+
+/* A fresh socket pair; the relay's end is non-blocking. */
+static void
+fz_pair(int *mine, int *peer)
+{
+	int	 sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		abort();
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1 ||
+	    fcntl(sv[1], F_SETFL, O_NONBLOCK) == -1)
+		abort();
+	*mine = sv[0];
+	*peer = sv[1];
+}
+
+/* What the protocol asked the core for, done as the core would. */
+static int	 fz_backend = -1;
+static struct evbuffer *fz_sent;	/* what reached the backend */
+static int	 fz_alive(struct rsession *);
+static void	 fz_check_backend(void);
+/* where the reader of the backend's requests is (fz_check_backend) */
+enum fz_state { FZ_HEAD, FZ_BODY, FZ_CHUNK, FZ_CHUNKDATA, FZ_TRAILER };
+static enum fz_state	 fz_state;
+static off_t		 fz_toread;
+
+static void
+fz_verdict(struct rsession *con, enum relay_verdict v)
+{
+	switch (v) {
+	case RELAY_V_CONNECT:
+	case RELAY_V_RECONNECT:
+		/* a backend at once: a socketpair instead of connect(2) */
+		if (con->se_out.s != -1)
+			relay_side_close(&con->se_out);
+		/* what the last one got is checked; the new one's from its start */
+		if (fz_backend != -1) {
+			fz_check_backend();
+			close(fz_backend);
+		}
+		(void)evbuffer_drain(fz_sent, evbuffer_get_length(fz_sent));
+		fz_state = FZ_HEAD;
+		con->se_out.done = 0;
+		con->se_out.toread = TOREAD_UNLIMITED;
+		fz_pair(&con->se_out.s, &fz_backend);
+		con->se_cstate = RELAY_CONN_CONNECTED;
+		con->se_nconnects++;
+		if (relay_bufferevent(&con->se_out) == -1)
+			abort();
+		fz_verdict(con, con->se_ops->ro_connected(con));
+		break;
+	case RELAY_V_READ:
+		if (relay_bufferevent(&con->se_in) == -1)
+			abort();
+		break;
+	default:
+		break;
+	}
+}
+
+/* The session is still there (no new one is made meanwhile). */
+static int
+fz_alive(struct rsession *con)
+{
+	struct rsession	*c;
+
+	TAILQ_FOREACH(c, &relay_sessions, se_entry)
+		if (c == con)
+			return (con->se_endmsg == NULL);
+	return (0);
+}
+
+/* After a hook: its verdict, then the loop's due events; -1: it ended. */
+static int
+fz_after(struct rsession *con, enum relay_verdict v)
+{
+	if (!fz_alive(con))
+		return (-1);
+	fz_verdict(con, v);
+	if (!fz_alive(con))
+		return (-1);
+	(void)event_loop(EVLOOP_NONBLOCK);
+	return (fz_alive(con) ? 0 : -1);
+}
+
+static int
+fz_call(struct rsession *con, struct ctl_relay_event *cre)
+{
+	return (fz_after(con, con->se_ops->ro_read(cre)));
+}
+
+static int
+fz_drained(struct rsession *con, struct ctl_relay_event *cre)
+{
+	return (fz_after(con, con->se_ops->ro_drained(cre)));
+}
+
+static int
+fz_eof(struct rsession *con, struct ctl_relay_event *cre)
+{
+	relay_read_off(cre);
+	return (fz_after(con, con->se_ops->ro_eof(cre)));
+}
+
+/* Bytes come in on a side: into its input, then its hook. */
+static int
+fz_input(struct rsession *con, struct ctl_relay_event *cre,
+    const uint8_t *p, size_t len)
+{
+	struct evbuffer	*in;
+
+	if (cre->bev == NULL)
+		return (0);
+	in = bufferevent_get_input(cre->bev);
+	(void)evbuffer_unfreeze(in, 0);
+	if (evbuffer_add(in, p, len) == -1)
+		abort();
+	(void)evbuffer_freeze(in, 0);
+	return (fz_call(con, cre));
+}
+
+/*
+ * Everything the backend got, as relayd's parser reads requests: heads
+ * must parse, bodies are skipped as framed.  What is not all there yet
+ * waits for the next look; where the reader is stays between looks.
+ */
+
+static void
+fz_refused(int code, const char *why, const char *head, size_t len)
+{
+	fprintf(stderr, "backend got a request relayd's parser refuses: "
+	    "%d %s\n", code, why != NULL ? why : "");
+	fwrite(head, 1, len, stderr);
+	abort();
+}
+
+static void
+fz_check_backend(void)
+{
+	struct http_msg		 m;
+	struct evbuffer_ptr	 end;
+	char			 buf[8192], *line;
+	size_t			 len, have;
+	ssize_t			 n;
+	off_t			 size;
+	int			 code;
+
+	if (fz_backend == -1)
+		return;
+	while ((n = read(fz_backend, buf, sizeof(buf))) > 0)
+		if (evbuffer_add(fz_sent, buf, n) == -1)
+			abort();
+	for (;;) {
+		have = evbuffer_get_length(fz_sent);
+		switch (fz_state) {
+		case FZ_HEAD:
+			end = evbuffer_search(fz_sent, "\r\n\r\n", 4, NULL);
+			if (end.pos == -1)
+				return;
+			len = end.pos + 4 < (ssize_t)sizeof(buf) ?
+			    (size_t)end.pos + 4 : sizeof(buf);
+			(void)evbuffer_copyout(fz_sent, buf, len);
+			http_msg_init(&m, RELAY_DIR_REQUEST, 0);
+			code = 0;
+			while (code == 0 && !m.hm_done &&
+			    (line = evbuffer_readln(fz_sent, &have,
+			    EVBUFFER_EOL_CRLF_STRICT)) != NULL) {
+				code = http_msg_line(&m, line, have);
+				free(line);
+			}
+			if (code != 0 || !m.hm_done)
+				fz_refused(code, m.hm_error, buf, len);
+			fz_state = FZ_HEAD;
+			if (m.hm_body == HTTP_BODY_LENGTH) {
+				fz_toread = m.hm_clen;
+				fz_state = FZ_BODY;
+			} else if (m.hm_body == HTTP_BODY_CHUNKED)
+				fz_state = FZ_CHUNK;
+			http_msg_clear(&m);
+			break;
+		case FZ_BODY:
+		case FZ_CHUNKDATA:
+			if (have == 0)
+				return;
+			if ((off_t)have > fz_toread)
+				have = fz_toread;
+			(void)evbuffer_drain(fz_sent, have);
+			if ((fz_toread -= have) > 0)
+				return;
+			fz_state = fz_state == FZ_BODY ? FZ_HEAD : FZ_CHUNK;
+			break;
+		case FZ_CHUNK:
+			if ((line = evbuffer_readln(fz_sent, &len,
+			    EVBUFFER_EOL_CRLF_STRICT)) == NULL)
+				return;
+			code = http_chunk_line(line, len, &size);
+			free(line);
+			if (code == -1)
+				fz_refused(400, "chunk size", "", 0);
+			/* the chunk and its CRLF */
+			fz_toread = size + 2;
+			fz_state = size == 0 ? FZ_TRAILER : FZ_CHUNKDATA;
+			break;
+		case FZ_TRAILER:
+			if ((line = evbuffer_readln(fz_sent, &len,
+			    EVBUFFER_EOL_CRLF_STRICT)) == NULL)
+				return;
+			free(line);
+			if (len == 0)
+				fz_state = FZ_HEAD;
+			break;
+		}
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char	 preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	static int		 initialized;
+	struct sockaddr_storage	 ss;
+	struct rsession		*con, *c;
+	struct ctl_relay_event	*cre;
+	char			 drain[16384];
+	int			 s, client;
+	size_t			 len;
+	uint8_t			 kind;
+
+	if (!initialized) {
+		fz_init();
+		initialized = 1;
+	}
+	if ((fz_sent = evbuffer_new()) == NULL)
+		abort();
+	fz_state = FZ_HEAD;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = AF_INET;
+	fz_pair(&s, &client);
+	if ((con = relay_session_new(fz_rlay, sizeof(*con), &relay_h2_ops, s,
+	    &ss)) == NULL)
+		abort();
+	con->se_nosplice = 1;
+	fz_verdict(con, con->se_ops->ro_init(con));
+	if (!fz_alive(con))
+		goto out;
+	if (fz_input(con, &con->se_in, (const uint8_t *)preface,
+	    sizeof(preface) - 1) == -1)
+		goto out;
+	while (size >= 3) {
+		kind = data[0];
+		len = data[1] << 8 | data[2];
+		data += 3;
+		size -= 3;
+		if (len > size)
+			len = size;
+		cre = kind & 1 ? &con->se_out : &con->se_in;
+		if ((kind & 3) >= 2) {
+			if (cre->bev != NULL && fz_drained(con, cre) == -1)
+				goto out;
+		} else if (kind & 4) {
+			if (cre->bev != NULL && fz_eof(con, cre) == -1)
+				goto out;
+		} else if (fz_input(con, cre, data, len) == -1)
+			goto out;
+		data += len;
+		size -= len;
+		fz_check_backend();
+		/* what the client was sent goes: it is not checked */
+		while (read(client, drain, sizeof(drain)) > 0)
+			;
+	}
+	fz_check_backend();
+ out:
+	/* the session ends, if it did not */
+	TAILQ_FOREACH(c, &relay_sessions, se_entry)
+		if (c == con)
+			break;
+	if (c != NULL)
+		relay_close(con, "fuzz", 0);
+	close(client);
+	if (fz_backend != -1) {
+		close(fz_backend);
+		fz_backend = -1;
+	}
+	evbuffer_free(fz_sent);
+	/* timers of a session that ended (its deadlines) are gone with it */
+	return (0);
+}
