@@ -152,7 +152,7 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
 .PHONY: all deps test check run install lint lint-so-splice bench deb \
-	bench-deps bench-hce bench-syscalls bench-reload fuzz clean
+	bench-deps bench-hce bench-syscalls bench-reload fuzz clean h2spec-deps
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -281,6 +281,16 @@ bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
 
 bench-deps: deps
 	@$(MAKE) --no-print-directory -C regress/perf $@
+
+# h2spec, HTTP/2's conformance cases, which regress/h2 runs when it is
+# there: Go's toolchain from Debian's golang package, h2spec from Go's
+# module proxy (to ~/go/bin).  Not part of make deps: it is the one
+# thing not from Debian.
+h2spec-deps:
+	@command -v go >/dev/null || { apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends golang ca-certificates; }
+	go install github.com/summerwind/h2spec/cmd/h2spec@latest
 
 bench-hce: all regress/tools/rtool
 	@sh regress/perf/hcebench.sh

@@ -416,6 +416,28 @@ h2_show_sessions_cleanup()
 	stop_all
 }
 
+atf_test_case h2_h2spec cleanup
+h2_h2spec_head()
+{
+	atf_set "descr" "h2spec's generic, HTTP/2 and HPACK cases all pass"
+	atf_set "require.user" "root"
+}
+h2_h2spec_body()
+{
+	_h2spec=$(command -v h2spec || echo "$HOME/go/bin/h2spec")
+	[ -x "$_h2spec" ] || atf_skip "no h2spec (make h2spec-deps installs it with Go's module proxy)"
+	h2_start
+	timeout 120 "$_h2spec" -t -k -h 127.0.0.1 -p "$lport" -o 3 \
+	    >h2spec.out 2>&1
+	atf_check -o match:"tests, ([0-9]+) passed, 0 skipped, 0 failed" \
+	    tail -1 h2spec.out
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+h2_h2spec_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case h2_alpn
@@ -429,4 +451,5 @@ atf_init_test_cases()
 	atf_add_test_case h2_abuse
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
+	atf_add_test_case h2_h2spec
 }

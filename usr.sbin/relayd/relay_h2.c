@@ -73,6 +73,7 @@
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
 #define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
+#define H2_RESETS_KEPT		64		/* streams we reset, remembered */
 
 enum h2_where {
 	H2_NOWHERE,		/* nghttp2's only */
@@ -156,6 +157,10 @@ struct h2_session {
 	time_t			 h2_tokentime;
 	int			 h2_conts;
 	const char		*h2_fault;	/* why it is cut off */
+	uint32_t		 h2_faultcode;	/* with which GOAWAY */
+	int32_t			 h2_maxid;	/* the client's last stream */
+	int32_t			 h2_reset[H2_RESETS_KEPT];
+	unsigned int		 h2_nreset;	/* of them, so far */
 	struct event		 h2_againev;	/* h2_run() goes on */
 };
 
@@ -421,6 +426,47 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 	return (0);
 }
 
+/* The client is cut off for why, with GOAWAY code (h2_fail()). */
+static int
+h2_fault(struct h2_session *h2, const char *why, uint32_t code)
+{
+	h2->h2_fault = why;
+	h2->h2_faultcode = code;
+	return (NGHTTP2_ERR_CALLBACK_FAILURE);
+}
+
+/* We reset that stream lately: the client may not know yet. */
+static int
+h2_was_reset(struct h2_session *h2, int32_t id)
+{
+	unsigned int	 i, n;
+
+	n = h2->h2_nreset < H2_RESETS_KEPT ? h2->h2_nreset : H2_RESETS_KEPT;
+	for (i = 0; i < n; i++)
+		if (h2->h2_reset[i] == id)
+			return (1);
+	return (0);
+}
+
+/*
+ * A HEADERS frame on a stream the client cannot open any more (RFC 9113
+ * 5.1.1: its streams' ids only grow): a connection error, unless it is
+ * for a stream we reset, whose end the client may not have seen (its
+ * trailers cross our RST_STREAM).  libnghttp2 leaves this to us.
+ */
+static int
+h2_stream_id(struct h2_session *h2, nghttp2_session *ng, int32_t id)
+{
+	if (id > h2->h2_maxid) {
+		h2->h2_maxid = id;
+		return (0);
+	}
+	if (nghttp2_session_find_stream(ng, id) != NULL || h2_was_reset(h2, id))
+		return (0);
+	return (h2_fault(h2, "http2 stream id not increasing",
+	    NGHTTP2_PROTOCOL_ERROR));
+}
+
 /* Control frames come at a bounded rate: a token bucket. */
 static int
 h2_control_frame(struct h2_session *h2)
@@ -433,10 +479,9 @@ h2_control_frame(struct h2_session *h2)
 			h2->h2_tokens = H2_CTRL_BURST;
 		h2->h2_tokentime = now;
 	}
-	if (--h2->h2_tokens < 0) {
-		h2->h2_fault = "http2 control frame flood";
-		return (NGHTTP2_ERR_CALLBACK_FAILURE);
-	}
+	if (--h2->h2_tokens < 0)
+		return (h2_fault(h2, "http2 control frame flood",
+		    NGHTTP2_ENHANCE_YOUR_CALM));
 	return (0);
 }
 
@@ -446,16 +491,16 @@ h2_begin_frame_cb(nghttp2_session *ng, const nghttp2_frame_hd *hd,
 {
 	struct h2_session	*h2 = arg;
 
-	(void)ng;
 	switch (hd->type) {
 	case NGHTTP2_HEADERS:
 		h2->h2_conts = 0;
+		if ((hd->stream_id & 1) && h2_stream_id(h2, ng, hd->stream_id))
+			return (NGHTTP2_ERR_CALLBACK_FAILURE);
 		break;
 	case NGHTTP2_CONTINUATION:
-		if (++h2->h2_conts > H2_CONTINUATIONS_MAX) {
-			h2->h2_fault = "http2 CONTINUATION flood";
-			return (NGHTTP2_ERR_CALLBACK_FAILURE);
-		}
+		if (++h2->h2_conts > H2_CONTINUATIONS_MAX)
+			return (h2_fault(h2, "http2 CONTINUATION flood",
+			    NGHTTP2_ENHANCE_YOUR_CALM));
 		break;
 	case NGHTTP2_PING:
 	case NGHTTP2_SETTINGS:
@@ -568,10 +613,9 @@ h2_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 		break;
 	case NGHTTP2_RST_STREAM:
 		/* rapid reset: streams begun and given up, without end */
-		if (++h2->h2_resets > H2_RESETS_MAX + h2->h2_answers) {
-			h2->h2_fault = "http2 rapid reset";
-			return (NGHTTP2_ERR_CALLBACK_FAILURE);
-		}
+		if (++h2->h2_resets > H2_RESETS_MAX + h2->h2_answers)
+			return (h2_fault(h2, "http2 rapid reset",
+			    NGHTTP2_ENHANCE_YOUR_CALM));
 		break;
 	}
 	return (0);
@@ -608,9 +652,14 @@ h2_data_chunk_cb(nghttp2_session *ng, uint8_t flags, int32_t id,
 static int
 h2_frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 {
+	struct h2_session	*h2 = arg;
 	struct h2_stream	*st;
 
-	(void)arg;
+	if (frame->hd.type == NGHTTP2_RST_STREAM) {
+		h2->h2_reset[h2->h2_nreset++ % H2_RESETS_KEPT] =
+		    frame->hd.stream_id;
+		return (0);
+	}
 	if ((frame->hd.type != NGHTTP2_DATA &&
 	    frame->hd.type != NGHTTP2_HEADERS) ||
 	    (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0 ||
@@ -1372,8 +1421,7 @@ h2_fail(struct h2_session *h2, const char *why)
 	struct rsession	*con = h2->h2_con;
 
 	(void)nghttp2_session_terminate_session(h2->h2_ng,
-	    h2->h2_fault != NULL ? NGHTTP2_ENHANCE_YOUR_CALM :
-	    NGHTTP2_PROTOCOL_ERROR);
+	    h2->h2_fault != NULL ? h2->h2_faultcode : NGHTTP2_PROTOCOL_ERROR);
 	(void)nghttp2_session_send(h2->h2_ng);
 	(void)relay_flush_passed(&con->se_out);
 	relay_close(con, why, 1);
