@@ -989,7 +989,7 @@ h2_body_push(struct h2_session *h2)
 static void
 h2_backend_lost(struct h2_session *h2, const char *why)
 {
-	struct h2_stream	*st, *prev;
+	struct h2_stream	*st;
 
 	h2->h2_blost = 0;
 	if (h2->h2_bstate == H2_B_UP) {
@@ -1011,7 +1011,6 @@ h2_backend_lost(struct h2_session *h2, const char *why)
 	}
 	/* the rest again, in their order, before those that wait */
 	while ((st = TAILQ_LAST(&h2->h2_pipe, h2_streams)) != NULL) {
-		prev = st;
 		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
 		st->st_where = H2_NOWHERE;
 		if (!st->st_discard && st != h2->h2_wbody &&
@@ -1022,7 +1021,7 @@ h2_backend_lost(struct h2_session *h2, const char *why)
 		}
 		if (!st->st_discard)
 			h2_refuse(st, 502, why);
-		h2_stream_release(prev);
+		h2_stream_release(st);
 	}
 	h2->h2_npipe = 0;
 	h2->h2_wbody = NULL;
