@@ -134,7 +134,7 @@ h2_bodies_cleanup()
 atf_test_case h2_parallel cleanup
 h2_parallel_head()
 {
-	atf_set "descr" "100 streams at once on one connection, every one answered, one session"
+	atf_set "descr" "100 streams at once on one connection, every one answered, one session; the same with http2 pipeline 1"
 	atf_set "require.user" "root"
 }
 h2_parallel_body()
@@ -150,6 +150,17 @@ h2_parallel_body()
 	    atf_fail "not 100 requests in the end line"
 	[ "$(grep -c "GET /bytes/1024" back.port.requests)" -eq 100 ] ||
 	    atf_fail "the backend did not see 100 requests"
+
+	# one request at a time on the backend: the same answers
+	stop_all
+	sed -i 's/http http2$/http http2 pipeline 1/' relayd.conf
+	start_httpd
+	sed -i "s/forward to 127.0.0.1 port [0-9]*/forward to 127.0.0.1 port $bport/" relayd.conf
+	PREFORK=1 start_relayd
+	timeout 60 nghttp -n -s -m 100 "$url/bytes/1024" >one.out 2>&1 ||
+	    atf_fail "nghttp failed: $(tail -3 one.out)"
+	[ "$(grep -c ' 200 .*/bytes/1024$' one.out)" -eq 100 ] ||
+	    atf_fail "not 100 answers of 200 with pipeline 1"
 }
 h2_parallel_cleanup()
 {
@@ -268,6 +279,14 @@ h2_backend_dies_body()
 	timeout 30 nghttp -s "$url/short/100000" "$url/bytes/30" \
 	    "$url/bytes/40" >again.out 2>&1
 	atf_check -o match:" 200 .*/bytes/40$" cat again.out
+	# an answer with "Connection: close": what was pipelined behind it
+	# goes again on a new connection, every stream is answered
+	timeout 30 nghttp -n -s "$url/closing" "$url/bytes/50" \
+	    "$url/bytes/60" >closing.out 2>&1
+	[ "$(grep -c ' 200 ' closing.out)" -eq 3 ] ||
+	    atf_fail "not 3 answers after a close: $(cat closing.out)"
+	wait_log 10 "GET GET GET -> 127.0.0.1:$bport" ||
+	    atf_fail "no new backend connection in the end line"
 	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
 }
 h2_backend_dies_cleanup()

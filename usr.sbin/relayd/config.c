@@ -83,6 +83,7 @@ protocol_init(struct protocol *p)
 	p->httpheaderlen = RELAY_DEFHEADERLENGTH;
 	p->httpheadtimeout = RELAY_HEADTIMEOUT;
 	p->httpstreams = RELAY_H2STREAMS;
+	p->httppipeline = RELAY_H2PIPELINE;
 	protocol_forget(p);
 }
 

@@ -247,7 +247,7 @@ typedef struct {
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
-%token	HTTP2 STREAMS
+%token	HTTP2 STREAMS PIPELINE
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -1073,6 +1073,15 @@ httpflags	: HEADERLEN NUMBER		{
 			}
 			proto->httpflags |= HTTPFLAG_HTTP2;
 			proto->httpstreams = $3;
+		}
+		| HTTP2 PIPELINE NUMBER		{
+			if ($3 < 1 || $3 > RELAY_H2PIPELINE_MAX) {
+				yyerror("invalid http2 pipeline: %lld (1 to %d)",
+				    (long long)$3, RELAY_H2PIPELINE_MAX);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2;
+			proto->httppipeline = $3;
 		}
 		| NO HTTP2			{
 			proto->httpflags &= ~HTTPFLAG_HTTP2;
@@ -2908,6 +2917,7 @@ static const struct keywords keywords[] = {
 	{ "pattern",		PATTERN },
 	{ "pflog",		PFLOG },
 	{ "pftag",		PFTAG },
+	{ "pipeline",		PIPELINE },
 	{ "port",		PORT },
 	{ "prefork",		PREFORK },
 	{ "priority",		PRIORITY },

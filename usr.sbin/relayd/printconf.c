@@ -324,6 +324,8 @@ print_protocol(struct protocol *p)
 			printf("\thttp http2 streams %d\n", p->httpstreams);
 		else
 			printf("\thttp http2\n");
+		if (p->httppipeline != RELAY_H2PIPELINE)
+			printf("\thttp http2 pipeline %d\n", p->httppipeline);
 	}
 	if (p->flags & F_RETURN) {
 		printf("\treturn error");

@@ -22,8 +22,8 @@
  * an HTTP/1.1 request's would (":method", ":path", ":authority" as the
  * method, the target and Host), goes through the protocol's rules, and
  * leaves for the backend as HTTP/1.1 on the session's one backend
- * connection (se_out): requests are pipelined on it, up to
- * H2_PIPELINE at once, answered in order.  A request with a body, or
+ * connection (se_out): requests are pipelined on it, up to the
+ * protocol's "http2 pipeline" at once, answered in order.  A request with a body, or
  * one that may not be sent twice, goes only on a connection with
  * nothing else under way: a backend that closes before it answers
  * loses no request that cannot be sent again.  A stream refused by a
@@ -62,7 +62,6 @@
 #include "relay.h"
 #include "http.h"
 
-#define H2_PIPELINE		16		/* requests on the backend */
 #define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
 #define H2_RESP_MAX		(256 * 1024)	/* answers held for the client */
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
@@ -895,7 +894,8 @@ h2_dispatch(struct h2_session *h2)
 	struct evbuffer		*out;
 
 	while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL) {
-		if (h2->h2_wbody != NULL || h2->h2_npipe >= H2_PIPELINE ||
+		if (h2->h2_wbody != NULL ||
+		    h2->h2_npipe >= con->se_relay->rl_proto->httppipeline ||
 		    h2->h2_bclose)
 			return;
 		/* what may not go twice goes alone */

@@ -617,6 +617,8 @@ enum prototype {
 #define HTTPFLAG_HTTP2			0x02	/* ALPN h2 on TLS (ours) */
 #define RELAY_H2STREAMS			100	/* http2 streams at once */
 #define RELAY_H2STREAMS_MAX		1000
+#define RELAY_H2PIPELINE		16	/* requests on the backend */
+#define RELAY_H2PIPELINE_MAX		100
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
 #define RELAY_HEADTIMEOUT		30	/* s for a request head */
@@ -729,6 +731,7 @@ struct protocol {
 	int			 httpheadtimeout; /* s, a request head's (ours) */
 	uint32_t		 httpflags;
 	int			 httpstreams;	/* http2 streams at once */
+	int			 httppipeline;	/* their requests at once */
 	char			*tlsciphers;
 	char			*tlsdhparams;
 	char			*tlsecdhecurves;
