@@ -1409,6 +1409,9 @@ relay_client_gone(struct ctl_relay_event *cre)
 {
 	char	 c;
 
+	/* what the handshake's reads took ahead came from it too */
+	if (cre->tin.len > 0)
+		return (0);
 	return (recv(cre->s, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
 }
 
