@@ -125,7 +125,7 @@ fz_verdict(struct rsession *con, enum relay_verdict v)
 		/* a backend at once: a socketpair instead of connect(2) */
 		if (con->se_out.s != -1)
 			relay_side_close(&con->se_out);
-		/* what the last one got is checked; the new one's from its start */
+		/* the last one's requests are checked; the new one's anew */
 		if (fz_backend != -1) {
 			fz_check_backend();
 			close(fz_backend);

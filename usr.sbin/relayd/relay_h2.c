@@ -23,10 +23,10 @@
  * method, the target and Host), goes through the protocol's rules, and
  * leaves for the backend as HTTP/1.1 on the session's one backend
  * connection (se_out): requests are pipelined on it, up to the
- * protocol's "http2 pipeline" at once, answered in order.  A request with a body, or
- * one that may not be sent twice, goes only on a connection with
- * nothing else under way: a backend that closes before it answers
- * loses no request that cannot be sent again.  A stream refused by a
+ * protocol's "http2 pipeline" at once, answered in order.  A request
+ * with a body, or one that may not be sent twice, goes only on a
+ * connection with nothing else under way: a backend that closes before
+ * it answers loses no request that cannot be sent again.  A stream refused by a
  * rule gets its error page (return error) or a reset; the others go on.
  *
  * Bodies stream both ways: a request body is taken from libnghttp2's
@@ -63,7 +63,7 @@
 #include "http.h"
 
 #define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
-#define H2_RESP_MAX		(256 * 1024)	/* answers held for the client */
+#define H2_RESP_MAX		(256 * 1024)	/* answers held for client */
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
 #define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
 #define H2_RESETS_MAX		100		/* resets beyond answers */
@@ -72,7 +72,7 @@
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
 #define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
-#define H2_RESETS_KEPT		64		/* streams we reset, remembered */
+#define H2_RESETS_KEPT		64		/* our last resets, kept */
 
 enum h2_where {
 	H2_NOWHERE,		/* nghttp2's only */
@@ -361,7 +361,8 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 {
 	struct h2_session	*h2 = arg;
 	struct h2_stream	*st;
-	const char		*n = (const char *)name, *v = (const char *)value;
+	const char		*n = (const char *)name;
+	const char		*v = (const char *)value;
 	const char		*errstr;
 	char			*p;
 	long long		 len;
