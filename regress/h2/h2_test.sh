@@ -191,7 +191,11 @@ h2_rules_body()
 	timeout 30 nghttp -H "host: other.example" "$url/bytes/10" \
 	    >host.out 2>&1
 	atf_check -o match:"malformed host" cat host.out
-	wait_log 10 "(403 Forbidden)" || atf_fail "no 403 in the end line"
+	# the refusal on a line of its own; the end line is OpenBSD's
+	wait_log 10 "relay r, session [0-9]*, stream [0-9]*: Forbidden (403 Forbidden)$" ||
+	    atf_fail "no line for the refused stream"
+	wait_log 10 "(1 active), 0, 127.0.0.1 -> 127.0.0.1:$bport, done, GET GET GET$" ||
+	    atf_fail "the end line is not OpenBSD's"
 	atf_check -s exit:1 grep "GET /blocked" back.port.requests
 
 	# without return error the stream is reset, the session goes on

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2135,6 +2136,32 @@ relay_log_backend(struct rsession *con)
 	(void)snprintf(log, sizeof(log), " -> %s:%d", addr,
 	    ss_port(&con->se_out.ss));
 	relay_log(con, log);
+}
+
+/*
+ * A line of a session's between its start and its end line (an HTTP/2
+ * stream relayd refused): "relay NAME, session ID, TEXT", under the
+ * options that log the end line (err: as an error), which stays as
+ * OpenBSD writes it.
+ */
+void
+relay_log_note(struct rsession *con, int err, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*text;
+
+	if ((env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON)) == 0)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	logit(err ? LOG_WARNING : LOG_INFO, "relay %s, session %u, %s",
+	    con->se_relay->rl_conf.name, con->se_id, text);
+	free(text);
 }
 
 /* A request began (http): counted, and shown by show sessions. */

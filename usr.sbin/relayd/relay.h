@@ -249,6 +249,8 @@ void		 relay_wish(struct rsession *, enum relay_verdict);
 /* the session end line, show sessions, statistics */
 void		 relay_log(struct rsession *, const char *);
 void		 relay_log_backend(struct rsession *);
+void		 relay_log_note(struct rsession *, int, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
 void		 relay_request(struct rsession *, const char *);
 struct sockaddr_storage
 		*relay_sockname(struct rsession *);

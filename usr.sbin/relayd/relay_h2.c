@@ -842,18 +842,16 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	struct h2_session	*h2 = st->st_h2;
 	struct rsession		*con = h2->h2_con;
 	struct http_msg		 m;
-	char			*body, log[64], len[24];
+	char			*body, len[24];
 	const char		*name = http_error_name(code);
 
 	if (msg == NULL)
 		msg = name;
 	h2_error(st, code, msg);
 	evtimer_del(&st->st_ev);
-	log_debug("relay %s, session %u, stream %d: %s (%03d %s)",
-	    con->se_relay->rl_conf.name, con->se_id, st->st_id, msg, code,
-	    name);
-	(void)snprintf(log, sizeof(log), " (%03d %s)", code, name);
-	relay_log(con, log);
+	/* on a line of its own: the end line stays OpenBSD's */
+	relay_log_note(con, 1, "stream %d: %s (%03d %s)", st->st_id, msg,
+	    code, name);
 	h2_stream_off(h2, st);
 	if (st->st_closed || st->st_answered)
 		goto reset;
