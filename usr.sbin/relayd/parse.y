@@ -3972,6 +3972,14 @@ relay_tls_load(struct relay *r)
 	    (r->rl_conf.flags & (F_TLS | F_TLSCLIENT)) ==
 	    (F_TLS | F_TLSCLIENT))
 		r->rl_conf.flags |= F_TLSINSPECT;
+	/* h2 is chosen by ALPN: no TLS listener, no h2 */
+	if (r->rl_proto->type == RELAY_PROTO_HTTP &&
+	    (r->rl_proto->httpflags & HTTPFLAG_HTTP2) &&
+	    ((r->rl_conf.flags & F_TLS) == 0 ||
+	    (r->rl_conf.flags & F_TLSINSPECT)))
+		log_warnx("%s:%d: relay %s: http2 needs a tls listener "
+		    "without tls inspection: its clients get HTTP/1.1",
+		    file->name, yylval.lineno, r->rl_conf.name);
 	if ((r->rl_conf.flags & (F_TLS | F_TLSCLIENT)) == 0 ||
 	    parse_noresolve)
 		return (0);
