@@ -83,6 +83,9 @@ static void	 relay_portlog(struct rsession *, int, int);
 static int	 relay_fds_left(void);
 static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
+static void	 relay_session_init(struct rsession *, struct relay *,
+		    const struct relay_ops *, int, struct sockaddr_storage *);
+static void	 relay_link_start(int, short, void *);
 static void	 relay_session(struct relay *, int,
 		    struct sockaddr_storage *);
 static void	 relay_session_begin(struct rsession *);
@@ -156,7 +159,9 @@ static struct sessionlist	 relay_sessions =
 				    TAILQ_HEAD_INITIALIZER(relay_sessions);
 static int			 relay_nsessions;
 static int			 relay_ndgrams;	/* of them, dns queries */
+static int			 relay_nlinks;	/* links, not among them */
 static objid_t			 relay_conid;
+static objid_t			 relay_linkid;
 static int			 relay_basefds;
 static int			 relay_maxfds;
 static struct event		 relay_statev;
@@ -417,8 +422,8 @@ relay_fds_left(void)
 
 	/* a dns query's session holds no descriptor, its socket does */
 	left = relay_maxfds - relay_basefds -
-	    2 * (relay_nsessions - relay_ndgrams) - relay_dns_sockets() -
-	    splice_fds_held() - FD_RESERVE;
+	    2 * (relay_nsessions - relay_ndgrams) - relay_nlinks -
+	    relay_dns_sockets() - splice_fds_held() - FD_RESERVE;
 	if (left < 8 * FD_NEEDED)
 		left = relay_maxfds - getdtablecount() - FD_RESERVE;
 	return (left - FD_NEEDED);
@@ -546,6 +551,25 @@ relay_session_new(struct relay *rlay, size_t size,
 
 	if ((con = calloc(1, size)) == NULL)
 		return (NULL);
+	relay_session_init(con, rlay, ops, s, ss);
+	con->se_id = ++relay_conid;
+	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
+	relay_nsessions++;
+	if (s == -1) {
+		con->se_dgram = 1;
+		relay_ndgrams++;
+	}
+	rlay->rl_stats[rps->ps_instance].active++;
+	rlay->rl_stats[rps->ps_instance].last++;
+	rlay->rl_stats[rps->ps_instance].sessions++;
+	return (con);
+}
+
+/* What every session starts with, a link too. */
+static void
+relay_session_init(struct rsession *con, struct relay *rlay,
+    const struct relay_ops *ops, int s, struct sockaddr_storage *ss)
+{
 	con->se_in.s = s;
 	con->se_in.ss = *ss;
 	con->se_in.con = con;
@@ -562,19 +586,55 @@ relay_session_new(struct relay *rlay, size_t size,
 	con->se_relay = rlay;
 	con->se_relayid = rlay->rl_conf.id;
 	con->se_ops = ops;
-	con->se_id = ++relay_conid;
+	TAILQ_INIT(&con->se_links);
 	gettimeofday(&con->se_tv_start, NULL);
+}
 
-	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
-	relay_nsessions++;
-	if (s == -1) {
-		con->se_dgram = 1;
-		relay_ndgrams++;
-	}
-	rlay->rl_stats[rps->ps_instance].active++;
-	rlay->rl_stats[rps->ps_instance].last++;
-	rlay->rl_stats[rps->ps_instance].sessions++;
-	return (con);
+/*
+ * A link of parent's: one more backend connection, to a host of table
+ * (NULL: the relay's first with one up), connected by the core as a
+ * session's backend is, with ops's hooks called for it (se_out is the
+ * backend; se_in has no socket).  It is no session of its own: no end
+ * line, statistics or show sessions; its bytes count as parent's, it
+ * ends quietly (relay_close(), its reason in se_why for ro_free), and
+ * it ends before parent's ro_free.  The connect starts from the event
+ * loop: the protocol hears of it through the link's hooks only.
+ */
+struct rsession *
+relay_link_open(struct rsession *parent, const struct relay_ops *ops,
+    struct relay_table *table)
+{
+	struct rsession	*link;
+	struct timeval	 tv = { 0, 0 };
+
+	if ((link = calloc(1, sizeof(*link))) == NULL)
+		return (NULL);
+	relay_session_init(link, parent->se_relay, ops, -1,
+	    &parent->se_in.ss);
+	/* ids apart from the sessions', whose numbers the logs show */
+	link->se_id = ++relay_linkid | 0x80000000U;
+	link->se_parent = parent;
+	link->se_table = table;
+	link->se_hash = parent->se_hash;
+	link->se_nosplice = 1;
+	link->se_sockname = *relay_sockname(parent);
+	link->se_socknamed = 1;
+	if ((link->se_conf = parent->se_conf) != NULL)
+		link->se_conf->sc_nsessions++;
+	TAILQ_INSERT_TAIL(&relay_sessions, link, se_entry);
+	TAILQ_INSERT_TAIL(&parent->se_links, link, se_link);
+	relay_nlinks++;
+	evtimer_set(&link->se_ev, relay_link_start, link);
+	evtimer_add(&link->se_ev, &tv);
+	return (link);
+}
+
+static void
+relay_link_start(int fd, short event, void *arg)
+{
+	(void)fd;
+	(void)event;
+	(void)relay_connect(arg);
 }
 
 static void
@@ -1171,7 +1231,8 @@ relay_original_dst(struct rsession *con)
 		if (relay_sockname(con)->ss_family == AF_UNSPEC)
 			return (1);
 		ss = con->se_sockname;
-	} else if (compat_natlook(con->se_in.s, &ss) == -1) {
+	} else if (compat_natlook(con->se_parent != NULL ?
+	    con->se_parent->se_in.s : con->se_in.s, &ss) == -1) {
 		if (!TAILQ_EMPTY(&rlay->rl_tables) ||
 		    rlay->rl_conf.dstss.ss_family != AF_UNSPEC)
 			return (1);
@@ -1513,7 +1574,8 @@ relay_session_start(struct rsession *con)
 			relay_close(con, strerror(errno), 1);
 		return;
 	}
-	if (relay_bufferevent(&con->se_in) == -1 ||
+	/* a link has no client side */
+	if ((con->se_parent == NULL && relay_bufferevent(&con->se_in) == -1) ||
 	    relay_bufferevent(&con->se_out) == -1) {
 		relay_close(con, "buffer event failed", 1);
 		return;
@@ -2055,11 +2117,18 @@ relay_bytes(struct ctl_relay_event *cre, int kind)
 static void
 relay_session_bytes(struct rsession *con, uint64_t b[2][2])
 {
-	int	 kind;
+	struct rsession	*link;
+	int		 kind;
 
 	for (kind = 0; kind < 2; kind++) {
 		b[RELAY_DIR_REQUEST][kind] = relay_bytes(&con->se_in, kind);
 		b[RELAY_DIR_RESPONSE][kind] = relay_bytes(&con->se_out, kind);
+		TAILQ_FOREACH(link, &con->se_links, se_link) {
+			b[RELAY_DIR_REQUEST][kind] +=
+			    relay_bytes(&link->se_in, kind);
+			b[RELAY_DIR_RESPONSE][kind] +=
+			    relay_bytes(&link->se_out, kind);
+		}
 	}
 }
 
@@ -2214,6 +2283,11 @@ relay_log_end(struct rsession *con, const char *msg, int err,
 static void
 relay_session_free(struct rsession *con)
 {
+	struct rsession	*link;
+
+	/* its links first, each telling the protocol */
+	while ((link = TAILQ_FIRST(&con->se_links)) != NULL)
+		relay_close(link, "done", 0);
 	con->se_ops->ro_free(con);
 	if (event_initialized(&con->se_ev))
 		event_del(&con->se_ev);
@@ -2223,7 +2297,11 @@ relay_session_free(struct rsession *con)
 	tls_config_free(con->se_tls_cfg);
 	free(con->se_pp);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
-	relay_nsessions--;
+	if (con->se_parent != NULL) {
+		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);
+		relay_nlinks--;
+	} else
+		relay_nsessions--;
 	if (con->se_dgram)
 		relay_ndgrams--;
 	/* the last session of a configuration a reload replaced */
@@ -2254,6 +2332,17 @@ relay_close(struct rsession *con, const char *msg, int err)
 	uint64_t		 b[2][2];
 	int			 dir, kind;
 
+	if (con->se_parent != NULL) {
+		/* a link: its bytes stay its session's, no line of its own */
+		con->se_parent->se_in.copied += relay_bytes(&con->se_in,
+		    RELAY_BYTES_COPIED);
+		con->se_parent->se_out.copied += relay_bytes(&con->se_out,
+		    RELAY_BYTES_COPIED);
+		con->se_why = msg;
+		relay_session_free(con);
+		relay_accept_resume();
+		return;
+	}
 	st = relay_stats_mine(con->se_relay);
 	relay_session_bytes(con, b);
 	for (dir = 0; dir < 2; dir++)
@@ -2316,7 +2405,9 @@ relay_statistics(int fd, short event, void *arg)
 		st.id = rlay->rl_conf.id;
 		st.proc = ps->ps_instance;
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
-			if (relay_counted(con->se_relay) != rlay)
+			/* a link's bytes are its session's */
+			if (relay_counted(con->se_relay) != rlay ||
+			    con->se_parent != NULL)
 				continue;
 			relay_session_bytes(con, b);
 			for (dir = 0; dir < 2; dir++)
@@ -2341,6 +2432,8 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 	struct ctl_session	 cs;
 
 	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
+		if (con->se_parent != NULL)
+			continue;
 		memset(&cs, 0, sizeof(cs));
 		cs.cs_id = con->se_id;
 		cs.cs_relayid = con->se_relayid;

@@ -32,6 +32,12 @@
  * libevent callback, and never runs a hook itself; from a timer of its
  * own it asks with relay_wish() what a hook would have answered.
  *
+ * A session may hold links (relay_link_open()): more backend
+ * connections, each a backend-only rsession that the core connects,
+ * reads, times out and closes as it does a session's backend, calling
+ * the hooks the protocol gave it; its bytes count as its session's and
+ * it has no end line, statistics or show sessions entry of its own.
+ *
  * The calls go one way: the core calls the hooks of struct relay_ops;
  * a hook calls the functions under "what a protocol may call" below.
  */
@@ -224,6 +230,10 @@ struct rsession {
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	unsigned int		 se_streams;	/* HTTP/2: streams open */
 	unsigned int		 se_requests;	/* HTTP/2: requests so far */
+	struct rsession		*se_parent;	/* a link: whose it is */
+	TAILQ_HEAD(rsession_links, rsession) se_links;	/* its links */
+	TAILQ_ENTRY(rsession)	 se_link;
+	const char		*se_why;	/* a link's end, for ro_free */
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
 TAILQ_HEAD(sessionlist, rsession);
@@ -260,6 +270,13 @@ struct relay_stats
 struct rsession	*relay_session_new(struct relay *, size_t,
 		    const struct relay_ops *, int, struct sockaddr_storage *);
 struct host	*relay_from_table(struct rsession *);
+/*
+ * a link: one more backend connection of a session's (HTTP/2 clients),
+ * connected by the core, heard of through ops's hooks; it ends with
+ * relay_close(), quietly, and with its session at the latest
+ */
+struct rsession	*relay_link_open(struct rsession *, const struct relay_ops *,
+		    struct relay_table *);
 
 /* What the TLS side calls (relay_tls.c) in the core. */
 void		 relay_tls_established(struct ctl_relay_event *);
