@@ -18,13 +18,15 @@
  * libFuzzer target for the HTTP/2 glue (relay_h2.c): frames in, requests
  * out.  One session of an http relay with "http http2" and rules, its
  * hooks called as the core calls them; the client's side and the
- * backend's are socketpairs.  The input is records: a kind byte, a
- * 2-byte length, the bytes.  Kind & 3: 0 bytes from the client (after
- * the connection preface, which comes first), 1 bytes from the backend
- * (once one was asked for), 2 the client's or 3 the backend's output
- * drained.  Kind & 4 with 0 or 1: that side's end of file instead.
+ * backends' (the session's links, a pool of 3) are socketpairs, given
+ * to a link in place of its connect.  The input is records: a kind
+ * byte, a 2-byte length, the bytes.  Kind & 3: 0 bytes from the client
+ * (after the connection preface, which comes first), 1 bytes from a
+ * backend (kind >> 3 picks which of those up), 2 the client's or 3 a
+ * backend's output drained.  Kind & 4 with 0 or 1: that side's end of
+ * file instead.
  *
- * What the backend is sent must be HTTP/1.1 that relayd's own parser
+ * What every backend is sent must be HTTP/1.1 that relayd's own parser
  * takes without an error: requests, head by head, their bodies framed
  * as their heads say.  Anything else would let a client smuggle.
  * relay.c is included for the core's static state.
@@ -44,6 +46,8 @@ static const char fz_conf[] =
     "table <two> { 127.0.0.2 }\n"
     "http protocol p {\n"
     "\thttp http2 streams 8\n"
+    "\thttp http2 connections 3\n"
+    "\thttp http2 pipeline 4\n"
     "\thttp headerlen 2048\n"
     "\treturn error\n"
     "\tblock request path \"/blocked*\"\n"
@@ -106,41 +110,94 @@ fz_pair(int *mine, int *peer)
 	*peer = sv[1];
 }
 
-/* What the protocol asked the core for, done as the core would. */
-static int	 fz_backend = -1;
-static struct evbuffer *fz_sent;	/* what reached the backend */
-static int	 fz_alive(struct rsession *);
-static void	 fz_check_backend(void);
-/* where the reader of the backend's requests is (fz_check_backend) */
+/*
+ * The backends: a link's socketpair, and the reader of what it was sent
+ * (fz_check()), where it is staying between looks.
+ */
+#define FZ_BACKENDS	8
 enum fz_state { FZ_HEAD, FZ_BODY, FZ_CHUNK, FZ_CHUNKDATA, FZ_TRAILER };
-static enum fz_state	 fz_state;
-static off_t		 fz_toread;
+struct fz_backend {
+	struct rsession		*link;		/* NULL: a free slot */
+	objid_t			 id;
+	int			 fd;
+	struct evbuffer		*sent;
+	enum fz_state		 state;
+	off_t			 toread;
+};
+static struct fz_backend	 fz_b[FZ_BACKENDS];
+static int	 fz_alive(struct rsession *);
+static void	 fz_check(struct fz_backend *);
 
+/* A backend of the session's is gone: what it was sent is checked. */
+static void
+fz_backend_end(struct fz_backend *b)
+{
+	fz_check(b);
+	close(b->fd);
+	evbuffer_free(b->sent);
+	b->link = NULL;
+}
+
+/*
+ * The links the protocol opened get a socketpair instead of a connect
+ * (their connect is a timer of the core's, taken off here); the links
+ * that ended lose theirs.
+ */
+static void
+fz_links(struct rsession *con)
+{
+	struct rsession		*link;
+	struct fz_backend	*b;
+	int			 i, found;
+
+	for (i = 0; i < FZ_BACKENDS; i++) {
+		if (fz_b[i].link == NULL)
+			continue;
+		found = 0;
+		TAILQ_FOREACH(link, &con->se_links, se_link)
+			if (link == fz_b[i].link && link->se_id == fz_b[i].id)
+				found = 1;
+		if (!found)
+			fz_backend_end(&fz_b[i]);
+	}
+	TAILQ_FOREACH(link, &con->se_links, se_link) {
+		if (link->se_cstate != RELAY_CONN_NONE ||
+		    !evtimer_pending(&link->se_ev, NULL))
+			continue;
+		for (i = 0; i < FZ_BACKENDS && fz_b[i].link != NULL; i++)
+			;
+		if (i == FZ_BACKENDS)
+			abort();	/* more links than the pool has */
+		b = &fz_b[i];
+		evtimer_del(&link->se_ev);
+		b->link = link;
+		b->id = link->se_id;
+		b->state = FZ_HEAD;
+		if ((b->sent = evbuffer_new()) == NULL)
+			abort();
+		fz_pair(&link->se_out.s, &b->fd);
+		link->se_cstate = RELAY_CONN_CONNECTED;
+		link->se_nconnects++;
+		if (relay_bufferevent(&link->se_out) == -1)
+			abort();
+		(void)link->se_ops->ro_connected(link);
+		/* the list may have changed: from its start again */
+		if (!fz_alive(con))
+			return;
+		fz_links(con);
+		return;
+	}
+}
+
+/* What the protocol asked the core for, done as the core would. */
 static void
 fz_verdict(struct rsession *con, enum relay_verdict v)
 {
 	switch (v) {
 	case RELAY_V_CONNECT:
 	case RELAY_V_RECONNECT:
-		/* a backend at once: a socketpair instead of connect(2) */
-		if (con->se_out.s != -1)
-			relay_side_close(&con->se_out);
-		/* the last one's requests are checked; the new one's anew */
-		if (fz_backend != -1) {
-			fz_check_backend();
-			close(fz_backend);
-		}
-		(void)evbuffer_drain(fz_sent, evbuffer_get_length(fz_sent));
-		fz_state = FZ_HEAD;
-		con->se_out.done = 0;
-		con->se_out.toread = TOREAD_UNLIMITED;
-		fz_pair(&con->se_out.s, &fz_backend);
-		con->se_cstate = RELAY_CONN_CONNECTED;
-		con->se_nconnects++;
-		if (relay_bufferevent(&con->se_out) == -1)
-			abort();
-		fz_verdict(con, con->se_ops->ro_connected(con));
-		break;
+		/* the session's own backend is never asked for */
+		abort();
 	case RELAY_V_READ:
 		if (relay_bufferevent(&con->se_in) == -1)
 			abort();
@@ -171,27 +228,34 @@ fz_after(struct rsession *con, enum relay_verdict v)
 	fz_verdict(con, v);
 	if (!fz_alive(con))
 		return (-1);
+	fz_links(con);
+	if (!fz_alive(con))
+		return (-1);
 	(void)event_loop(EVLOOP_NONBLOCK);
+	if (!fz_alive(con))
+		return (-1);
+	fz_links(con);
 	return (fz_alive(con) ? 0 : -1);
 }
 
+/* A hook of cre's (the client's, or a link's backend side) */
 static int
 fz_call(struct rsession *con, struct ctl_relay_event *cre)
 {
-	return (fz_after(con, con->se_ops->ro_read(cre)));
+	return (fz_after(con, cre->con->se_ops->ro_read(cre)));
 }
 
 static int
 fz_drained(struct rsession *con, struct ctl_relay_event *cre)
 {
-	return (fz_after(con, con->se_ops->ro_drained(cre)));
+	return (fz_after(con, cre->con->se_ops->ro_drained(cre)));
 }
 
 static int
 fz_eof(struct rsession *con, struct ctl_relay_event *cre)
 {
 	relay_read_off(cre);
-	return (fz_after(con, con->se_ops->ro_eof(cre)));
+	return (fz_after(con, cre->con->se_ops->ro_eof(cre)));
 }
 
 /* Bytes come in on a side: into its input, then its hook. */
@@ -227,7 +291,7 @@ fz_refused(int code, const char *why, const char *head, size_t len)
 }
 
 static void
-fz_check_backend(void)
+fz_check(struct fz_backend *b)
 {
 	struct http_msg		 m;
 	struct evbuffer_ptr	 end;
@@ -237,52 +301,52 @@ fz_check_backend(void)
 	off_t			 size;
 	int			 code;
 
-	if (fz_backend == -1)
+	if (b->link == NULL)
 		return;
-	while ((n = read(fz_backend, buf, sizeof(buf))) > 0)
-		if (evbuffer_add(fz_sent, buf, n) == -1)
+	while ((n = read(b->fd, buf, sizeof(buf))) > 0)
+		if (evbuffer_add(b->sent, buf, n) == -1)
 			abort();
 	for (;;) {
-		have = evbuffer_get_length(fz_sent);
-		switch (fz_state) {
+		have = evbuffer_get_length(b->sent);
+		switch (b->state) {
 		case FZ_HEAD:
-			end = evbuffer_search(fz_sent, "\r\n\r\n", 4, NULL);
+			end = evbuffer_search(b->sent, "\r\n\r\n", 4, NULL);
 			if (end.pos == -1)
 				return;
 			len = end.pos + 4 < (ssize_t)sizeof(buf) ?
 			    (size_t)end.pos + 4 : sizeof(buf);
-			(void)evbuffer_copyout(fz_sent, buf, len);
+			(void)evbuffer_copyout(b->sent, buf, len);
 			http_msg_init(&m, RELAY_DIR_REQUEST, 0);
 			code = 0;
 			while (code == 0 && !m.hm_done &&
-			    (line = evbuffer_readln(fz_sent, &have,
+			    (line = evbuffer_readln(b->sent, &have,
 			    EVBUFFER_EOL_CRLF_STRICT)) != NULL) {
 				code = http_msg_line(&m, line, have);
 				free(line);
 			}
 			if (code != 0 || !m.hm_done)
 				fz_refused(code, m.hm_error, buf, len);
-			fz_state = FZ_HEAD;
+			b->state = FZ_HEAD;
 			if (m.hm_body == HTTP_BODY_LENGTH) {
-				fz_toread = m.hm_clen;
-				fz_state = FZ_BODY;
+				b->toread = m.hm_clen;
+				b->state = FZ_BODY;
 			} else if (m.hm_body == HTTP_BODY_CHUNKED)
-				fz_state = FZ_CHUNK;
+				b->state = FZ_CHUNK;
 			http_msg_clear(&m);
 			break;
 		case FZ_BODY:
 		case FZ_CHUNKDATA:
 			if (have == 0)
 				return;
-			if ((off_t)have > fz_toread)
-				have = fz_toread;
-			(void)evbuffer_drain(fz_sent, have);
-			if ((fz_toread -= have) > 0)
+			if ((off_t)have > b->toread)
+				have = b->toread;
+			(void)evbuffer_drain(b->sent, have);
+			if ((b->toread -= have) > 0)
 				return;
-			fz_state = fz_state == FZ_BODY ? FZ_HEAD : FZ_CHUNK;
+			b->state = b->state == FZ_BODY ? FZ_HEAD : FZ_CHUNK;
 			break;
 		case FZ_CHUNK:
-			if ((line = evbuffer_readln(fz_sent, &len,
+			if ((line = evbuffer_readln(b->sent, &len,
 			    EVBUFFER_EOL_CRLF_STRICT)) == NULL)
 				return;
 			code = http_chunk_line(line, len, &size);
@@ -290,19 +354,36 @@ fz_check_backend(void)
 			if (code == -1)
 				fz_refused(400, "chunk size", "", 0);
 			/* the chunk and its CRLF */
-			fz_toread = size + 2;
-			fz_state = size == 0 ? FZ_TRAILER : FZ_CHUNKDATA;
+			b->toread = size + 2;
+			b->state = size == 0 ? FZ_TRAILER : FZ_CHUNKDATA;
 			break;
 		case FZ_TRAILER:
-			if ((line = evbuffer_readln(fz_sent, &len,
+			if ((line = evbuffer_readln(b->sent, &len,
 			    EVBUFFER_EOL_CRLF_STRICT)) == NULL)
 				return;
 			free(line);
 			if (len == 0)
-				fz_state = FZ_HEAD;
+				b->state = FZ_HEAD;
 			break;
 		}
 	}
+}
+
+/* The kth backend that is up, in slot order; NULL: none is. */
+static struct fz_backend *
+fz_pick(unsigned int k)
+{
+	int	 i, n = 0;
+
+	for (i = 0; i < FZ_BACKENDS; i++)
+		n += fz_b[i].link != NULL;
+	if (n == 0)
+		return (NULL);
+	k %= n;
+	for (i = 0; i < FZ_BACKENDS; i++)
+		if (fz_b[i].link != NULL && k-- == 0)
+			return (&fz_b[i]);
+	return (NULL);
 }
 
 int
@@ -313,8 +394,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sockaddr_storage	 ss;
 	struct rsession		*con, *c;
 	struct ctl_relay_event	*cre;
+	struct fz_backend	*b;
 	char			 drain[16384];
-	int			 s, client;
+	int			 s, client, i;
 	size_t			 len;
 	uint8_t			 kind;
 
@@ -322,9 +404,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_init();
 		initialized = 1;
 	}
-	if ((fz_sent = evbuffer_new()) == NULL)
-		abort();
-	fz_state = FZ_HEAD;
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_family = AF_INET;
 	fz_pair(&s, &client);
@@ -345,36 +424,41 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 3;
 		if (len > size)
 			len = size;
-		cre = kind & 1 ? &con->se_out : &con->se_in;
-		if ((kind & 3) >= 2) {
+		cre = &con->se_in;
+		if (kind & 1) {
+			b = fz_pick(kind >> 3);
+			cre = b != NULL ? &b->link->se_out : NULL;
+		}
+		if (cre == NULL)
+			;	/* no backend up yet */
+		else if ((kind & 3) >= 2) {
 			if (cre->bev != NULL && fz_drained(con, cre) == -1)
 				goto out;
 		} else if (kind & 4) {
-			if (cre->bev != NULL && fz_eof(con, cre) == -1)
+			if (cre->bev != NULL && !cre->done &&
+			    fz_eof(con, cre) == -1)
 				goto out;
 		} else if (fz_input(con, cre, data, len) == -1)
 			goto out;
 		data += len;
 		size -= len;
-		fz_check_backend();
+		for (i = 0; i < FZ_BACKENDS; i++)
+			fz_check(&fz_b[i]);
 		/* what the client was sent goes: it is not checked */
 		while (read(client, drain, sizeof(drain)) > 0)
 			;
 	}
-	fz_check_backend();
  out:
-	/* the session ends, if it did not */
+	/* the session ends, if it did not, and its links with it */
 	TAILQ_FOREACH(c, &relay_sessions, se_entry)
 		if (c == con)
 			break;
 	if (c != NULL)
 		relay_close(con, "fuzz", 0);
+	for (i = 0; i < FZ_BACKENDS; i++)
+		if (fz_b[i].link != NULL)
+			fz_backend_end(&fz_b[i]);
 	close(client);
-	if (fz_backend != -1) {
-		close(fz_backend);
-		fz_backend = -1;
-	}
-	evbuffer_free(fz_sent);
 	/* timers of a session that ended (its deadlines) are gone with it */
 	return (0);
 }

@@ -5,7 +5,8 @@
 # refuse.  Usage: httpd.py PORTFILE [SECONDS [ADDRESS [PORT]]]
 #
 # Every request line it reads is appended to PORTFILE.requests, so a
-# test sees what reached the backend.  Paths:
+# test sees what reached the backend, and a line for every connection
+# it accepts to PORTFILE.conns.  Paths:
 #
 #	GET /bytes/N		N bytes of the pattern, Content-Length
 #	GET /chunked/N		N bytes in chunks of up to 1000, with a
@@ -292,6 +293,8 @@ def main():
     ls.listen(128)
     logpath = portfile + ".requests"
     open(logpath, "wb").close()
+    connpath = portfile + ".conns"
+    open(connpath, "wb").close()
     tmp = portfile + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % ls.getsockname()[1])
@@ -300,11 +303,17 @@ def main():
     end = time.time() + seconds
     while time.time() < end:
         try:
-            s, _ = ls.accept()
+            s, peer = ls.accept()
         except socket.timeout:
             continue
-        s.settimeout(seconds)
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with open(connpath, "a") as f:
+            f.write("%d\n" % peer[1])
+        try:
+            s.settimeout(seconds)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            s.close()
+            continue
         threading.Thread(target=serve, args=(s, logpath),
                          daemon=True).start()
 

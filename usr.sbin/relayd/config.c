@@ -84,6 +84,7 @@ protocol_init(struct protocol *p)
 	p->httpheadtimeout = RELAY_HEADTIMEOUT;
 	p->httpstreams = RELAY_H2STREAMS;
 	p->httppipeline = RELAY_H2PIPELINE;
+	p->httpconns = RELAY_H2CONNS;
 	protocol_forget(p);
 }
 

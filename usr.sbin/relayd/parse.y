@@ -247,7 +247,7 @@ typedef struct {
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
-%token	HTTP2 STREAMS PIPELINE
+%token	HTTP2 STREAMS PIPELINE CONNECTIONS
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -1082,6 +1082,16 @@ httpflags	: HEADERLEN NUMBER		{
 			}
 			proto->httpflags |= HTTPFLAG_HTTP2;
 			proto->httppipeline = $3;
+		}
+		| HTTP2 CONNECTIONS NUMBER	{
+			if ($3 < 1 || $3 > RELAY_H2CONNS_MAX) {
+				yyerror("invalid http2 connections: %lld "
+				    "(1 to %d)", (long long)$3,
+				    RELAY_H2CONNS_MAX);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2;
+			proto->httpconns = $3;
 		}
 		| NO HTTP2			{
 			proto->httpflags &= ~HTTPFLAG_HTTP2;
@@ -2858,6 +2868,7 @@ static const struct keywords keywords[] = {
 	{ "client",		CLIENT },
 	{ "code",		CODE },
 	{ "connection",		CONNECTION },
+	{ "connections",	CONNECTIONS },
 	{ "context",		CONTEXT },
 	{ "cookie",		COOKIE },
 	{ "crl",		CRL },

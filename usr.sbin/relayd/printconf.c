@@ -326,6 +326,8 @@ print_protocol(struct protocol *p)
 			printf("\thttp http2\n");
 		if (p->httppipeline != RELAY_H2PIPELINE)
 			printf("\thttp http2 pipeline %d\n", p->httppipeline);
+		if (p->httpconns != RELAY_H2CONNS)
+			printf("\thttp http2 connections %d\n", p->httpconns);
 	}
 	if (p->flags & F_RETURN) {
 		printf("\treturn error");

@@ -21,12 +21,15 @@
  * Every client stream is one request.  Its head becomes an http_msg as
  * an HTTP/1.1 request's would (":method", ":path", ":authority" as the
  * method, the target and Host), goes through the protocol's rules, and
- * leaves for the backend as HTTP/1.1 on the session's one backend
- * connection (se_out): requests are pipelined on it, up to the
- * protocol's "http2 pipeline" at once, answered in order.  A request
- * with a body, or one that may not be sent twice, goes only on a
- * connection with nothing else under way: a backend that closes before
- * it answers loses no request that cannot be sent again.  A stream refused by a
+ * leaves for the backend as HTTP/1.1 on one of the session's backend
+ * connections: links of the core's (relay_link_open()), a pool of up
+ * to "http2 connections", kept alive; the session's own se_out is never
+ * connected.  A request takes an idle connection, else a new one, else
+ * (the pool full) it is pipelined, up to "http2 pipeline" on one
+ * connection, answered in order (h2_dispatch()).  A request with a
+ * body, or one that may not be sent twice, goes only on a connection
+ * with nothing else under way: a backend that closes before it answers
+ * loses no request that cannot be sent again.  A stream refused by a
  * rule gets its error page (return error) or a reset; the others go on.
  *
  * Bodies stream both ways: a request body is taken from libnghttp2's
@@ -76,18 +79,17 @@
 
 enum h2_where {
 	H2_NOWHERE,		/* nghttp2's only */
-	H2_WAITING,		/* a request for the backend */
-	H2_PIPE			/* on the backend, waiting for its answer */
+	H2_WAITING,		/* a request for a backend */
+	H2_PIPE			/* on a link, waiting for its answer */
 };
 
 enum h2_backend {
-	H2_B_NONE,		/* never asked for */
 	H2_B_CONNECTING,
 	H2_B_UP,
 	H2_B_GONE		/* closed, or of no more use */
 };
 
-/* The answer the backend is sending, as in relay_http.c */
+/* The answer a backend is sending, as in relay_http.c */
 enum h2_rstate {
 	H2_R_HEAD,
 	H2_R_BODY,
@@ -99,13 +101,16 @@ enum h2_rstate {
 };
 
 struct h2_session;
+struct h2_link;
 
 struct h2_stream {
-	TAILQ_ENTRY(h2_stream)	 st_entry;	/* waiting, or the pipe */
+	TAILQ_ENTRY(h2_stream)	 st_entry;	/* waiting, or a pipe */
 	TAILQ_ENTRY(h2_stream)	 st_all;
 	struct h2_session	*st_h2;
 	int32_t			 st_id;
 	enum h2_where		 st_where;
+	struct h2_link		*st_link;	/* whose pipe it is on */
+	int			 st_tries;	/* sent to a backend */
 	int			 st_closed;	/* nghttp2 is through with it */
 	struct http_msg		 st_req;
 	size_t			 st_hdrlen;
@@ -129,26 +134,43 @@ struct h2_stream {
 };
 TAILQ_HEAD(h2_streams, h2_stream);
 
+/*
+ * A backend connection of the session's pool: a link of the core's
+ * (relay_link_open()), its requests pipelined and answered in order.
+ */
+struct h2_link {
+	TAILQ_ENTRY(h2_link)	 l_entry;
+	struct h2_session	*l_h2;
+	struct rsession		*l_con;		/* the core's; NULL: ended */
+	struct relay_table	*l_table;	/* a rule's forward to */
+	enum h2_backend		 l_state;
+	int			 l_lost;	/* of no more use: drop it */
+	int			 l_claimed;	/* a request waits for it */
+	int			 l_cfail;	/* its connect failed, or -1 */
+	const char		*l_why;		/* the core ended it so */
+	size_t			 l_wrote;	/* unwritten at the last run */
+	struct h2_streams	 l_pipe;
+	int			 l_npipe;
+	struct h2_stream	*l_wbody;	/* its body goes out now */
+	/* the answer coming, to the pipe's first */
+	enum h2_rstate		 l_rstate;
+	struct http_msg		 l_rmsg;
+	off_t			 l_toread;
+	size_t			 l_trailerlen;
+	int			 l_bclose;	/* the backend ends after it */
+};
+TAILQ_HEAD(h2_links, h2_link);
+
 struct h2_session {
 	struct rsession		*h2_con;
 	nghttp2_session		*h2_ng;
 	struct h2_streams	 h2_all;
 	struct h2_streams	 h2_waiting;
-	struct h2_streams	 h2_pipe;
-	int			 h2_npipe;
-	struct h2_stream	*h2_wbody;	/* its body goes out now */
-	enum h2_backend		 h2_bstate;
-	int			 h2_blost;	/* drop the backend, soon */
-	enum relay_verdict	 h2_want;
+	struct h2_links		 h2_links;
+	struct rsession		*h2_inlink;	/* whose hook runs now */
 	size_t			 h2_maxhdr;
-	/* the answer coming from the backend, the pipe's first */
-	enum h2_rstate		 h2_rstate;
-	struct http_msg		 h2_rmsg;
-	off_t			 h2_toread;
-	size_t			 h2_trailerlen;
-	int			 h2_bclose;	/* the backend ends after it */
 	size_t			 h2_held;	/* answers not yet written */
-	int			 h2_rpaused;	/* the backend waits for that */
+	int			 h2_rpaused;	/* the backends wait for that */
 	/* abuse */
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
@@ -184,10 +206,23 @@ static int	 h2_fail(struct h2_session *, const char *);
 static void	 h2_refuse(struct h2_stream *, int, const char *);
 static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
 static void	 h2_stream_release(struct h2_stream *);
-static void	 h2_response_end(struct h2_session *, struct h2_stream *);
-static int	 h2_backend_parse(struct h2_session *);
+static void	 h2_response_end(struct h2_link *, struct h2_stream *);
+static void	 h2_backend_parse(struct h2_link *);
 static void	 h2_timeout(int, short, void *);
 static void	 h2_again(int, short, void *);
+
+static enum relay_verdict
+		 h2_link_init(struct rsession *);
+static enum relay_verdict
+		 h2_link_read(struct ctl_relay_event *);
+static enum relay_verdict
+		 h2_link_connected(struct rsession *);
+static enum relay_verdict
+		 h2_link_eof(struct ctl_relay_event *);
+static void	 h2_link_abort(struct rsession *, enum relay_cfail, int);
+static void	 h2_link_free(struct rsession *);
+static enum relay_verdict
+		 h2_link_drained(struct ctl_relay_event *);
 
 const struct relay_ops relay_h2_ops = {
 	"http2",
@@ -200,6 +235,20 @@ const struct relay_ops relay_h2_ops = {
 	h2_nobackend,
 	h2_free,
 	h2_drained
+};
+
+/* The hooks of the session's backend connections (links) */
+static const struct relay_ops relay_h2_link_ops = {
+	"http2 backend",
+	1,
+	h2_link_init,
+	h2_link_read,
+	h2_passed,
+	h2_link_connected,
+	h2_link_eof,
+	h2_link_abort,
+	h2_link_free,
+	h2_link_drained
 };
 
 /* The client chose h2 on a TLS listener of an http2 relay. */
@@ -702,8 +751,8 @@ h2_stream_off(struct h2_session *h2, struct h2_stream *st)
 		st->st_where = H2_NOWHERE;
 	} else if (st->st_where == H2_PIPE) {
 		st->st_discard = 1;
-		if (h2->h2_wbody == st)
-			h2->h2_blost = 1;
+		if (st->st_link->l_wbody == st)
+			st->st_link->l_lost = 1;
 	}
 }
 
@@ -884,84 +933,151 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 		    st->st_id, NGHTTP2_INTERNAL_ERROR);
 }
 
-/* Requests go to the backend while it takes them; it may be asked for. */
+/* What a backend connection's failed connect answers, as OpenBSD's. */
+static const int	 h2_cfail_codes[] = { 502, 502, 500, 504 };
+static const char	*h2_cfail_pages[] = { "session failed",
+    "session failed", "socket error", "connect timeout" };
+
+/* One more backend connection, to table's hosts; the core connects it. */
+static struct h2_link *
+h2_link_new(struct h2_session *h2, struct relay_table *table)
+{
+	struct h2_link	*l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return (NULL);
+	l->l_h2 = h2;
+	l->l_table = table;
+	l->l_state = H2_B_CONNECTING;
+	l->l_cfail = -1;
+	TAILQ_INIT(&l->l_pipe);
+	http_msg_init(&l->l_rmsg, RELAY_DIR_RESPONSE, h2->h2_maxhdr);
+	if ((l->l_con = relay_link_open(h2->h2_con, &relay_h2_link_ops,
+	    table)) == NULL) {
+		free(l);
+		return (NULL);
+	}
+	l->l_con->se_priv = l;
+	TAILQ_INSERT_TAIL(&h2->h2_links, l, l_entry);
+	return (l);
+}
+
+/* st's request goes on l: its head now, its body as l takes it. */
+static void
+h2_send(struct h2_link *l, struct h2_stream *st)
+{
+	struct h2_session	*h2 = l->l_h2;
+	struct evbuffer		*out;
+
+	out = bufferevent_get_output(l->l_con->se_out.bev);
+	if (http_write_head(out, &st->st_req, 0) == -1) {
+		h2_refuse(st, 500, "out of memory");
+		return;
+	}
+	TAILQ_REMOVE(&h2->h2_waiting, st, st_entry);
+	TAILQ_INSERT_TAIL(&l->l_pipe, st, st_entry);
+	st->st_where = H2_PIPE;
+	st->st_link = l;
+	st->st_tries++;
+	l->l_npipe++;
+	/* the body, if any, follows (h2_body_push) */
+	if (!st->st_reqdone || st->st_chunked ||
+	    (st->st_body != NULL && evbuffer_get_length(st->st_body) > 0))
+		l->l_wbody = st;
+}
+
+/*
+ * Requests go to the session's backend connections.  A request takes a
+ * connection of its table with nothing under way; else one that is
+ * being connected for it; else a new one, while the pool has fewer
+ * than "http2 connections" (an idle one of another table makes room);
+ * else, when it may go twice, it is pipelined where the fewest wait,
+ * up to "http2 pipeline".  A request with a body, or one that may not
+ * go twice, goes only on a connection with nothing else under way: a
+ * backend that closes before it answers loses nothing that cannot be
+ * sent again.
+ */
 static void
 h2_dispatch(struct h2_session *h2)
 {
-	struct rsession		*con = h2->h2_con;
-	struct h2_stream	*st;
-	struct evbuffer		*out;
+	struct protocol		*proto = h2->h2_con->se_relay->rl_proto;
+	struct h2_stream	*st, *next;
+	struct h2_link		*l, *idle, *wait, *pipe, *spare;
+	int			 pool;
 
-	while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL) {
-		if (h2->h2_wbody != NULL ||
-		    h2->h2_npipe >= con->se_relay->rl_proto->httppipeline ||
-		    h2->h2_bclose)
-			return;
-		/* what may not go twice goes alone */
-		if (h2->h2_npipe > 0 && !h2_replayable(st))
-			return;
-		if (st->st_table != con->se_table) {
-			/* forward to another table: its own backend */
-			if (h2->h2_npipe > 0)
-				return;
-			con->se_table = st->st_table;
-			if (h2->h2_bstate != H2_B_NONE)
-				h2->h2_bstate = H2_B_GONE;
+	TAILQ_FOREACH(l, &h2->h2_links, l_entry)
+		l->l_claimed = 0;
+	for (st = TAILQ_FIRST(&h2->h2_waiting); st != NULL; st = next) {
+		next = TAILQ_NEXT(st, st_entry);
+		idle = wait = pipe = spare = NULL;
+		pool = 0;
+		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
+			if (l->l_state == H2_B_GONE || l->l_lost)
+				continue;
+			pool++;
+			if (l->l_table != st->st_table) {
+				if (l->l_state == H2_B_UP && l->l_npipe == 0)
+					spare = l;
+				continue;
+			}
+			if (l->l_state == H2_B_CONNECTING) {
+				if (!l->l_claimed && wait == NULL)
+					wait = l;
+				continue;
+			}
+			if (l->l_wbody != NULL || l->l_bclose)
+				continue;
+			if (l->l_npipe == 0) {
+				if (idle == NULL)
+					idle = l;
+			} else if (l->l_npipe < proto->httppipeline &&
+			    h2_replayable(st) &&
+			    (pipe == NULL || l->l_npipe < pipe->l_npipe))
+				pipe = l;
 		}
-		switch (h2->h2_bstate) {
-		case H2_B_NONE:
-			h2->h2_bstate = H2_B_CONNECTING;
-			h2->h2_want = RELAY_V_CONNECT;
-			return;
-		case H2_B_GONE:
-			h2->h2_bstate = H2_B_CONNECTING;
-			h2->h2_want = RELAY_V_RECONNECT;
-			return;
-		case H2_B_CONNECTING:
-			return;
-		case H2_B_UP:
-			break;
-		}
-		out = bufferevent_get_output(con->se_out.bev);
-		if (http_write_head(out, &st->st_req, 0) == -1) {
-			h2_refuse(st, 500, "out of memory");
+		if (idle != NULL) {
+			h2_send(idle, st);
 			continue;
 		}
-		TAILQ_REMOVE(&h2->h2_waiting, st, st_entry);
-		TAILQ_INSERT_TAIL(&h2->h2_pipe, st, st_entry);
-		st->st_where = H2_PIPE;
-		h2->h2_npipe++;
-		h2->h2_wbody = st;
-		/* the body, if any, follows (h2_body_push) */
-		if (st->st_reqdone && !st->st_chunked &&
-		    (st->st_body == NULL ||
-		    evbuffer_get_length(st->st_body) == 0))
-			h2->h2_wbody = NULL;
-		if (h2->h2_wbody != NULL)
-			return;
+		if (wait != NULL) {
+			wait->l_claimed = 1;
+			continue;
+		}
+		if (pool < proto->httpconns || spare != NULL) {
+			if (pool >= proto->httpconns)
+				spare->l_lost = 1;
+			if ((l = h2_link_new(h2, st->st_table)) == NULL)
+				h2_refuse(st, 500, "out of memory");
+			else
+				l->l_claimed = 1;
+			continue;
+		}
+		if (pipe != NULL)
+			h2_send(pipe, st);
 	}
 }
 
-/* The body of the request on its way goes out, as the backend takes it. */
+/* The body of the request on its way on l goes out, as l takes it. */
 static void
-h2_body_push(struct h2_session *h2)
+h2_body_push(struct h2_link *l)
 {
-	struct h2_stream	*st = h2->h2_wbody;
+	struct h2_session	*h2 = l->l_h2;
+	struct h2_stream	*st = l->l_wbody;
 	struct evbuffer		*out;
 	size_t			 n;
 
-	if (st == NULL || h2->h2_bstate != H2_B_UP)
+	if (st == NULL || l->l_state != H2_B_UP || l->l_lost)
 		return;
-	out = bufferevent_get_output(h2->h2_con->se_out.bev);
+	out = bufferevent_get_output(l->l_con->se_out.bev);
 	while (st->st_body != NULL &&
 	    (n = evbuffer_get_length(st->st_body)) > 0) {
 		if (evbuffer_get_length(out) >= H2_OUT_MAX)
-			return;		/* h2_drained() goes on */
+			return;		/* h2_link_drained() goes on */
 		if ((st->st_chunked && evbuffer_add_printf(out, "%zx\r\n",
 		    n) == -1) ||
 		    evbuffer_remove_buffer(st->st_body, out, n) != (int)n ||
 		    (st->st_chunked && evbuffer_add(out, "\r\n", 2) == -1)) {
-			h2->h2_blost = 1;
+			l->l_lost = 1;
 			return;
 		}
 		if (!st->st_closed)
@@ -974,34 +1090,34 @@ h2_body_push(struct h2_session *h2)
 	    (st->st_trailers != NULL &&
 	    evbuffer_add_buffer(out, st->st_trailers) == -1) ||
 	    evbuffer_add(out, "\r\n", 2) == -1)) {
-		h2->h2_blost = 1;
+		l->l_lost = 1;
 		return;
 	}
-	h2->h2_wbody = NULL;
+	l->l_wbody = NULL;
 }
 
 /*
- * The backend is of no more use: the answer it was sending is cut
- * short, the requests it did not answer go again where they may, or
- * get 502.  A new one is asked for when a request waits.
+ * A backend connection is of no more use: the answer it was sending is
+ * cut short, the requests it did not answer go again where they may
+ * (twice at most), or get code.
  */
 static void
-h2_backend_lost(struct h2_session *h2, const char *why)
+h2_backend_lost(struct h2_link *l, int code, const char *why)
 {
+	struct h2_session	*h2 = l->l_h2;
 	struct h2_stream	*st;
 
-	h2->h2_blost = 0;
-	if (h2->h2_bstate == H2_B_UP) {
-		h2->h2_bstate = H2_B_GONE;
-		relay_read_off(&h2->h2_con->se_out);
-	}
+	l->l_lost = 0;
+	if (l->l_state == H2_B_UP && l->l_con != NULL)
+		relay_read_off(&l->l_con->se_out);
+	l->l_state = H2_B_GONE;
 	/* the first was answered in part: its stream ends in error */
-	if ((st = TAILQ_FIRST(&h2->h2_pipe)) != NULL &&
-	    (h2->h2_rstate != H2_R_HEAD || h2->h2_rmsg.hm_nlines > 0)) {
-		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+	if ((st = TAILQ_FIRST(&l->l_pipe)) != NULL &&
+	    (l->l_rstate != H2_R_HEAD || l->l_rmsg.hm_nlines > 0)) {
+		TAILQ_REMOVE(&l->l_pipe, st, st_entry);
 		st->st_where = H2_NOWHERE;
 		if (!st->st_answered)
-			h2_refuse(st, 502, why);
+			h2_refuse(st, code, why);
 		else if (!st->st_closed)
 			(void)nghttp2_submit_rst_stream(h2->h2_ng,
 			    NGHTTP2_FLAG_NONE, st->st_id,
@@ -1009,25 +1125,86 @@ h2_backend_lost(struct h2_session *h2, const char *why)
 		h2_stream_release(st);
 	}
 	/* the rest again, in their order, before those that wait */
-	while ((st = TAILQ_LAST(&h2->h2_pipe, h2_streams)) != NULL) {
-		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+	while ((st = TAILQ_LAST(&l->l_pipe, h2_streams)) != NULL) {
+		TAILQ_REMOVE(&l->l_pipe, st, st_entry);
 		st->st_where = H2_NOWHERE;
-		if (!st->st_discard && st != h2->h2_wbody &&
-		    h2_replayable(st)) {
+		if (!st->st_discard && st != l->l_wbody &&
+		    st->st_tries < 2 && h2_replayable(st)) {
 			TAILQ_INSERT_HEAD(&h2->h2_waiting, st, st_entry);
 			st->st_where = H2_WAITING;
 			continue;
 		}
 		if (!st->st_discard)
-			h2_refuse(st, 502, why);
+			h2_refuse(st, code, why);
 		h2_stream_release(st);
 	}
-	h2->h2_npipe = 0;
-	h2->h2_wbody = NULL;
-	h2->h2_bclose = 0;
-	h2->h2_rstate = H2_R_HEAD;
-	h2->h2_toread = 0;
-	http_msg_clear(&h2->h2_rmsg);
+	l->l_npipe = 0;
+	l->l_wbody = NULL;
+	l->l_bclose = 0;
+	l->l_rstate = H2_R_HEAD;
+	l->l_toread = 0;
+	http_msg_clear(&l->l_rmsg);
+}
+
+/*
+ * Connections of no more use go: their requests first (again, or an
+ * error), then the link, unless its own hook runs now (our timer ends
+ * it then).  A table whose last connection could not connect fails the
+ * requests that wait for it.
+ */
+static void
+h2_links_check(struct h2_session *h2)
+{
+	struct timeval		 tv = { 0, 0 };
+	struct h2_link		*l, *next, *o;
+	struct h2_stream	*st, *snext;
+	const char		*why;
+	int			 code;
+
+	for (l = TAILQ_FIRST(&h2->h2_links); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, l_entry);
+		if (l->l_lost) {
+			code = 502;
+			why = "backend closed";
+			if (l->l_cfail != -1) {
+				code = h2_cfail_codes[l->l_cfail];
+				why = h2_cfail_pages[l->l_cfail];
+			} else if (l->l_con == NULL && l->l_why != NULL &&
+			    strstr(l->l_why, "timeout") != NULL) {
+				code = 504;
+				why = "backend timeout";
+			}
+			h2_backend_lost(l, code, why);
+		}
+		if (l->l_state != H2_B_GONE)
+			continue;
+		if (l->l_con != NULL) {
+			if (l->l_con == h2->h2_inlink) {
+				evtimer_add(&h2->h2_againev, &tv);
+				continue;
+			}
+			l->l_con->se_priv = NULL;
+			relay_close(l->l_con, "done", 0);
+			l->l_con = NULL;
+		}
+		TAILQ_REMOVE(&h2->h2_links, l, l_entry);
+		if (l->l_cfail != -1) {
+			TAILQ_FOREACH(o, &h2->h2_links, l_entry)
+				if (o->l_table == l->l_table &&
+				    o->l_state != H2_B_GONE)
+					break;
+			for (st = TAILQ_FIRST(&h2->h2_waiting);
+			    o == NULL && st != NULL; st = snext) {
+				snext = TAILQ_NEXT(st, st_entry);
+				if (st->st_table == l->l_table)
+					h2_refuse(st,
+					    h2_cfail_codes[l->l_cfail],
+					    h2_cfail_pages[l->l_cfail]);
+			}
+		}
+		http_msg_clear(&l->l_rmsg);
+		free(l);
+	}
 }
 
 /* Answer bytes for the pipe's first stream, or for nobody. */
@@ -1049,10 +1226,11 @@ h2_response_take(struct h2_session *h2, struct h2_stream *st,
 
 /* The head of an answer is through: to the client, as HTTP/2. */
 static int
-h2_response_head(struct h2_session *h2, struct h2_stream *st)
+h2_response_head(struct h2_link *l, struct h2_stream *st)
 {
+	struct h2_session	*h2 = l->l_h2;
 	struct rsession		*con = h2->h2_con;
-	struct http_msg		*m = &h2->h2_rmsg;
+	struct http_msg		*m = &l->l_rmsg;
 	struct relay_table	*table;
 	int			 code, hasbody = 1;
 
@@ -1073,19 +1251,19 @@ h2_response_head(struct h2_session *h2, struct h2_stream *st)
 	if (con->se_haslog)
 		relay_log(con, ";");
 	if (m->hm_close)
-		h2->h2_bclose = 1;
+		l->l_bclose = 1;
 	if (strcmp(http_method_name(st->st_req.hm_method), "HEAD") == 0)
 		m->hm_body = HTTP_BODY_NONE;
 	switch (m->hm_body) {
 	case HTTP_BODY_LENGTH:
-		h2->h2_toread = m->hm_clen;
-		h2->h2_rstate = H2_R_BODY;
+		l->l_toread = m->hm_clen;
+		l->l_rstate = H2_R_BODY;
 		break;
 	case HTTP_BODY_CHUNKED:
-		h2->h2_rstate = H2_R_CHUNK;
+		l->l_rstate = H2_R_CHUNK;
 		break;
 	case HTTP_BODY_CLOSE:
-		h2->h2_rstate = H2_R_CLOSE;
+		l->l_rstate = H2_R_CLOSE;
 		break;
 	default:
 		hasbody = 0;
@@ -1101,38 +1279,40 @@ h2_response_head(struct h2_session *h2, struct h2_stream *st)
 	}
 	http_msg_clear(m);
 	if (!hasbody)
-		h2_response_end(h2, st);
+		h2_response_end(l, st);
 	return (0);
 }
 
 /* An answer is through: its stream leaves the pipe. */
 static void
-h2_response_end(struct h2_session *h2, struct h2_stream *st)
+h2_response_end(struct h2_link *l, struct h2_stream *st)
 {
-	TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
+	struct h2_session	*h2 = l->l_h2;
+
+	TAILQ_REMOVE(&l->l_pipe, st, st_entry);
 	st->st_where = H2_NOWHERE;
-	h2->h2_npipe--;
+	l->l_npipe--;
 	h2->h2_answers++;
-	h2->h2_rstate = H2_R_HEAD;
+	l->l_rstate = H2_R_HEAD;
 	st->st_respdone = 1;
 	if (st->st_deferred) {
 		st->st_deferred = 0;
 		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
 	}
-	if (h2->h2_bclose)
-		h2->h2_blost = 1;
+	if (l->l_bclose)
+		l->l_lost = 1;
 	h2_stream_release(st);
 }
 
 /* A line of the backend's, without its end; NULL: not all of it yet. */
 static char *
-h2_line(struct h2_session *h2, struct evbuffer *in, size_t *len, size_t max)
+h2_line(struct h2_link *l, struct evbuffer *in, size_t *len, size_t max)
 {
 	char	*line;
 
 	if ((line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF)) == NULL &&
 	    evbuffer_get_length(in) > max)
-		h2->h2_blost = 1;
+		l->l_lost = 1;
 	return (line);
 }
 
@@ -1158,30 +1338,30 @@ h2_trailer(struct h2_stream *st, char *line)
 }
 
 /*
- * One step of the backend's answer to the pipe's first stream: 1 to go
- * on, 0 to wait for more, -1 when the backend is of no more use
- * (h2_blost).
+ * One step of l's answer to its pipe's first stream: 1 to go on, 0 to
+ * wait for more, -1 when the backend is of no more use (l_lost).
  */
 static int
-h2_backend_step(struct h2_session *h2, struct h2_stream *st,
+h2_backend_step(struct h2_link *l, struct h2_stream *st,
     struct evbuffer *in)
 {
-	char	*line;
-	size_t	 len, have, max;
-	off_t	 size;
-	int	 code;
+	struct h2_session	*h2 = l->l_h2;
+	char			*line;
+	size_t			 len, have, max;
+	off_t			 size;
+	int			 code;
 
 	have = evbuffer_get_length(in);
 	max = h2->h2_maxhdr;
-	switch (h2->h2_rstate) {
+	switch (l->l_rstate) {
 	case H2_R_HEAD:
-		if ((line = h2_line(h2, in, &len, max + 2)) == NULL)
-			return (h2->h2_blost ? -1 : 0);
-		code = http_msg_line(&h2->h2_rmsg, line, len);
+		if ((line = h2_line(l, in, &len, max + 2)) == NULL)
+			return (l->l_lost ? -1 : 0);
+		code = http_msg_line(&l->l_rmsg, line, len);
 		free(line);
 		if (code != 0 ||
-		    (h2->h2_rmsg.hm_done && h2_response_head(h2, st) == -1)) {
-			h2->h2_blost = 1;
+		    (l->l_rmsg.hm_done && h2_response_head(l, st) == -1)) {
+			l->l_lost = 1;
 			return (-1);
 		}
 		return (1);
@@ -1190,94 +1370,95 @@ h2_backend_step(struct h2_session *h2, struct h2_stream *st,
 	case H2_R_CLOSE:
 		if (have == 0)
 			return (0);
-		if (h2->h2_rstate != H2_R_CLOSE && (off_t)have > h2->h2_toread)
-			have = h2->h2_toread;
+		if (l->l_rstate != H2_R_CLOSE && (off_t)have > l->l_toread)
+			have = l->l_toread;
 		if (h2_response_take(h2, st, in, have) == -1) {
-			h2->h2_blost = 1;
+			l->l_lost = 1;
 			return (-1);
 		}
-		if (h2->h2_rstate == H2_R_CLOSE)
+		if (l->l_rstate == H2_R_CLOSE)
 			return (0);
-		if ((h2->h2_toread -= have) > 0)
+		if ((l->l_toread -= have) > 0)
 			return (1);
-		if (h2->h2_rstate == H2_R_CHUNKDATA)
-			h2->h2_rstate = H2_R_CHUNKEND;
+		if (l->l_rstate == H2_R_CHUNKDATA)
+			l->l_rstate = H2_R_CHUNKEND;
 		else
-			h2_response_end(h2, st);
+			h2_response_end(l, st);
 		return (1);
 	case H2_R_CHUNK:
-		if ((line = h2_line(h2, in, &len, H2_CHUNKLINE_MAX)) == NULL)
-			return (h2->h2_blost ? -1 : 0);
+		if ((line = h2_line(l, in, &len, H2_CHUNKLINE_MAX)) == NULL)
+			return (l->l_lost ? -1 : 0);
 		code = http_chunk_line(line, len, &size);
 		free(line);
 		if (code == -1) {
-			h2->h2_blost = 1;
+			l->l_lost = 1;
 			return (-1);
 		}
 		if (size == 0) {
-			h2->h2_rstate = H2_R_TRAILER;
-			h2->h2_trailerlen = 0;
+			l->l_rstate = H2_R_TRAILER;
+			l->l_trailerlen = 0;
 		} else {
-			h2->h2_toread = size;
-			h2->h2_rstate = H2_R_CHUNKDATA;
+			l->l_toread = size;
+			l->l_rstate = H2_R_CHUNKDATA;
 		}
 		return (1);
 	case H2_R_CHUNKEND:
-		if ((line = h2_line(h2, in, &len, 2)) == NULL)
-			return (h2->h2_blost ? -1 : 0);
+		if ((line = h2_line(l, in, &len, 2)) == NULL)
+			return (l->l_lost ? -1 : 0);
 		free(line);
 		if (len != 0) {
-			h2->h2_blost = 1;
+			l->l_lost = 1;
 			return (-1);
 		}
-		h2->h2_rstate = H2_R_CHUNK;
+		l->l_rstate = H2_R_CHUNK;
 		return (1);
 	case H2_R_TRAILER:
-		if ((line = h2_line(h2, in, &len, max + 2)) == NULL)
-			return (h2->h2_blost ? -1 : 0);
-		h2->h2_trailerlen += len;
-		if (h2->h2_trailerlen > max || memchr(line, '\0', len) ||
+		if ((line = h2_line(l, in, &len, max + 2)) == NULL)
+			return (l->l_lost ? -1 : 0);
+		l->l_trailerlen += len;
+		if (l->l_trailerlen > max || memchr(line, '\0', len) ||
 		    memchr(line, '\r', len) ||
 		    (len > 0 && h2_trailer(st, line) == -1)) {
 			free(line);
-			h2->h2_blost = 1;
+			l->l_lost = 1;
 			return (-1);
 		}
 		free(line);
 		if (len == 0)
-			h2_response_end(h2, st);
+			h2_response_end(l, st);
 		return (1);
 	}
 	return (0);
 }
 
-/* What the backend sent: answers for the streams of the pipe. */
-static int
-h2_backend_parse(struct h2_session *h2)
+/* What a backend sent: answers for the streams of its pipe. */
+static void
+h2_backend_parse(struct h2_link *l)
 {
-	struct rsession		*con = h2->h2_con;
+	struct h2_session	*h2 = l->l_h2;
 	struct evbuffer		*in;
 	struct h2_stream	*st;
 	int			 ret = 1;
 
-	if (h2->h2_bstate != H2_B_UP || con->se_out.bev == NULL)
-		return (0);
-	in = bufferevent_get_input(con->se_out.bev);
-	while (ret == 1 && !h2->h2_rpaused) {
-		if ((st = TAILQ_FIRST(&h2->h2_pipe)) == NULL) {
+	if (l->l_state != H2_B_UP || l->l_lost || l->l_con == NULL ||
+	    l->l_con->se_out.bev == NULL)
+		return;
+	in = bufferevent_get_input(l->l_con->se_out.bev);
+	/* nothing after an answer that closes the connection is taken */
+	while (ret == 1 && !h2->h2_rpaused && !l->l_lost) {
+		if ((st = TAILQ_FIRST(&l->l_pipe)) == NULL) {
 			/* bytes before any request: no backend to trust */
 			if (evbuffer_get_length(in) > 0)
-				h2->h2_blost = 1;
+				l->l_lost = 1;
 			break;
 		}
-		ret = h2_backend_step(h2, st, in);
-		/* the client is far behind: the backend waits */
-		if (h2->h2_held >= H2_RESP_MAX) {
+		ret = h2_backend_step(l, st, in);
+		/* the client is far behind: the backends wait */
+		if (h2->h2_held >= H2_RESP_MAX)
 			h2->h2_rpaused = 1;
-			relay_read_off(&con->se_out);
-		}
 	}
-	return (0);
+	if (h2->h2_rpaused)
+		relay_read_off(&l->l_con->se_out);
 }
 
 static enum relay_verdict
@@ -1297,10 +1478,9 @@ h2_init(struct rsession *con)
 	h2->h2_con = con;
 	TAILQ_INIT(&h2->h2_all);
 	TAILQ_INIT(&h2->h2_waiting);
-	TAILQ_INIT(&h2->h2_pipe);
+	TAILQ_INIT(&h2->h2_links);
 	h2->h2_maxhdr = proto->httpheaderlen > 0 ? proto->httpheaderlen :
 	    RELAY_MAXHEADERLENGTH;
-	http_msg_init(&h2->h2_rmsg, RELAY_DIR_RESPONSE, h2->h2_maxhdr);
 	h2->h2_tokens = H2_CTRL_BURST;
 	h2->h2_tokentime = time(NULL);
 	evtimer_set(&h2->h2_againev, h2_again, h2);
@@ -1362,6 +1542,7 @@ h2_free(struct rsession *con)
 {
 	struct h2_session	*h2 = con->se_priv;
 	struct h2_stream	*st;
+	struct h2_link		*l;
 
 	if (h2 == NULL)
 		return;
@@ -1370,10 +1551,19 @@ h2_free(struct rsession *con)
 		st->st_where = H2_NOWHERE;
 		h2_stream_release(st);
 	}
+	/* the core ended the links already; this is for the rest */
+	while ((l = TAILQ_FIRST(&h2->h2_links)) != NULL) {
+		TAILQ_REMOVE(&h2->h2_links, l, l_entry);
+		if (l->l_con != NULL) {
+			l->l_con->se_priv = NULL;
+			relay_close(l->l_con, "done", 0);
+		}
+		http_msg_clear(&l->l_rmsg);
+		free(l);
+	}
 	if (h2->h2_ng != NULL)
 		nghttp2_session_del(h2->h2_ng);
 	evtimer_del(&h2->h2_againev);
-	http_msg_clear(&h2->h2_rmsg);
 	free(h2);
 	con->se_priv = NULL;
 }
@@ -1440,19 +1630,28 @@ h2_unwritten(struct ctl_relay_event *cre)
  * (the core calls ro_drained only for what waited for the socket).
  */
 static int
-h2_more(struct h2_session *h2, size_t client, size_t backend)
+h2_more(struct h2_session *h2, size_t client)
 {
 	struct rsession		*con = h2->h2_con;
-	struct h2_stream	*st = h2->h2_wbody;
+	struct h2_link		*l;
+	struct h2_stream	*st;
 
-	if (h2->h2_blost || (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2))
+	if (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2)
 		return (1);
 	if (client > 0 && h2_unwritten(&con->se_in) == 0 &&
 	    nghttp2_session_want_write(h2->h2_ng))
 		return (1);
-	return (backend > 0 && h2_unwritten(&con->se_out) == 0 && st != NULL &&
-	    ((st->st_body != NULL && evbuffer_get_length(st->st_body) > 0) ||
-	    st->st_reqdone));
+	TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
+		if (l->l_lost)
+			return (1);
+		if ((st = l->l_wbody) == NULL || l->l_state != H2_B_UP ||
+		    l->l_wrote == 0 || h2_unwritten(&l->l_con->se_out) > 0)
+			continue;
+		if ((st->st_body != NULL && evbuffer_get_length(st->st_body) >
+		    0) || st->st_reqdone)
+			return (1);
+	}
+	return (0);
 }
 
 /* What h2_run() left for later, from our own timer. */
@@ -1463,44 +1662,53 @@ h2_again(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
+	h2->h2_inlink = NULL;
 	relay_wish(h2->h2_con, h2_run(h2));
 }
 
 /*
- * After every hook: the requests to the backend, nghttp2's frames to the
- * client, both outputs written; what the core is asked for.  A session
- * that could go on for long (sockets that take all at once) goes on
- * from a timer after H2_ROUNDS rounds, so that others have their turn.
+ * After every hook: the requests to the backends, nghttp2's frames to
+ * the client, all outputs written.  A session that could go on for long
+ * (sockets that take all at once) goes on from a timer after H2_ROUNDS
+ * rounds, so that others have their turn.  RELAY_V_CLOSED: the session
+ * ended, or ends once its last bytes are written.
  */
 static enum relay_verdict
 h2_run(struct h2_session *h2)
 {
 	struct rsession		*con = h2->h2_con;
 	struct timeval		 tv = { 0, 0 };
-	enum relay_verdict	 v;
-	size_t			 client, backend;
+	struct h2_link		*l;
+	size_t			 client;
 	int			 ret, round;
 
 	for (round = 0;; round++) {
-		if (h2->h2_blost)
-			h2_backend_lost(h2, "backend closed");
+		h2_links_check(h2);
 		h2_dispatch(h2);
-		h2_body_push(h2);
+		TAILQ_FOREACH(l, &h2->h2_links, l_entry)
+			h2_body_push(l);
 		if (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2) {
 			h2->h2_rpaused = 0;
-			if (h2->h2_bstate == H2_B_UP)
-				relay_read_on(&con->se_out);
-			(void)h2_backend_parse(h2);
+			TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
+				if (l->l_state != H2_B_UP || l->l_lost)
+					continue;
+				relay_read_on(&l->l_con->se_out);
+				h2_backend_parse(l);
+			}
 		}
 		if ((ret = nghttp2_session_send(h2->h2_ng)) != 0) {
 			(void)h2_fail(h2, nghttp2_strerror(ret));
 			return (RELAY_V_CLOSED);
 		}
 		client = h2_unwritten(&con->se_in);
-		backend = h2_unwritten(&con->se_out);
-		(void)relay_flush_passed(&con->se_in);
 		(void)relay_flush_passed(&con->se_out);
-		if (!h2_more(h2, client, backend))
+		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
+			if (l->l_state != H2_B_UP)
+				continue;
+			l->l_wrote = h2_unwritten(&l->l_con->se_out);
+			(void)relay_flush_passed(&l->l_con->se_in);
+		}
+		if (!h2_more(h2, client))
 			break;
 		if (round == H2_ROUNDS) {
 			evtimer_add(&h2->h2_againev, &tv);
@@ -1512,21 +1720,18 @@ h2_run(struct h2_session *h2)
 		(void)relay_end_written(&con->se_in, "done");
 		return (RELAY_V_CLOSED);
 	}
-	v = h2->h2_want;
-	h2->h2_want = RELAY_V_DONE;
-	return (v);
+	return (RELAY_V_DONE);
 }
 
+/* The client's bytes (the session's own backend side is never used). */
 static enum relay_verdict
 h2_read(struct ctl_relay_event *cre)
 {
 	struct h2_session	*h2 = cre->con->se_priv;
 
-	if (cre->dir == RELAY_DIR_REQUEST) {
-		if (h2_client_read(h2) == -1)
-			return (RELAY_V_CLOSED);
-	} else
-		(void)h2_backend_parse(h2);
+	h2->h2_inlink = NULL;
+	if (cre->dir == RELAY_DIR_REQUEST && h2_client_read(h2) == -1)
+		return (RELAY_V_CLOSED);
 	return (h2_run(h2));
 }
 
@@ -1538,70 +1743,162 @@ h2_passed(struct ctl_relay_event *cre)
 	return (RELAY_V_DONE);
 }
 
+/* The session never asks for a backend of its own: its links are. */
 static enum relay_verdict
 h2_connected(struct rsession *con)
 {
-	struct h2_session	*h2 = con->se_priv;
+	(void)con;
+	return (RELAY_V_DONE);
+}
 
-	h2->h2_bstate = H2_B_UP;
-	relay_log_backend(con);
+/* The client's end ends the session once what is for it is written. */
+static enum relay_verdict
+h2_eof(struct ctl_relay_event *cre)
+{
+	(void)relay_end_written(&cre->con->se_in, "done");
+	return (RELAY_V_CLOSED);
+}
+
+/* Not asked for (h2_connected); as a session without a backend would. */
+static void
+h2_nobackend(struct rsession *con, enum relay_cfail why, int error)
+{
+	(void)error;
+	relay_close(con, h2_cfail_pages[why], 1);
+}
+
+/* The client's output is written: what waited for room goes on. */
+static enum relay_verdict
+h2_drained(struct ctl_relay_event *cre)
+{
+	struct h2_session	*h2 = cre->con->se_priv;
+
+	h2->h2_inlink = NULL;
 	return (h2_run(h2));
 }
 
 /*
- * The client's end ends the session once what is for it is written; the
- * backend's ends an answer that runs to it, and the backend.
+ * The hooks of a backend connection (link): each runs the session as
+ * the session's own hooks do.  The link is the core's: one that ends
+ * in its own hook is closed from our timer (h2_links_check()).
  */
 static enum relay_verdict
-h2_eof(struct ctl_relay_event *cre)
+h2_link_run(struct h2_link *l)
 {
-	struct h2_session	*h2 = cre->con->se_priv;
-	struct h2_stream	*st;
+	struct h2_session	*h2 = l->l_h2;
 
-	if (cre->dir == RELAY_DIR_REQUEST) {
-		(void)relay_end_written(&cre->con->se_in, "done");
-		return (RELAY_V_CLOSED);
-	}
-	(void)h2_backend_parse(h2);
-	if (h2->h2_rstate == H2_R_CLOSE &&
-	    (st = TAILQ_FIRST(&h2->h2_pipe)) != NULL)
-		h2_response_end(h2, st);
-	h2->h2_blost = 1;
-	return (h2_run(h2));
+	h2->h2_inlink = l->l_con;
+	if (h2_run(h2) == RELAY_V_CLOSED)
+		return (RELAY_V_CLOSED);	/* the link may be gone too */
+	h2->h2_inlink = NULL;
+	return (RELAY_V_DONE);
 }
 
-/* No backend: the requests waiting get OpenBSD's status for why. */
-static void
-h2_nobackend(struct rsession *con, enum relay_cfail why, int error)
+/* Never called: the core connects a link at once. */
+static enum relay_verdict
+h2_link_init(struct rsession *link)
 {
-	static const int	 codes[] = { 502, 502, 500, 504 };
-	static const char	*pages[] = { "session failed",
-	    "session failed", "socket error", "connect timeout" };
-	struct h2_session	*h2 = con->se_priv;
+	(void)link;
+	return (RELAY_V_DONE);
+}
+
+static enum relay_verdict
+h2_link_read(struct ctl_relay_event *cre)
+{
+	struct h2_link	*l = cre->con->se_priv;
+
+	if (l == NULL)
+		return (RELAY_V_DONE);
+	h2_backend_parse(l);
+	return (h2_link_run(l));
+}
+
+/*
+ * A backend connection is up.  The session's end line names the
+ * backend (se_out's address) and notes every other one it was given.
+ */
+static enum relay_verdict
+h2_link_connected(struct rsession *link)
+{
+	struct h2_link	*l = link->se_priv;
+	struct rsession	*con;
+
+	if (l == NULL)
+		return (RELAY_V_DONE);
+	con = l->l_h2->h2_con;
+	l->l_state = H2_B_UP;
+	if (con->se_nconnects == 0 ||
+	    con->se_out.ss.ss_family != link->se_out.ss.ss_family ||
+	    memcmp(&con->se_out.ss, &link->se_out.ss,
+	    ss_len(&link->se_out.ss)) != 0) {
+		con->se_out.ss = link->se_out.ss;
+		con->se_host = link->se_host;
+		con->se_nconnects++;
+		con->se_cstate = RELAY_CONN_CONNECTED;
+		relay_log_backend(con);
+	}
+	return (h2_link_run(l));
+}
+
+/* A backend's end ends an answer that runs to it, and the connection. */
+static enum relay_verdict
+h2_link_eof(struct ctl_relay_event *cre)
+{
+	struct h2_link		*l = cre->con->se_priv;
 	struct h2_stream	*st;
+
+	if (l == NULL)
+		return (RELAY_V_DONE);
+	h2_backend_parse(l);
+	if (l->l_rstate == H2_R_CLOSE && !l->l_lost &&
+	    (st = TAILQ_FIRST(&l->l_pipe)) != NULL)
+		h2_response_end(l, st);
+	l->l_lost = 1;
+	return (h2_link_run(l));
+}
+
+/* A backend connection that could not connect: it ends, and says why. */
+static void
+h2_link_abort(struct rsession *link, enum relay_cfail why, int error)
+{
+	struct h2_link	*l = link->se_priv;
+	struct rsession	*con;
 
 	(void)error;
-	h2->h2_bstate = H2_B_GONE;
-	while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL)
-		h2_refuse(st, codes[why], pages[why]);
-	while ((st = TAILQ_FIRST(&h2->h2_pipe)) != NULL) {
-		TAILQ_REMOVE(&h2->h2_pipe, st, st_entry);
-		st->st_where = H2_NOWHERE;
-		h2_refuse(st, codes[why], pages[why]);
-		h2_stream_release(st);
+	if (l != NULL) {
+		l->l_cfail = why;
+		/* the end line names the backend tried, if none was had */
+		con = l->l_h2->h2_con;
+		if (con->se_nconnects == 0)
+			con->se_out.ss = link->se_out.ss;
 	}
-	h2->h2_npipe = 0;
-	h2->h2_wbody = NULL;
-	(void)nghttp2_submit_goaway(h2->h2_ng, NGHTTP2_FLAG_NONE,
-	    nghttp2_session_get_last_proc_stream_id(h2->h2_ng),
-	    NGHTTP2_NO_ERROR, NULL, 0);
-	(void)nghttp2_session_send(h2->h2_ng);
-	(void)relay_end_written(&con->se_in, pages[why]);
+	relay_close(link, h2_cfail_pages[why], 1);
 }
 
-/* An output is written: what waited for room goes on. */
-static enum relay_verdict
-h2_drained(struct ctl_relay_event *cre)
+/* The core ended a backend connection: the session hears of it soon. */
+static void
+h2_link_free(struct rsession *link)
 {
-	return (h2_run(cre->con->se_priv));
+	struct h2_link	*l = link->se_priv;
+	struct timeval	 tv = { 0, 0 };
+
+	if (l == NULL)
+		return;
+	link->se_priv = NULL;
+	l->l_con = NULL;
+	l->l_why = link->se_why;
+	if (l->l_state != H2_B_GONE)
+		l->l_lost = 1;
+	evtimer_add(&l->l_h2->h2_againev, &tv);
+}
+
+/* A backend's output is written: a body that waited for room goes on. */
+static enum relay_verdict
+h2_link_drained(struct ctl_relay_event *cre)
+{
+	struct h2_link	*l = cre->con->se_priv;
+
+	if (l == NULL)
+		return (RELAY_V_DONE);
+	return (h2_link_run(l));
 }

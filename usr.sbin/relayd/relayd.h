@@ -619,6 +619,8 @@ enum prototype {
 #define RELAY_H2STREAMS_MAX		1000
 #define RELAY_H2PIPELINE		16	/* requests on the backend */
 #define RELAY_H2PIPELINE_MAX		100
+#define RELAY_H2CONNS		6	/* backend connections */
+#define RELAY_H2CONNS_MAX		100
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
 #define RELAY_HEADTIMEOUT		30	/* s for a request head */
@@ -732,6 +734,7 @@ struct protocol {
 	uint32_t		 httpflags;
 	int			 httpstreams;	/* http2 streams at once */
 	int			 httppipeline;	/* their requests at once */
+	int			 httpconns;	/* backend connections */
 	char			*tlsciphers;
 	char			*tlsdhparams;
 	char			*tlsecdhecurves;
