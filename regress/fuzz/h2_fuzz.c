@@ -19,12 +19,12 @@
  * out.  One session of an http relay with "http http2" and rules, its
  * hooks called as the core calls them; the client's side and the
  * backends' (the session's links, a pool of 3) are socketpairs, given
- * to a link in place of its connect.  The input is records: a kind
- * byte, a 2-byte length, the bytes.  Kind & 3: 0 bytes from the client
- * (after the connection preface, which comes first), 1 bytes from a
- * backend (kind >> 3 picks which of those up), 2 the client's or 3 a
- * backend's output drained.  Kind & 4 with 0 or 1: that side's end of
- * file instead.
+ * to a link in place of its connect (relay_link_connect).  The input
+ * is records: a kind byte, a 2-byte length, the bytes.  Kind & 3: 0
+ * bytes from the client (after the connection preface, which comes
+ * first), 1 bytes from a backend (kind >> 3 picks which of those up),
+ * 2 the client's or 3 a backend's output drained.  Kind & 4 with 0 or
+ * 1: that side's end of file instead.
  *
  * What every backend is sent must be HTTP/1.1 that relayd's own parser
  * takes without an error: requests, head by head, their bodies framed
@@ -138,16 +138,11 @@ fz_backend_end(struct fz_backend *b)
 	b->link = NULL;
 }
 
-/*
- * The links the protocol opened get a socketpair instead of a connect
- * (their connect is a timer of the core's, taken off here); the links
- * that ended lose theirs.
- */
+/* The links that ended lose their backends. */
 static void
 fz_links(struct rsession *con)
 {
 	struct rsession		*link;
-	struct fz_backend	*b;
 	int			 i, found;
 
 	for (i = 0; i < FZ_BACKENDS; i++) {
@@ -160,33 +155,34 @@ fz_links(struct rsession *con)
 		if (!found)
 			fz_backend_end(&fz_b[i]);
 	}
-	TAILQ_FOREACH(link, &con->se_links, se_link) {
-		if (link->se_cstate != RELAY_CONN_NONE ||
-		    !evtimer_pending(&link->se_ev, NULL))
-			continue;
-		for (i = 0; i < FZ_BACKENDS && fz_b[i].link != NULL; i++)
-			;
-		if (i == FZ_BACKENDS)
-			abort();	/* more links than the pool has */
-		b = &fz_b[i];
-		evtimer_del(&link->se_ev);
-		b->link = link;
-		b->id = link->se_id;
-		b->state = FZ_HEAD;
-		if ((b->sent = evbuffer_new()) == NULL)
-			abort();
-		fz_pair(&link->se_out.s, &b->fd);
-		link->se_cstate = RELAY_CONN_CONNECTED;
-		link->se_nconnects++;
-		if (relay_bufferevent(&link->se_out) == -1)
-			abort();
-		(void)link->se_ops->ro_connected(link);
-		/* the list may have changed: from its start again */
-		if (!fz_alive(con))
-			return;
-		fz_links(con);
-		return;
-	}
+}
+
+/*
+ * A link's connect (the core's relay_link_connect): a socketpair, and
+ * the session's start as the core makes it after a connect.
+ */
+static int
+fz_link_connect(struct rsession *link)
+{
+	struct fz_backend	*b;
+	int			 i;
+
+	fz_links(link->se_parent);
+	for (i = 0; i < FZ_BACKENDS && fz_b[i].link != NULL; i++)
+		;
+	if (i == FZ_BACKENDS)
+		abort();	/* more links than the pool has */
+	b = &fz_b[i];
+	b->link = link;
+	b->id = link->se_id;
+	b->state = FZ_HEAD;
+	if ((b->sent = evbuffer_new()) == NULL)
+		abort();
+	fz_pair(&link->se_out.s, &b->fd);
+	link->se_cstate = RELAY_CONN_CONNECTED;
+	link->se_nconnects++;
+	relay_session_start(link);
+	return (0);
 }
 
 /* What the protocol asked the core for, done as the core would. */
@@ -228,14 +224,11 @@ fz_after(struct rsession *con, enum relay_verdict v)
 	fz_verdict(con, v);
 	if (!fz_alive(con))
 		return (-1);
-	fz_links(con);
-	if (!fz_alive(con))
-		return (-1);
 	(void)event_loop(EVLOOP_NONBLOCK);
 	if (!fz_alive(con))
 		return (-1);
 	fz_links(con);
-	return (fz_alive(con) ? 0 : -1);
+	return (0);
 }
 
 /* A hook of cre's (the client's, or a link's backend side) */
@@ -402,6 +395,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!initialized) {
 		fz_init();
+		relay_link_connect = fz_link_connect;
 		initialized = 1;
 	}
 	memset(&ss, 0, sizeof(ss));

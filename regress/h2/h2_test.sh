@@ -477,6 +477,13 @@ h2_pool_body()
 	end_lines | tail -1 >end.out
 	atf_check -o match:"127.0.0.1 -> 127.0.0.1:$bport, done" cat end.out
 
+	# a connect that fails while another connection of the table is
+	# busy: the request waiting for it fails at once
+	timeout 30 python3 "$H2TOOL" busy "$lport" 2 >busy.out 2>&1
+	atf_check -o inline:"ended 3 1\n" cat busy.out
+	wait_log 10 "stream 3: socket error (500 " ||
+	    atf_fail "no line for the stream that failed"
+
 	# no backend: the streams fail (500 socket error), the client
 	# connection and relayd stay
 	kill "$(cat back.pid)"

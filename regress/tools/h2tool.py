@@ -10,6 +10,12 @@
 #   h2tool.py settings PORT N      N empty SETTINGS frames
 #   h2tool.py get PORT N           N GET requests, one after the other,
 #                                  each answered before the next
+#   h2tool.py busy PORT S          GET /unlisten/S (httpd.py stops taking
+#                                  connections, answers after S s), then
+#                                  once its head came, GET /bytes/10;
+#                                  prints "ended" and the streams in the
+#                                  order they ended (1 the first, 3 the
+#                                  second)
 #
 # Then it reads until the relay closes (at most 10 s) and prints one line:
 # "goaway CODE" for the GOAWAY it got (the last), or "no goaway", then
@@ -162,6 +168,23 @@ def main():
         except OSError:
             pass
         print("answered %d" % len(r.headers))
+        return
+    elif mode == "busy":
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1,
+                      request(port, b"/unlisten/%d" % n)))
+        ended = []
+        second = False
+        for ftype, flags, stream in r.frames(time.time() + 10 + n):
+            if stream == 1 and ftype == HEADERS and not second:
+                send(s, frame(HEADERS, END_STREAM | END_HEADERS, 3,
+                              request(port)))
+                second = True
+            if stream in (1, 3) and (ftype == RST_STREAM or (
+                    ftype in (HEADERS, DATA) and flags & END_STREAM)):
+                ended.append(str(stream))
+                if len(ended) == 2:
+                    break
+        print("ended " + " ".join(ended))
         return
     send(s, batch)
     for _ in r.frames(time.time() + 10):

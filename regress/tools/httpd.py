@@ -18,6 +18,9 @@
 #	GET /headers		the request head as the body
 #	GET /closing		"Connection: close", the connection kept
 #	GET /slow/N		N bytes, 64 KiB at a time, 50 ms apart
+#	GET /unlisten/S		no more connections taken (the listening
+#				socket closes), then "hello" after S
+#				seconds
 #	GET /reset		a reset instead of an answer
 #	GET /pause/S		"hello" without a length, S seconds of
 #				silence, then 50 KB; how that went
@@ -175,6 +178,12 @@ def answer(c, method, path, version, headers, raw):
     if len(parts) > 2 and parts[1] == "bytes":
         respond("200 OK", pattern(int(parts[2])))
         return True
+    if len(parts) > 2 and parts[1] == "unlisten":
+        LISTENER[0].close()
+        c.send(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+        time.sleep(float(parts[2]))
+        c.send(b"hello")
+        return True
     if len(parts) > 2 and parts[1] == "slow":
         n = int(parts[2])
         c.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % n)
@@ -282,6 +291,9 @@ def serve(sock, logpath):
         sock.close()
 
 
+LISTENER = []
+
+
 def main():
     portfile = sys.argv[1]
     seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 120
@@ -291,6 +303,7 @@ def main():
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, port))
     ls.listen(128)
+    LISTENER.append(ls)
     logpath = portfile + ".requests"
     open(logpath, "wb").close()
     connpath = portfile + ".conns"
@@ -305,6 +318,10 @@ def main():
         try:
             s, peer = ls.accept()
         except socket.timeout:
+            continue
+        except OSError:
+            # /unlisten closed it: the connections go on to the end
+            time.sleep(0.5)
             continue
         with open(connpath, "a") as f:
             f.write("%d\n" % peer[1])

@@ -162,6 +162,9 @@ static int			 relay_ndgrams;	/* of them, dns queries */
 static int			 relay_nlinks;	/* links, not among them */
 static objid_t			 relay_conid;
 static objid_t			 relay_linkid;
+/* how a link's connect starts (the fuzz target gives its own) */
+static int			(*relay_link_connect)(struct rsession *) =
+				    relay_connect;
 static int			 relay_basefds;
 static int			 relay_maxfds;
 static struct event		 relay_statev;
@@ -634,7 +637,7 @@ relay_link_start(int fd, short event, void *arg)
 {
 	(void)fd;
 	(void)event;
-	(void)relay_connect(arg);
+	(void)relay_link_connect(arg);
 }
 
 static void

@@ -17,8 +17,8 @@
 /*
  * The relay processes: the core (relay.c) and its protocols (tcp in
  * relay.c, http in relay_http.c and relay_http_rules.c, HTTP/2 clients
- * of http relays in relay_h2.c, dns in relay_dns.c), and the TLS side of a session (relay_tls.c,
- * tls_keyops.c).
+ * of http relays in relay_h2.c, dns in relay_dns.c), and the TLS side
+ * of a session (relay_tls.c, tls_keyops.c).
  *
  * Who owns what.  The core owns every rsession and both of its sides:
  * it accepts, connects, splices or reads, counts, times out and closes
