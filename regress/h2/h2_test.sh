@@ -431,7 +431,8 @@ h2_show_sessions_body()
 	    atf_fail "the download did not start"
 	relayctl show sessions >sessions.out
 	# the second has its own backend connection: it may be through
-	atf_check -o match:"http2 streams [12] open, 2 requests" cat sessions.out
+	atf_check -o match:"http2 streams [12] open, 2 requests, 2 backend connections" \
+	    cat sessions.out
 	atf_check -o match:"request GET /bytes/5 HTTP/2" cat sessions.out
 	wait "$(cat nghttp.pid)" || atf_fail "nghttp failed"
 	rm -f nghttp.pid

@@ -604,8 +604,10 @@ show_session_msg(struct imsg *imsg)
 			printf("\trequest %s\n", cs->cs_request);
 		/* our extension: an HTTP/2 client's streams */
 		if (cs->cs_h2)
-			printf("\thttp2 streams %u open, %u requests\n",
-			    cs->cs_streams, cs->cs_requests);
+			printf("\thttp2 streams %u open, %u requests, %u "
+			    "backend connection%s\n", cs->cs_streams,
+			    cs->cs_requests, cs->cs_links,
+			    cs->cs_links == 1 ? "" : "s");
 		/* our extension: which sides speak TLS */
 		if (cs->cs_tls != 0)
 			printf("\ttls%s%s\n", cs->cs_tls & 1 ? " client" : "",

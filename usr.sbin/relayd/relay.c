@@ -2431,7 +2431,7 @@ relay_statistics(int fd, short event, void *arg)
 static void
 relay_sessions_send(struct privsep *ps, uint32_t peerid)
 {
-	struct rsession		*con;
+	struct rsession		*con, *link;
 	struct ctl_session	 cs;
 
 	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
@@ -2463,6 +2463,8 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		cs.cs_h2 = con->se_ops == &relay_h2_ops;
 		cs.cs_streams = con->se_streams;
 		cs.cs_requests = con->se_requests;
+		TAILQ_FOREACH(link, &con->se_links, se_link)
+			cs.cs_links++;
 		relay_session_bytes(con, cs.cs_bytes);
 		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
 		    -1, &cs, sizeof(cs));

@@ -989,6 +989,7 @@ struct ctl_session {
 	int			 cs_h2;		/* HTTP/2: its streams */
 	unsigned int		 cs_streams;	/* open now */
 	unsigned int		 cs_requests;	/* so far */
+	unsigned int		 cs_links;	/* backend connections */
 };
 
 /* What pfe tells relayctl status */
