@@ -191,6 +191,14 @@ h2_rules_body()
 	timeout 30 nghttp -H "host: other.example" "$url/bytes/10" \
 	    >host.out 2>&1
 	atf_check -o match:"malformed host" cat host.out
+	# a :path that is no path (RFC 9113 8.3.1; libnghttp2 checks it for
+	# http and https only) reaches no backend: it would go as an
+	# absolute form naming another host than Host
+	atf_check -o inline:"ended\n" timeout 30 python3 "$H2TOOL" target \
+	    "$lport" 0
+	wait_log 10 "stream 1: malformed (400 Bad Request)" ||
+	    atf_fail "no line for the stream with no path"
+	atf_check -s exit:1 grep "index.htm" back.port.requests
 	# the refusal on a line of its own; the end line is OpenBSD's
 	wait_log 10 "relay r, session [0-9]*, stream [0-9]*: Forbidden (403 Forbidden)$" ||
 	    atf_fail "no line for the refused stream"

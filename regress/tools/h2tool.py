@@ -10,6 +10,10 @@
 #   h2tool.py settings PORT N      N empty SETTINGS frames
 #   h2tool.py get PORT N           N GET requests, one after the other,
 #                                  each answered before the next
+#   h2tool.py target PORT 0        ACL with :scheme "hhost" and :path
+#                                  ":/index.htm" (libnghttp2 checks the
+#                                  path of http and https only); prints
+#                                  "ended" or "reset" for the stream
 #   h2tool.py busy PORT S          GET /unlisten/S (httpd.py stops taking
 #                                  connections, answers after S s), then
 #                                  once its head came, GET /bytes/10;
@@ -168,6 +172,21 @@ def main():
         except OSError:
             pass
         print("answered %d" % len(r.headers))
+        return
+    elif mode == "target":
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1, hpack([
+            (b":method", b"ACL"), (b":scheme", b"hhost"),
+            (b":authority", b"example.com"), (b":path", b":/index.htm")])))
+        how = "nothing"
+        for ftype, flags, stream in r.frames(time.time() + 10):
+            if stream == 1 and ftype == RST_STREAM:
+                how = "reset"
+                break
+            if stream == 1 and flags & END_STREAM and \
+                    ftype in (HEADERS, DATA):
+                how = "ended"
+                break
+        print(how)
         return
     elif mode == "busy":
         send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1,

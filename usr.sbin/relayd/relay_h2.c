@@ -591,6 +591,15 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 		h2_error(st, 405, "CONNECT over HTTP/2");
 	if (st->st_error == 0 && (m->hm_method == 0 || m->hm_target == NULL))
 		h2_error(st, 400, "malformed");
+	/*
+	 * RFC 9113 8.3.1: a path, or "*" for OPTIONS.  Another target
+	 * would reach the backend as an absolute form whose host is not
+	 * the Host relayd's rules saw.
+	 */
+	if (st->st_error == 0 && m->hm_target[0] != '/' &&
+	    (strcmp(m->hm_target, "*") != 0 ||
+	    strcmp(http_method_name(m->hm_method), "OPTIONS") != 0))
+		h2_error(st, 400, "malformed");
 	if (st->st_error == 0 && st->st_cookie != NULL &&
 	    http_header_add(m, "cookie", st->st_cookie) == -1)
 		h2_error(st, 500, "out of memory");
