@@ -70,9 +70,13 @@ start_relayd()
 	wait_started
 }
 
+# The log is emptied here, not by the background job's redirection:
+# that one may come after wait_started looked, which would find the
+# last relayd's "running relay" lines (a test that starts relayd twice).
 start_relayd_bg()
 {
-	"$RELAYD" -dv -f relayd.conf "$@" 2>relayd.log &
+	: >relayd.log
+	"$RELAYD" -dv -f relayd.conf "$@" 2>>relayd.log &
 	echo $! >relayd.pid
 }
 

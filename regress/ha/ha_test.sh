@@ -227,7 +227,8 @@ relay dns {
 	forward to 127.0.0.1 port 5353
 }
 CONF
-	ip netns exec $N "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	: >relayd.log
+	ip netns exec $N "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
 	echo $! >relayd.pid
 	RELAYS=3 PREFORK=1 wait_started
 	atf_check -o inline:"3\n" -x \

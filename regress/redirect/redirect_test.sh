@@ -72,7 +72,8 @@ ask_n()
 
 start_relayd_ns()
 {
-	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	: >relayd.log
+	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
 	echo $! >relayd.pid
 	wait_for 10 test -S relayd.sock || {
 		cat relayd.log >&2

@@ -59,7 +59,8 @@ answer_is()
 
 start_relayd_ns()
 {
-	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	: >relayd.log
+	ip netns exec $R "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
 	echo $! >relayd.pid
 	RELAYS=${RELAYS:-1} PREFORK=1 wait_started
 }
