@@ -432,7 +432,7 @@ bytes_agree_body()
 	require_daemon
 	for engine in pipe copy; do
 		stop_all
-		rm -f relayd.log
+		rm -f relayd.log greet.port.got
 		bport=$(start_backend greet greet 3000000 30)
 		PREFORK=1 relay_conf "$bport" "splice engine $engine"
 		PREFORK=1 start_relayd
