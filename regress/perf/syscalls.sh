@@ -8,8 +8,11 @@
 # through a tcp relay to an echo backend; http: wrk, one connection,
 # GET of 1 KiB answers through an http relay; tls: openssl s_time
 # -reuse -tls1_2 -www /1 (a resumed TLS 1.2 session, a 1-byte answer)
-# through a tcp relay that terminates TLS.  Prints a table: the calls
-# per session or request, and each call's share.  strace slows the relay
+# through a tcp relay that terminates TLS; tls-new: openssl s_time -new
+# -tls1_3 (a full handshake, the client leaves after it) through the same
+# relay, counted in the relay process and, apart, in its ca process,
+# which signs for it.  Prints a table: the calls per session or request,
+# and each call's share.  strace slows the relay
 # down: the counts are what matters here, not the rates.
 
 cd "$(dirname "$0")" || exit 1
@@ -81,6 +84,7 @@ until "$RB" probe $lt 2>/dev/null && "$RB" probe $((lt + 1)) 2>/dev/null &&
 	sleep 0.1
 done
 relay=$(pgrep -P $rpid -f 'relayd: relay')
+ca=$(pgrep -P $rpid -f 'relayd: ca')
 
 # count WHAT UNITS: the strace -c table in $work/WHAT, per unit
 count()
@@ -126,3 +130,17 @@ n=$(openssl s_time -connect "127.0.0.1:$((lt + 2))" -reuse -tls1_2 \
 sleep 0.2
 kill -INT $spid; wait $spid
 count tls "${n:-0}"
+
+# a full TLS 1.3 handshake: the relay and its ca, each counted apart
+strace -c -f -p "$relay" -o "$work/tls-new" 2>/dev/null &
+spid=$!
+strace -c -f -p "$ca" -o "$work/tls-new-ca" 2>/dev/null &
+cpid=$!
+sleep 0.5
+n=$(openssl s_time -connect "127.0.0.1:$((lt + 2))" -new -tls1_3 \
+    -time "$secs" 2>/dev/null |
+    awk '/connections in .* real/ { print $1 }')
+sleep 0.2
+kill -INT $spid $cpid; wait $spid $cpid
+count tls-new "${n:-0}"
+count tls-new-ca "${n:-0}"
