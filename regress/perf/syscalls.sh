@@ -12,8 +12,8 @@
 # -tls1_3 (a full handshake, the client leaves after it) through the same
 # relay, counted in the relay process and, apart, in its ca process,
 # which signs for it.  Prints a table: the calls per session or request,
-# and each call's share.  strace slows the relay
-# down: the counts are what matters here, not the rates.
+# and each call's share.  strace slows the relay down: the counts are
+# what matters here, not the rates.
 
 cd "$(dirname "$0")" || exit 1
 PERF=$(pwd)
