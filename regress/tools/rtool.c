@@ -179,6 +179,60 @@ listen_any(const char *portfile)
 	return (s);
 }
 
+/*
+ * A port for a listener to come: print one that 127.0.0.1 can listen on
+ * now, outside the range the kernel hands out to connect(2) where that
+ * range is known (Linux's ip_local_port_range).  A port from that range
+ * can be taken by an outgoing connection, and kept in TIME_WAIT, before
+ * the listener binds it: between a test's two starts of relayd on the
+ * same port, say.
+ */
+static int
+freeport(void)
+{
+	struct sockaddr_in	 sin;
+	FILE			*f;
+	int			 lo = 0, hi = 0, first, last, i, port, s;
+	int			 on = 1;
+
+	if ((f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) !=
+	    NULL) {
+		if (fscanf(f, "%d %d", &lo, &hi) != 2)
+			lo = hi = 0;
+		fclose(f);
+	}
+	if (lo > 11024) {
+		first = 10000;
+		last = lo - 1;
+	} else if (hi > 0 && hi < 64511) {
+		first = hi + 1;
+		last = 65535;
+	} else {
+		/* unknown: the kernel's choice */
+		s = listen_any(NULL);
+		close(s);
+		return (0);
+	}
+	for (i = 0; i < 1000; i++) {
+		port = first + arc4random_uniform(last - first + 1);
+		if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+			err(1, "socket");
+		(void)setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons(port);
+		if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+		    listen(s, 1) == 0) {
+			close(s);
+			printf("%d\n", port);
+			return (0);
+		}
+		close(s);
+	}
+	errx(1, "no free port in %d-%d", first, last);
+}
+
 static int
 connect_port(int port)
 {
@@ -732,7 +786,6 @@ int
 main(int argc, char *argv[])
 {
 	sigset_t set;
-	int	 s;
 
 	/* every mode ends by alarm: it must not be blocked or ignored */
 	sigemptyset(&set);
@@ -740,11 +793,8 @@ main(int argc, char *argv[])
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	signal(SIGALRM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	if (argc >= 2 && strcmp(argv[1], "freeport") == 0) {
-		s = listen_any(NULL);
-		close(s);
-		return (0);
-	}
+	if (argc >= 2 && strcmp(argv[1], "freeport") == 0)
+		return (freeport());
 	if (argc >= 3 && strcmp(argv[1], "echo") == 0)
 		return (serve(argv[2], argc > 3 ? atoi(argv[3]) : 60,
 		    echo_conn));
