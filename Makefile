@@ -146,8 +146,8 @@ HDRS =		$(RD)/relayd.h $(RD)/relay.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/im
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \
 		regress/splice/splice_test regress/tools/rtool \
 		regress/tools/ctlflood \
-		regress/perf/relaybench regress/perf/barerelay regress/perf/dnsecho \
-		regress/daemon/relayd-sbtest
+		regress/perf/relaybench regress/perf/barerelay regress/perf/baretls \
+		regress/perf/dnsecho regress/daemon/relayd-sbtest
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -217,6 +217,9 @@ regress/perf/dnsecho: regress/perf/dnsecho.c
 regress/perf/barerelay: regress/perf/barerelay.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
+regress/perf/baretls: regress/perf/baretls.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -lssl -lcrypto
+
 # The Debian package (debian/), with the build dependencies it needs
 DEB_PKGS =	debhelper dpkg-dev
 deb:
@@ -276,7 +279,7 @@ lint-so-splice:
 # HAProxy, nginx and gnuplot are installed when missing, as make test
 # installs what it needs.
 bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
-		regress/perf/dnsecho
+		regress/perf/baretls regress/perf/dnsecho
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-deps: deps

@@ -9,6 +9,7 @@ TOP=$(cd ../.. && pwd)
 RB=$PERF/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
 BARE=$PERF/barerelay
+BARETLS=$PERF/baretls
 
 if [ "${QUICK:-0}" = 1 ]; then
 	HBYTES=268435456	# HTTP: 256 MiB bodies
@@ -378,7 +379,7 @@ sec_contenders()
 	tcp)	echo "direct bare-pipe bare-copy relayd-pipe relayd-copy relayd-nosplice haproxy-splice haproxy nginx-stream" ;;
 	unix)	echo "relayd-unix relayd-tcp-unix haproxy-unix haproxy-tcp-unix" ;;
 	http)	echo "http-direct http-bare-copy relayd-http relayd-http-rules relayd-http-nosplice haproxy-http-splice haproxy-http haproxy-http-rules nginx-proxy" ;;
-	tls)	echo "relayd-tls-ec haproxy-tls-ec nginx-tls-ec relayd-tls-rsa haproxy-tls-rsa nginx-tls-rsa" ;;
+	tls)	echo "relayd-tls-ec haproxy-tls-ec nginx-tls-ec bare-tls-ec-key bare-tls-ec-local bare-tls-ec-ca relayd-tls-rsa haproxy-tls-rsa nginx-tls-rsa bare-tls-rsa-key bare-tls-rsa-local bare-tls-rsa-ca" ;;
 	h2)	echo "relayd-h2 haproxy-h2 nginx-h2" ;;
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
@@ -389,9 +390,9 @@ sec_contenders()
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 214 h2 50 shortconn 362 rdr 39 dns 71 failover 60"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 71 failover 60"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 60 h2 10 shortconn 42 rdr 10 dns 22 failover 60"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 22 failover 60"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -867,6 +868,26 @@ CONF
 	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
 }
 
+# baretls, the floor of a handshake: the key in OpenSSL (key), behind a
+# key method (local), behind the same method in a child process (ca)
+start_bare_tls()
+{
+	run_proxy bare "$BARETLS" "$2" "$work/ssl/bench-$1.crt" \
+	    "$work/ssl/private/bench-$1.key" "$LS"
+}
+
+# The CPU ticks of the two parts of a TLS proxy that signs in another
+# process: relayd's relay and ca processes, baretls's parent and child.
+# split_ticks relay|ca
+split_ticks()
+{
+	case $name in
+	bare-*)	m=$(awk '{ print $14 + $15 }' "/proc/$(cat "$work/proxy.pid")/stat")
+		[ "$1" = relay ] && echo "$m" || echo $(($(cpu_ticks) - m)) ;;
+	*)	cpu_ticks_of "relayd: $1" ;;
+	esac
+}
+
 # From s_time's output: connections per second to $work/WHAT and the
 # proxy's CPU microseconds per connection to $work/WHATc.
 # tls_rate WHAT TICKS
@@ -887,20 +908,24 @@ measure_tls()
 	r=0
 	while [ $r -lt "$REPEAT" ]; do
 		c0=$(cpu_ticks)
-		r0=$(cpu_ticks_of "relayd: relay")
-		a0=$(cpu_ticks_of "relayd: ca")
+		r0=$(split_ticks relay)
+		a0=$(split_ticks ca)
 		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
 		    -time "$HSECS" 2>/dev/null >"$work/stime.out"
 		c1=$(cpu_ticks)
-		r1=$(cpu_ticks_of "relayd: relay")
-		a1=$(cpu_ticks_of "relayd: ca")
+		r1=$(split_ticks relay)
+		a1=$(split_ticks ca)
 		tls_rate th $((c1 - c0))
-		# relayd's: the relay and the ca processes' shares
+		# the relay and the ca processes' shares
 		n=$(awk '/connections in .* real/ { print $1 }' "$work/stime.out")
 		if [ $((a1 - a0)) -gt 0 ]; then
 			cpu_us_per $((r1 - r0)) "$n" >>"$work/thr"
 			cpu_us_per $((a1 - a0)) "$n" >>"$work/tha"
 		fi
+		# baretls makes handshakes only
+		case $name in
+		bare-*)	r=$((r + 1)); continue ;;
+		esac
 		# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids;
 		# a request read to its end (a TLS 1.3 ticket comes after
 		# the handshake)
@@ -966,6 +991,9 @@ if [ -n "${HTTPB:-}" ]; then
 		    tls_contender haproxy-tls-$k start_haproxy_tls $k
 		command -v nginx >/dev/null &&
 		    tls_contender nginx-tls-$k start_nginx_tls $k
+		for m in key local ca; do
+			tls_contender bare-tls-$k-$m start_bare_tls $k $m
+		done
 	done
 	{
 		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12,cpu_us_per_handshake_relay_plus_ca"

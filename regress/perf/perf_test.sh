@@ -4,6 +4,7 @@
 
 RB="$(atf_get_srcdir)/relaybench"
 BARE="$(atf_get_srcdir)/barerelay"
+BARETLS="$(atf_get_srcdir)/baretls"
 
 start()
 {
@@ -74,8 +75,58 @@ bare_cleanup()
 	return 0
 }
 
+atf_test_case baretls cleanup
+baretls_head()
+{
+	atf_set descr "the bare TLS server shakes hands in each mode, with each kind of key"
+	atf_set timeout 60
+}
+baretls_body()
+{
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout ec.key -out ec.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
+	    atf_fail "no EC key"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout rsa.key \
+	    -out rsa.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
+	    atf_fail "no RSA key"
+	lt=$((20000 + $$ % 10000))
+	for k in ec:ECDSA rsa:RSA-PSS; do
+		for mode in key local ca; do
+			"$BARETLS" $mode ${k%:*}.crt ${k%:*}.key $lt 2>bare.err &
+			echo $! >bare.pid
+			i=0
+			until "$RB" probe $lt 2>/dev/null; do
+				i=$((i + 1))
+				[ $i -gt 50 ] &&
+				    atf_fail "baretls $mode ${k%:*}: $(cat bare.err)"
+				sleep 0.1
+			done
+			# ca: the key is in the child, which signs
+			if [ $mode = ca ]; then
+				atf_check -o match:"^[0-9]+\$" \
+				    pgrep -P "$(cat bare.pid)"
+			fi
+			for v in 1_2 1_3; do
+				atf_check -o match:"Peer signature type: ${k#*:}" \
+				    -o match:"Verify return code: 18" \
+				    -e ignore -x "echo | openssl s_client \
+				    -connect 127.0.0.1:$lt -tls$v"
+			done
+			kill "$(cat bare.pid)"
+			wait "$(cat bare.pid)" 2>/dev/null
+			rm bare.pid
+		done
+	done
+}
+baretls_cleanup()
+{
+	[ -f bare.pid ] && kill "$(cat bare.pid)" 2>/dev/null
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case modes
 	atf_add_test_case bare
+	atf_add_test_case baretls
 }
