@@ -80,8 +80,6 @@ static EVP_PKEY		*privkey;	/* local mode, and the ca child */
 static int		 signer = -1;	/* ca mode: the socketpair */
 static RSA_METHOD	*rsa_meth;
 static EC_KEY_METHOD	*ec_meth;
-static ECDSA_SIG	*(*ec_sign_default)(const unsigned char *, int,
-			    const BIGNUM *, const BIGNUM *, EC_KEY *);
 
 static struct pollfd	 pfd[MAXCONN + 1];
 static struct conn	 conns[MAXCONN + 1];
@@ -262,8 +260,7 @@ method_key(X509 *cert)
 	case EVP_PKEY_EC:
 		if ((ec_meth = EC_KEY_METHOD_new(EC_KEY_OpenSSL())) == NULL)
 			errx(1, "EC method");
-		EC_KEY_METHOD_get_sign(ec_meth, &sign, &setup,
-		    &ec_sign_default);
+		EC_KEY_METHOD_get_sign(ec_meth, &sign, &setup, NULL);
 		EC_KEY_METHOD_set_sign(ec_meth, sign, setup, ec_do_sign);
 		if ((ec = EC_KEY_new()) == NULL ||
 		    EC_KEY_set_method(ec, ec_meth) != 1 ||
