@@ -152,7 +152,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
 .PHONY: all deps test check run install lint lint-so-splice bench deb \
-	bench-deps bench-hce bench-syscalls bench-reload fuzz clean h2spec-deps
+	bench-deps bench-hce bench-syscalls bench-instructions bench-reload fuzz \
+	clean h2spec-deps
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -300,6 +301,13 @@ bench-hce: all regress/tools/rtool
 
 bench-syscalls: bench-deps all regress/perf/relaybench
 	@sh regress/perf/syscalls.sh
+
+# User-space instructions per TLS handshake (valgrind), relayd beside
+# HAProxy, nginx and baretls; relayd as its test build, which can run
+# without its seccomp filters.
+bench-instructions: bench-deps all regress/perf/relaybench \
+		regress/perf/baretls regress/daemon/relayd-sbtest
+	@sh regress/perf/instructions.sh $(SECS)
 
 bench-reload: bench-deps all regress/perf/relaybench
 	@sh regress/perf/reloadbench.sh

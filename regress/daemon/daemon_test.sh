@@ -169,6 +169,9 @@ children_sandboxed_body()
 	require_daemon
 	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
 	write_conf
+	# the test build's way out of the filter is not the daemon's
+	RELAYD_SANDBOX_TEST=none
+	export RELAYD_SANDBOX_TEST
 	start_relayd
 	n=0
 	for c in $(pgrep -P "$(cat relayd.pid)"); do
@@ -194,7 +197,7 @@ children_sandboxed_cleanup()
 atf_test_case sandbox_violation_lost_child cleanup
 sandbox_violation_lost_child_head()
 {
-	atf_set descr "a child that makes a forbidden system call dies, and the daemon with it: lost child"
+	atf_set descr "a child that makes a forbidden system call dies, and the daemon with it: lost child; the test build runs without filters when told"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -213,6 +216,19 @@ sandbox_violation_lost_child_body()
 		# SIGSYS: the filter killed it
 		expect_lost_child "$pid" 31
 	done
+	# "none": the test build runs without the filters (for valgrind)
+	write_conf
+	: >relayd.log
+	RELAYD_SANDBOX_TEST=none "$sbtest" -dv -f relayd.conf 2>>relayd.log &
+	echo $! >relayd.pid
+	wait_started
+	n=0
+	for c in $(pgrep -P "$(cat relayd.pid)"); do
+		atf_check -o match:"^Seccomp:[[:space:]]+0\$" \
+		    grep '^Seccomp:' "/proc/$c/status"
+		n=$((n + 1))
+	done
+	atf_check_equal 8 "$n"
 }
 sandbox_violation_lost_child_cleanup()
 {

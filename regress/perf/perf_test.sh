@@ -124,9 +124,56 @@ baretls_cleanup()
 	return 0
 }
 
+atf_test_case instructions
+instructions_head()
+{
+	atf_set descr "the instruction counter counts a full handshake in relayd's relay and ca"
+	atf_set require.user root
+	atf_set timeout 400
+}
+instructions_body()
+{
+	command -v valgrind >/dev/null ||
+	    atf_skip "no valgrind (make bench-deps installs it)"
+	[ -x "$(atf_get_srcdir)/../daemon/relayd-sbtest" ] ||
+	    atf_fail "relayd-sbtest is not built"
+	chroot=$(getent passwd _relayd | cut -d: -f6)
+	ls -A "${chroot:-/nonexistent}" >before 2>/dev/null
+	# "  relayd  TOTAL  (N handshakes) relay=R ca=C", in thousands: an
+	# ECDSA P-256 signature is some hundreds, the rest of the handshake
+	# some thousands, in the relay; and the same for 2 and 4 seconds of
+	# handshakes, or the differences are not of handshakes alone
+	for secs in 2 4; do
+		ONLY=relayd LOADS=new KEYS=ec atf_check -o save:out -e ignore \
+		    sh "$(atf_get_srcdir)/instructions.sh" $secs
+		line=$(grep '^  relayd ' out) ||
+		    atf_fail "no relayd row: $(cat out)"
+		n=$(echo "$line" | sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
+		r=$(echo "$line" | sed -n 's/.* relay=\([0-9]*\)\..*/\1/p')
+		c=$(echo "$line" | sed -n 's/.* ca=\([0-9]*\)\..*/\1/p')
+		[ "${n:-0}" -gt 0 ] || atf_fail "no handshakes: $line"
+		if [ "${c:-0}" -lt 100 ] || [ "$c" -gt 2000 ]; then
+			atf_fail "ca's share is not a signature's: $line"
+		fi
+		if [ "${r:-0}" -lt 1000 ] || [ "$r" -le "$c" ]; then
+			atf_fail "the relay's share is not a handshake's: $line"
+		fi
+		echo "$r $c" >>shares
+	done
+	# within 3 percent
+	atf_check -x "awk 'NR == 1 { r = \$1; c = \$2 }
+	    NR == 2 { exit !(\$1 * 100 >= r * 97 && \$1 * 100 <= r * 103 &&
+	    \$2 * 100 >= c * 97 && \$2 * 100 <= c * 103) }' shares"
+	# and nothing left in the chroot, where relayd's children wrote
+	chroot=$(getent passwd _relayd | cut -d: -f6)
+	ls -A "${chroot:-/nonexistent}" >after 2>/dev/null
+	atf_check -o empty diff before after
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case modes
 	atf_add_test_case bare
 	atf_add_test_case baretls
+	atf_add_test_case instructions
 }
