@@ -10,6 +10,8 @@ RB=$PERF/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
 BARE=$PERF/barerelay
 BARETLS=$PERF/baretls
+# shellcheck source=regress/perf/proxyconf.sh
+. "$PERF/proxyconf.sh"
 
 if [ "${QUICK:-0}" = 1 ]; then
 	HBYTES=268435456	# HTTP: 256 MiB bodies
@@ -184,18 +186,6 @@ run_proxy()
 	shift
 	$ONPROXY "$@" >"$work/$_log.log" 2>&1 &
 	echo $! >"$work/proxy.pid"
-}
-
-# The start of every nginx configuration, with the stream module where
-# it is a module of its own.
-nginx_head()
-{
-	mod=/usr/lib/nginx/modules/ngx_stream_module.so
-	[ -f $mod ] && echo "load_module $mod;"
-	printf '%s\n' "worker_processes $WORKERS;" \
-	    "worker_rlimit_nofile 100000;" "pid $work/nginx.pid;" \
-	    "error_log $work/nginx.err;" \
-	    "events { worker_connections 50000; }"
 }
 
 start_relayd()
@@ -812,59 +802,19 @@ section tls
 # its ca process, so each handshake costs one round trip to it.
 start_relayd_tls()
 {
-	cat >"$work/relayd.conf" <<CONF
-prefork $WORKERS
-socket "$work/relayd.sock"
-tls directory "$work/ssl"
-protocol t {
-	tcp { nodelay, backlog 512 }
-	tls keypair bench-$1
-	tls session tickets
-}
-relay t {
-	listen on 127.0.0.1 port $LS tls
-	protocol t
-	forward to 127.0.0.1 port $HTTPB
-}
-CONF
+	tls_relayd_conf "$1"
 	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
 }
 
 start_haproxy_tls()
 {
-	cat >"$work/haproxy.cfg" <<CONF
-global
-	nbthread $WORKERS
-	maxconn 1000
-	tune.ssl.default-dh-param 2048
-defaults
-	mode tcp
-	timeout connect 5s
-	timeout client 600s
-	timeout server 600s
-frontend t
-	bind 127.0.0.1:$LS ssl crt $work/ssl/bench-$1.pem
-	default_backend b
-backend b
-	server s 127.0.0.1:$HTTPB
-CONF
+	tls_haproxy_conf "$1"
 	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
 }
 
 start_nginx_tls()
 {
-	cat >"$work/nginx.conf" <<CONF
-$(nginx_head)
-stream {
-	server {
-		listen 127.0.0.1:$LS ssl;
-		ssl_certificate $work/ssl/bench-$1.crt;
-		ssl_certificate_key $work/ssl/private/bench-$1.key;
-		ssl_protocols TLSv1.2 TLSv1.3;
-		proxy_pass 127.0.0.1:$HTTPB;
-	}
-}
-CONF
+	tls_nginx_conf "$1"
 	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
 }
 
@@ -973,17 +923,7 @@ tls_contender()
 
 if [ -n "${HTTPB:-}" ]; then
 	LS=$LH
-	mkdir -p "$work/ssl/private"
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$work/ssl/private/bench-ec.key" -out "$work/ssl/bench-ec.crt" \
-	    -days 2 -subj /CN=127.0.0.1 2>/dev/null
-	openssl req -x509 -newkey rsa:2048 -nodes \
-	    -keyout "$work/ssl/private/bench-rsa.key" -out "$work/ssl/bench-rsa.crt" \
-	    -days 2 -subj /CN=127.0.0.1 2>/dev/null
-	for k in ec rsa; do
-		cat "$work/ssl/bench-$k.crt" "$work/ssl/private/bench-$k.key" \
-		    >"$work/ssl/bench-$k.pem"
-	done
+	tls_keys || echo "bench: no TLS keys" >&2
 	: >"$work/tls.csv"
 	for k in ec rsa; do
 		tls_contender relayd-tls-$k start_relayd_tls $k

@@ -14,9 +14,10 @@
 # the backend); baretls makes new handshakes only.  Each contender runs
 # twice under each load, 2 + 1 and 2 + 1 + SECONDS seconds of s_time;
 # the difference of the counts over the difference of the handshakes is
-# the count per handshake.  Unlike CPU time on a shared machine, these
-# counts repeat to within a percent: they say how much code each proxy
-# runs, not what the kernel, the scheduler and the caches cost it.
+# the count per handshake.  Unlike CPU time on a shared machine, relayd's
+# and nginx's counts repeat to within a percent (HAProxy's move by up to
+# a tenth, with the rate of handshakes): they say how much code each
+# proxy runs, not what the kernel, the scheduler and the caches cost it.
 # relayd runs as the test build relayd-sbtest with
 # RELAYD_SANDBOX_TEST=none: valgrind knows no seccomp.
 
@@ -26,6 +27,9 @@ TOP=$(cd ../.. && pwd)
 RB=$PERF/relaybench
 BARETLS=$PERF/baretls
 RELAYD=$TOP/regress/daemon/relayd-sbtest
+# shellcheck source=regress/perf/proxyconf.sh
+. "$PERF/proxyconf.sh"
+WORKERS=1
 secs=${1:-10}
 KEYS=${KEYS:-ec}
 ONLY=${ONLY:-relayd haproxy nginx bare-ca bare-key}
@@ -58,20 +62,7 @@ while [ ! -s "$work/http.port" ]; do
 done
 HTTPB=$(cat "$work/http.port")
 LS=$((20000 + $$ % 10000))
-mkdir -p "$work/ssl/private"
-if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-    -keyout "$work/ssl/private/ic-ec.key" -out "$work/ssl/ic-ec.crt" \
-    -days 2 -subj /CN=127.0.0.1 2>/dev/null ||
-    ! openssl req -x509 -newkey rsa:2048 -nodes \
-    -keyout "$work/ssl/private/ic-rsa.key" -out "$work/ssl/ic-rsa.crt" \
-    -days 2 -subj /CN=127.0.0.1 2>/dev/null; then
-	echo "instructions: no keys" >&2
-	exit 1
-fi
-for k in ec rsa; do
-	cat "$work/ssl/ic-$k.crt" "$work/ssl/private/ic-$k.key" \
-	    >"$work/ssl/ic-$k.pem"
-done
+tls_keys || { echo "instructions: no keys" >&2; exit 1; }
 
 # start WHO KEY OUT: WHO under callgrind, its counts in the directory OUT
 start()
@@ -81,64 +72,19 @@ start()
 	vg="valgrind -q --tool=callgrind --callgrind-out-file=$3/cg.%p"
 	case $1 in
 	relayd)
-		cat >"$work/relayd.conf" <<CONF
-prefork 1
-socket "$work/relayd.sock"
-tls directory "$work/ssl"
-protocol t {
-	tcp { nodelay, backlog 512 }
-	tls keypair ic-$2
-	tls session tickets
-}
-relay t {
-	listen on 127.0.0.1 port $LS tls
-	protocol t
-	forward to 127.0.0.1 port $HTTPB
-}
-CONF
-		chmod 600 "$work/relayd.conf"
+		tls_relayd_conf "$2"
 		RELAYD_SANDBOX_TEST=none $vg --trace-children=yes "$RELAYD" \
 		    -d -f "$work/relayd.conf" 2>"$work/proxy.log" & ;;
 	haproxy)
-		cat >"$work/haproxy.cfg" <<CONF
-global
-	nbthread 1
-	maxconn 1000
-defaults
-	mode tcp
-	timeout connect 5s
-	timeout client 600s
-	timeout server 600s
-frontend t
-	bind 127.0.0.1:$LS ssl crt $work/ssl/ic-$2.pem
-	default_backend b
-backend b
-	server s 127.0.0.1:$HTTPB
-CONF
+		tls_haproxy_conf "$2"
 		$vg haproxy -db -f "$work/haproxy.cfg" 2>"$work/proxy.log" & ;;
 	nginx)
-		mod=/usr/lib/nginx/modules/ngx_stream_module.so
-		cat >"$work/nginx.conf" <<CONF
-$([ -f $mod ] && echo "load_module $mod;")
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx.err;
-events { worker_connections 1024; }
-stream {
-	server {
-		listen 127.0.0.1:$LS ssl;
-		ssl_certificate $work/ssl/ic-$2.crt;
-		ssl_certificate_key $work/ssl/private/ic-$2.key;
-		ssl_protocols TLSv1.2 TLSv1.3;
-		proxy_pass 127.0.0.1:$HTTPB;
-	}
-}
-CONF
+		tls_nginx_conf "$2"
 		$vg nginx -e "$work/nginx.err" -c "$work/nginx.conf" \
 		    -g 'daemon off; master_process off;' 2>"$work/proxy.log" & ;;
 	bare-*)
-		$vg "$BARETLS" "${1#bare-}" "$work/ssl/ic-$2.crt" \
-		    "$work/ssl/private/ic-$2.key" $LS 2>"$work/proxy.log" & ;;
+		$vg "$BARETLS" "${1#bare-}" "$work/ssl/bench-$2.crt" \
+		    "$work/ssl/private/bench-$2.key" $LS 2>"$work/proxy.log" & ;;
 	esac
 	ppid=$!
 	i=0
@@ -153,14 +99,30 @@ CONF
 	done
 }
 
+# alive PID: running, not a zombie
+alive()
+{
+	case $(ps -o stat= -p "$1" 2>/dev/null) in
+	''|Z*)	return 1 ;;
+	esac
+	return 0
+}
+
 # stop WHO: the proxy leaves and callgrind writes its counts
 stop()
 {
-	case $1 in
-	haproxy) kill -USR1 $ppid ;;
-	nginx)	kill -QUIT $ppid ;;
-	*)	kill $ppid ;;
-	esac
+	# SIGTERM: each of them leaves at once, not waiting for clients
+	kill $ppid
+	i=0
+	while alive $ppid; do
+		i=$((i + 1))
+		if [ $i -gt 300 ]; then
+			kill -KILL $ppid
+			echo "instructions: $1 did not stop" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
 	wait $ppid 2>/dev/null
 	while "$RB" probe $LS 2>/dev/null; do
 		sleep 0.1
