@@ -849,63 +849,69 @@ tls_rate()
 	    "$work/stime.out")" >>"$work/$1c"
 }
 
+# One round of every TLS figure of a contender, added to its files
+# $work/tls.NAME.*.  The rounds of all contenders take turns (the loop
+# below), so that a machine that gets slower or faster during the run
+# moves every contender's figures alike, not one contender's.
 measure_tls()
 {
 	name=$1
-	: >"$work/th"; : >"$work/tb"; : >"$work/tbc"; : >"$work/tr3"
-	: >"$work/tr2"; : >"$work/thc"; : >"$work/tr3c"; : >"$work/tr2c"
-	: >"$work/thr"; : >"$work/tha"
-	r=0
-	while [ $r -lt "$REPEAT" ]; do
+	f=$work/tls.$name
+	c0=$(cpu_ticks)
+	r0=$(split_ticks relay)
+	a0=$(split_ticks ca)
+	$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
+	    -time "$HSECS" 2>/dev/null >"$work/stime.out"
+	c1=$(cpu_ticks)
+	r1=$(split_ticks relay)
+	a1=$(split_ticks ca)
+	tls_rate "tls.$name.th" $((c1 - c0))
+	# the relay and the ca processes' shares
+	n=$(awk '/connections in .* real/ { print $1 }' "$work/stime.out")
+	if [ $((a1 - a0)) -gt 0 ]; then
+		cpu_us_per $((r1 - r0)) "$n" >>"$f.thr"
+		cpu_us_per $((a1 - a0)) "$n" >>"$f.tha"
+	fi
+	# baretls makes handshakes only
+	case $name in
+	bare-*)	return ;;
+	esac
+	# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids; a
+	# request read to its end (a TLS 1.3 ticket comes after the
+	# handshake)
+	for v in 3 2; do
 		c0=$(cpu_ticks)
-		r0=$(split_ticks relay)
-		a0=$(split_ticks ca)
-		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" -new -tls1_3 \
-		    -time "$HSECS" 2>/dev/null >"$work/stime.out"
+		$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" \
+		    -reuse -tls1_$v -www /1 -time "$HSECS" 2>/dev/null \
+		    >"$work/stime.out"
 		c1=$(cpu_ticks)
-		r1=$(split_ticks relay)
-		a1=$(split_ticks ca)
-		tls_rate th $((c1 - c0))
-		# the relay and the ca processes' shares
-		n=$(awk '/connections in .* real/ { print $1 }' "$work/stime.out")
-		if [ $((a1 - a0)) -gt 0 ]; then
-			cpu_us_per $((r1 - r0)) "$n" >>"$work/thr"
-			cpu_us_per $((a1 - a0)) "$n" >>"$work/tha"
-		fi
-		# baretls makes handshakes only
-		case $name in
-		bare-*)	r=$((r + 1)); continue ;;
-		esac
-		# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids;
-		# a request read to its end (a TLS 1.3 ticket comes after
-		# the handshake)
-		for v in 3 2; do
-			c0=$(cpu_ticks)
-			$ONCLIENT openssl s_time -connect "127.0.0.1:$LS" \
-			    -reuse -tls1_$v -www /1 -time "$HSECS" 2>/dev/null \
-			    >"$work/stime.out"
-			c1=$(cpu_ticks)
-			tls_rate tr$v $((c1 - c0))
-		done
-		c0=$(cpu_ticks)
-		b=$($ONCLIENT curl -sk -o /dev/null -w '%{speed_download}' \
-		    "https://127.0.0.1:$LS/$HBYTES")
-		c1=$(cpu_ticks)
-		awk -v b="$b" 'BEGIN { printf "%.2f\n", b * 8 / 1e9 }' >>"$work/tb"
-		cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$work/tbc"
-		r=$((r + 1))
+		tls_rate "tls.$name.tr$v" $((c1 - c0))
 	done
-	split="-"
-	[ -s "$work/tha" ] &&
-	    split="$(median <"$work/thr") + $(median <"$work/tha")"
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/th")" \
-	    "$(median <"$work/tb")" "$(median <"$work/tbc")" \
-	    "$(median <"$work/tr3")" "$(median <"$work/tr2")" \
-	    "$(median <"$work/thc")" "$(median <"$work/tr3c")" \
-	    "$(median <"$work/tr2c")" "$split" >>"$work/tls.csv"
-	echo "  $name done" >&2
+	c0=$(cpu_ticks)
+	b=$($ONCLIENT curl -sk -o /dev/null -w '%{speed_download}' \
+	    "https://127.0.0.1:$LS/$HBYTES")
+	c1=$(cpu_ticks)
+	awk -v b="$b" 'BEGIN { printf "%.2f\n", b * 8 / 1e9 }' >>"$f.tb"
+	cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$f.tbc"
 }
 
+# The medians of a contender's rounds: its line of tls.csv
+tls_row()
+{
+	f=$work/tls.$1
+	for x in th tb tbc tr3 tr2 thc tr3c tr2c thr tha; do
+		[ -f "$f.$x" ] || : >"$f.$x"
+	done
+	split="-"
+	[ -s "$f.tha" ] && split="$(median <"$f.thr") + $(median <"$f.tha")"
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$(median <"$f.th")" \
+	    "$(median <"$f.tb")" "$(median <"$f.tbc")" \
+	    "$(median <"$f.tr3")" "$(median <"$f.tr2")" \
+	    "$(median <"$f.thc")" "$(median <"$f.tr3c")" \
+	    "$(median <"$f.tr2c")" "$split" >>"$work/tls.csv"
+}
+
+# tls_contender NAME START-FUNCTION ARGS: one round of NAME
 tls_contender()
 {
 	name=$1
@@ -917,24 +923,34 @@ tls_contender()
 		stop_proxy
 		return
 	fi
+	grep -qx "$name" "$work/tls.names" || echo "$name" >>"$work/tls.names"
 	measure_tls "$name"
 	stop_proxy
+	echo "  $name round $((tr + 1)) of $REPEAT done" >&2
 }
 
 if [ -n "${HTTPB:-}" ]; then
 	LS=$LH
 	tls_keys || echo "bench: no TLS keys" >&2
 	: >"$work/tls.csv"
-	for k in ec rsa; do
-		tls_contender relayd-tls-$k start_relayd_tls $k
-		command -v haproxy >/dev/null &&
-		    tls_contender haproxy-tls-$k start_haproxy_tls $k
-		command -v nginx >/dev/null &&
-		    tls_contender nginx-tls-$k start_nginx_tls $k
-		for m in key local ca; do
-			tls_contender bare-tls-$k-$m start_bare_tls $k $m
+	: >"$work/tls.names"
+	tr=0
+	while [ $tr -lt "$REPEAT" ]; do
+		for k in ec rsa; do
+			tls_contender relayd-tls-$k start_relayd_tls $k
+			command -v haproxy >/dev/null &&
+			    tls_contender haproxy-tls-$k start_haproxy_tls $k
+			command -v nginx >/dev/null &&
+			    tls_contender nginx-tls-$k start_nginx_tls $k
+			for m in key local ca; do
+				tls_contender bare-tls-$k-$m start_bare_tls $k $m
+			done
 		done
+		tr=$((tr + 1))
 	done
+	while read -r name; do
+		tls_row "$name"
+	done <"$work/tls.names"
 	{
 		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12,cpu_us_per_handshake_relay_plus_ca"
 		cat "$work/tls.csv"
