@@ -193,15 +193,21 @@ regress/%_test: regress/%_test.c $(LIB) $(HDRS)
 	    $(LDLIBS) -latf-c
 
 # relayd with a test trigger in its sandbox (RELAYD_SANDBOX_TEST=PROC makes
-# that child run a forbidden system call); never installed.
+# that child run a forbidden system call) and, for make bench, its relay
+# signing with a key of its own (RELAYD_KEYOPS_TEST=FILE); never installed.
 regress/daemon/sandbox_test.o: $(RD)/compat/sandbox.c $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DRELAYD_SANDBOX_TEST -c -o $@ \
 	    $(RD)/compat/sandbox.c
 
-regress/daemon/relayd-sbtest: regress/daemon/sandbox_test.o \
-    $(RELAYD_SRCS:.c=.o) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(RELAYD_SRCS:.c=.o) \
-	    regress/daemon/sandbox_test.o $(LIB) $(LDLIBS)
+regress/daemon/keyops_test.o: $(RD)/tls_keyops.c $(HDRS)
+	$(CC) $(CPPFLAGS) -DOPENSSL_API_COMPAT=10101 $(ALL_CFLAGS) \
+	    -DRELAYD_KEYOPS_TEST -c -o $@ $(RD)/tls_keyops.c
+
+SBTEST_OBJS =	regress/daemon/sandbox_test.o regress/daemon/keyops_test.o
+
+regress/daemon/relayd-sbtest: $(SBTEST_OBJS) $(RELAYD_SRCS:.c=.o) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(RELAYD_SRCS:.c=.o) $(SBTEST_OBJS) $(LIB) \
+	    $(LDLIBS)
 
 regress/tools/rtool: regress/tools/rtool.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
@@ -280,7 +286,8 @@ lint-so-splice:
 # HAProxy, nginx and gnuplot are installed when missing, as make test
 # installs what it needs.
 bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
-		regress/perf/baretls regress/perf/dnsecho
+		regress/perf/baretls regress/perf/dnsecho \
+		regress/daemon/relayd-sbtest
 	@$(MAKE) --no-print-directory -C regress/perf $@
 
 bench-deps: deps
@@ -320,4 +327,4 @@ fuzz: $(RD)/parse.c
 clean:
 	rm -f $(LIB_OBJS) $(RELAYD_SRCS:.c=.o) $(RELAYCTL_SRCS:.c=.o) \
 	    $(LIB) $(RELAYD) $(RELAYCTL) $(RD)/parse.c $(REGRESS_PROGS) \
-	    regress/daemon/sandbox_test.o
+	    $(SBTEST_OBJS)

@@ -8,6 +8,7 @@ PERF=$(pwd)
 TOP=$(cd ../.. && pwd)
 RB=$PERF/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
+SBTEST=$TOP/regress/daemon/relayd-sbtest
 BARE=$PERF/barerelay
 BARETLS=$PERF/baretls
 # shellcheck source=regress/perf/proxyconf.sh
@@ -369,7 +370,7 @@ sec_contenders()
 	tcp)	echo "direct bare-pipe bare-copy relayd-pipe relayd-copy relayd-nosplice haproxy-splice haproxy nginx-stream" ;;
 	unix)	echo "relayd-unix relayd-tcp-unix haproxy-unix haproxy-tcp-unix" ;;
 	http)	echo "http-direct http-bare-copy relayd-http relayd-http-rules relayd-http-nosplice haproxy-http-splice haproxy-http haproxy-http-rules nginx-proxy" ;;
-	tls)	echo "relayd-tls-ec haproxy-tls-ec nginx-tls-ec bare-tls-ec-key bare-tls-ec-local bare-tls-ec-ca relayd-tls-rsa haproxy-tls-rsa nginx-tls-rsa bare-tls-rsa-key bare-tls-rsa-local bare-tls-rsa-ca" ;;
+	tls)	echo "relayd-tls-ec relayd-tls-ec-local haproxy-tls-ec nginx-tls-ec bare-tls-ec-key bare-tls-ec-local bare-tls-ec-ca relayd-tls-rsa relayd-tls-rsa-local haproxy-tls-rsa nginx-tls-rsa bare-tls-rsa-key bare-tls-rsa-local bare-tls-rsa-ca" ;;
 	h2)	echo "relayd-h2 haproxy-h2 nginx-h2" ;;
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
@@ -806,6 +807,15 @@ start_relayd_tls()
 	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
 }
 
+# relayd's test build, its relay signing with the key itself: what
+# keeping the key in ca costs relayd (beside bare-tls-*-local and -ca)
+start_relayd_tls_local()
+{
+	tls_relayd_conf "$1"
+	run_proxy relayd env RELAYD_KEYOPS_TEST="$work/ssl/private/bench-$1.key" \
+	    "$SBTEST" -d -f "$work/relayd.conf"
+}
+
 start_haproxy_tls()
 {
 	tls_haproxy_conf "$1"
@@ -872,9 +882,9 @@ measure_tls()
 		cpu_us_per $((r1 - r0)) "$n" >>"$f.thr"
 		cpu_us_per $((a1 - a0)) "$n" >>"$f.tha"
 	fi
-	# baretls makes handshakes only
+	# baretls, and relayd signing in its relay, make handshakes only
 	case $name in
-	bare-*)	return ;;
+	bare-*|*-local)	return ;;
 	esac
 	# resumed: TLS 1.3 tickets, TLS 1.2 tickets or session ids; a
 	# request read to its end (a TLS 1.3 ticket comes after the
@@ -938,6 +948,8 @@ if [ -n "${HTTPB:-}" ]; then
 	while [ $tr -lt "$REPEAT" ]; do
 		for k in ec rsa; do
 			tls_contender relayd-tls-$k start_relayd_tls $k
+			tls_contender relayd-tls-$k-local \
+			    start_relayd_tls_local $k
 			command -v haproxy >/dev/null &&
 			    tls_contender haproxy-tls-$k start_haproxy_tls $k
 			command -v nginx >/dev/null &&

@@ -170,9 +170,93 @@ instructions_body()
 	atf_check -o empty diff before after
 }
 
+atf_test_case relayd_keyops_local cleanup
+relayd_keyops_local_head()
+{
+	atf_set descr "the test build's relay signs with a key of its own under RELAYD_KEYOPS_TEST (make bench's relayd-tls-*-local) and asks ca for nothing; relayd itself ignores the variable and signs in ca"
+	atf_set require.user root
+	atf_set timeout 120
+}
+relayd_keyops_local_body()
+{
+	top=$(atf_get_srcdir)/../..
+	[ -x "$top/regress/daemon/relayd-sbtest" ] ||
+	    atf_fail "relayd-sbtest is not built"
+	# the TLS table's relayd configuration and keys
+	# shellcheck disable=SC2034
+	work=$PWD WORKERS=1
+	LS=$((20000 + $$ % 10000))
+	# shellcheck disable=SC2034
+	HTTPB=$(start http)
+	# shellcheck source=regress/perf/proxyconf.sh
+	. "$(atf_get_srcdir)/proxyconf.sh"
+	tls_keys || atf_fail "no keys"
+	tls_relayd_conf ec
+	getmetrics()
+	{
+		"$top/usr.sbin/relayctl/relayctl" -s relayd.sock show metrics \
+		    >metrics.txt
+	}
+	# the probe's session and the three handshakes' are counted
+	sessions4()
+	{
+		awk '/^relayd_relay_sessions_total[{]relay="t"[}] / { n = $2 }
+		    END { exit !(n >= 4) }' metrics.txt
+	}
+	for bin in regress/daemon/relayd-sbtest usr.sbin/relayd/relayd; do
+		RELAYD_KEYOPS_TEST=$work/ssl/private/bench-ec.key \
+		    "$top/$bin" -d -f relayd.conf 2>relayd.log &
+		echo $! >relayd.pid
+		i=0
+		until "$RB" probe $LS 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -gt 100 ] && atf_fail "$bin: $(cat relayd.log)"
+			sleep 0.1
+		done
+		for i in 1 2 3; do
+			atf_check -o inline:"200" curl -sk -o /dev/null \
+			    -w '%{http_code}' "https://127.0.0.1:$LS/1"
+		done
+		# the relay reports its sessions and its round trips to ca
+		# once a second: none for the test build, whose relay signed
+		# itself; relayd's three signatures
+		case $bin in
+		*sbtest) ops=0 ;;
+		*)	ops=3 ;;
+		esac
+		i=0
+		until getmetrics && sessions4; do
+			i=$((i + 1))
+			[ $i -gt 50 ] && atf_fail "$bin: no sessions counted"
+			sleep 0.1
+		done
+		i=0
+		until grep -q \
+		    "^relayd_ca_key_operation_duration_seconds_count $ops\$" \
+		    metrics.txt; do
+			i=$((i + 1))
+			[ $i -gt 30 ] && atf_fail "$bin: $(grep \
+			    '^relayd_ca_key_operation_duration_seconds_count' \
+			    metrics.txt), not $ops"
+			sleep 0.1
+			getmetrics
+		done
+		kill "$(cat relayd.pid)"
+		wait "$(cat relayd.pid)" 2>/dev/null
+		rm relayd.pid
+	done
+}
+relayd_keyops_local_cleanup()
+{
+	[ -f relayd.pid ] && kill "$(cat relayd.pid)" 2>/dev/null
+	[ -f http.pid ] && kill "$(cat http.pid)" 2>/dev/null
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case modes
+	atf_add_test_case relayd_keyops_local
 	atf_add_test_case bare
 	atf_add_test_case baretls
 	atf_add_test_case instructions

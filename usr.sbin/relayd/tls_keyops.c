@@ -35,9 +35,11 @@
 #include <sys/types.h>
 #include <sys/queue.h>
 
+#include <err.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,6 +67,34 @@ static RSA_METHOD	*rsae_method;
 static EC_KEY_METHOD	*ecdsae_method;
 static ECDSA_SIG *(*ecdsa_sign_sig_default)(const unsigned char *, int,
     const BIGNUM *, const BIGNUM *, EC_KEY *);
+
+#ifdef RELAYD_KEYOPS_TEST
+/*
+ * Test builds only (regress/daemon/relayd-sbtest, never installed):
+ * RELAYD_KEYOPS_TEST=FILE has the relay make its signatures itself with
+ * the private key in FILE, read when each process starts (before its
+ * chroot; a file that cannot be read stops it), instead of asking ca.
+ * make bench runs it beside relayd to show what keeping keys in ca
+ * costs a handshake.
+ */
+static EVP_PKEY		*keyops_test_key;
+
+static void __attribute__((constructor))
+keyops_test_load(void)
+{
+	const char	*path;
+	FILE		*fp;
+
+	if ((path = getenv("RELAYD_KEYOPS_TEST")) == NULL)
+		return;
+	if ((fp = fopen(path, "r")) == NULL)
+		err(1, "RELAYD_KEYOPS_TEST %s", path);
+	keyops_test_key = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+	(void)fclose(fp);
+	if (keyops_test_key == NULL)
+		errx(1, "RELAYD_KEYOPS_TEST %s: no private key", path);
+}
+#endif
 
 /* Where a key keeps its name, made once (ex_data of RSA and EC_KEY). */
 static int		 keyops_rsa_idx = -1, keyops_ec_idx = -1;
@@ -165,6 +195,16 @@ keyops_call(uint32_t type, const char *hash, int padding,
 	unsigned char		 buf[sizeof(op) + KEYOP_MAXDATA];
 	int			 ret;
 
+#ifdef RELAYD_KEYOPS_TEST
+	if (keyops_test_key != NULL) {
+		size_t	 n = outlen;
+
+		if (tls_keyops_private(keyops_test_key, type, padding, in,
+		    inlen, out, &n) == -1)
+			return (-1);
+		return ((int)n);
+	}
+#endif
 	if (keyops_ps == NULL || inlen > KEYOP_MAXDATA || (ibuf =
 	    proc_ibuf(keyops_ps, PROC_CA, keyops_ps->ps_instance)) == NULL)
 		return (-1);
