@@ -15,6 +15,18 @@ start()
 	cat "$1.port"
 }
 
+# listening PORT TRIES WHAT LOG: wait until PORT takes a connection, at
+# most TRIES tenths of a second, or fail with WHAT and LOG
+listening()
+{
+	_i=0
+	until "$RB" probe "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt "$2" ] && atf_fail "$3: $(cat "$4")"
+		sleep 0.1
+	done
+}
+
 atf_test_case modes cleanup
 modes_head()
 {
@@ -54,12 +66,7 @@ bare_body()
 	for engine in copy pipe; do
 		"$BARE" $engine $lt "$sink" $((lt + 1)) "$echo" 2>bare.err &
 		echo $! >bare.pid
-		i=0
-		until "$RB" probe $lt 2>/dev/null; do
-			i=$((i + 1))
-			[ $i -gt 50 ] && atf_fail "barerelay $engine: $(cat bare.err)"
-			sleep 0.1
-		done
+		listening $lt 50 "barerelay $engine" bare.err
 		atf_check -o match:"^[0-9]+\.[0-9]+\$" "$RB" tput $lt 4 1048576
 		atf_check -o match:"^[0-9]+ [0-9]+\$" "$RB" rtt $((lt + 1)) 100
 		kill "$(cat bare.pid)"
@@ -94,13 +101,7 @@ baretls_body()
 		for mode in key local ca; do
 			"$BARETLS" $mode ${k%:*}.crt ${k%:*}.key $lt 2>bare.err &
 			echo $! >bare.pid
-			i=0
-			until "$RB" probe $lt 2>/dev/null; do
-				i=$((i + 1))
-				[ $i -gt 50 ] &&
-				    atf_fail "baretls $mode ${k%:*}: $(cat bare.err)"
-				sleep 0.1
-			done
+			listening $lt 50 "baretls $mode ${k%:*}" bare.err
 			# ca: the key is in the child, which signs
 			if [ $mode = ca ]; then
 				atf_check -o match:"^[0-9]+\$" \
@@ -207,12 +208,7 @@ relayd_keyops_local_body()
 		RELAYD_KEYOPS_TEST=$work/ssl/private/bench-ec.key \
 		    "$top/$bin" -d -f relayd.conf 2>relayd.log &
 		echo $! >relayd.pid
-		i=0
-		until "$RB" probe $LS 2>/dev/null; do
-			i=$((i + 1))
-			[ $i -gt 100 ] && atf_fail "$bin: $(cat relayd.log)"
-			sleep 0.1
-		done
+		listening $LS 100 "$bin" relayd.log
 		for i in 1 2 3; do
 			atf_check -o inline:"200" curl -sk -o /dev/null \
 			    -w '%{http_code}' "https://127.0.0.1:$LS/1"
