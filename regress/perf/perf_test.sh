@@ -145,8 +145,9 @@ instructions_body()
 	# some thousands, in the relay; and the same for 2 and 4 seconds of
 	# handshakes, or the differences are not of handshakes alone
 	for secs in 2 4; do
-		ONLY=relayd LOADS=new KEYS=ec atf_check -o save:out -e ignore \
-		    sh "$(atf_get_srcdir)/instructions.sh" $secs
+		ONLY=relayd LOADS=new KEYS=ec \
+		    sh "$(atf_get_srcdir)/instructions.sh" $secs >out 2>err ||
+		    atf_fail "instructions.sh $secs failed: $(tail -n 20 err)"
 		line=$(grep '^  relayd ' out) ||
 		    atf_fail "no relayd row: $(cat out)"
 		n=$(echo "$line" | sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
@@ -162,9 +163,10 @@ instructions_body()
 		echo "$r $c" >>shares
 	done
 	# within 3 percent
-	atf_check -x "awk 'NR == 1 { r = \$1; c = \$2 }
-	    NR == 2 { exit !(\$1 * 100 >= r * 97 && \$1 * 100 <= r * 103 &&
-	    \$2 * 100 >= c * 97 && \$2 * 100 <= c * 103) }' shares"
+	awk 'NR == 1 { r = $1; c = $2 }
+	    NR == 2 { exit !($1 * 100 >= r * 97 && $1 * 100 <= r * 103 &&
+	    $2 * 100 >= c * 97 && $2 * 100 <= c * 103) }' shares ||
+	    atf_fail "2 and 4 seconds differ, relay and ca: $(paste -sd, shares)"
 	# and nothing left in the chroot, where relayd's children wrote
 	chroot=$(getent passwd _relayd | cut -d: -f6)
 	ls -A "${chroot:-/nonexistent}" >after 2>/dev/null
