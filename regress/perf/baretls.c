@@ -18,10 +18,10 @@
  * baretls: the floor of a TLS handshake's CPU, with the private key in
  * the process or in another one.  It accepts on 127.0.0.1:PORT, does
  * TLS handshakes with OpenSSL's own socket I/O in a poll(2) loop, reads
- * until the client goes and closes; nothing else: no backend, no
- * privilege separation, no configuration, no logging.
+ * until the client goes and closes; nothing else: no privilege
+ * separation, no configuration, no logging.
  *
- *   baretls key|local|ca CERT KEY PORT
+ *   baretls key|local|ca CERT KEY PORT [BACKEND]
  *
  * key: OpenSSL holds the key, as HAProxy and nginx do.  local: the key's
  * signatures go through an RSA or EC key method, as relayd's relay
@@ -30,6 +30,12 @@
  * socketpair, and waits for the answer without returning to its loop:
  * the cheapest round trip there is, one write and one read each way.
  * Each handshake sends one TLS 1.3 session ticket, as relayd's.
+ *
+ * With BACKEND, a port on 127.0.0.1, a request (s_time -www, for resumed
+ * sessions) goes to a connection to it, opened then, as HAProxy's and
+ * relayd's tcp relays open theirs at a client's first bytes, and its
+ * answer, read to its end without returning to the loop, to the client;
+ * then the connections end.  Without it, baretls answers 1 byte itself.
  */
 
 #define OPENSSL_API_COMPAT	10101
@@ -71,9 +77,12 @@ struct op {
 	uint32_t	 len;	/* of the data that follows */
 };
 
+#define ANSWER	"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"
+
 struct conn {
 	SSL		*ssl;
 	int		 open;	/* handshake done */
+	int		 bfd;	/* to the backend, or -1 */
 };
 
 static EVP_PKEY		*privkey;	/* local mode, and the ca child */
@@ -84,11 +93,13 @@ static EC_KEY_METHOD	*ec_meth;
 static struct pollfd	 pfd[MAXCONN + 1];
 static struct conn	 conns[MAXCONN + 1];
 static int		 nfds;
+static int		 backend;	/* its port, or 0 */
 
 __attribute__((noreturn)) static void
 usage(void)
 {
-	fprintf(stderr, "usage: baretls key|local|ca cert key port\n");
+	fprintf(stderr,
+	    "usage: baretls key|local|ca cert key port [backend]\n");
 	exit(2);
 }
 
@@ -283,12 +294,54 @@ conn_close(int i)
 {
 	SSL_free(conns[i].ssl);
 	close(pfd[i].fd);
+	if (conns[i].bfd != -1)
+		close(conns[i].bfd);
 	nfds--;
 	pfd[i] = pfd[nfds];
 	conns[i] = conns[nfds];
 }
 
 /* Handshake, then read and drop until the client goes: 0, or -1 closed. */
+/* A connection to the backend, blocking, or -1 */
+static int
+backend_connect(void)
+{
+	struct sockaddr_in	 sin;
+	int			 s, one = 1;
+
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1)
+		return (-1);
+	(void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(backend);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		close(s);
+		return (-1);
+	}
+	return (s);
+}
+
+/* A request's answer to the client, from the backend or baretls: 0 or -1 */
+static int
+answer(struct conn *c, const char *req, int reqlen)
+{
+	char		 buf[4096];
+	ssize_t		 n;
+
+	if (backend == 0)
+		return (SSL_write(c->ssl, ANSWER, sizeof(ANSWER) - 1) ==
+		    sizeof(ANSWER) - 1 ? 0 : -1);
+	if ((c->bfd = backend_connect()) == -1 ||
+	    write(c->bfd, req, reqlen) != reqlen)
+		return (-1);
+	while ((n = read(c->bfd, buf, sizeof(buf))) > 0)
+		if (SSL_write(c->ssl, buf, n) != n)
+			return (-1);
+	return (n == 0 ? 0 : -1);
+}
+
 static int
 conn_run(int i)
 {
@@ -302,8 +355,18 @@ conn_run(int i)
 			goto want;
 		c->open = 1;
 	}
-	while ((n = SSL_read(c->ssl, buf, sizeof(buf))) > 0)
-		;
+	while ((n = SSL_read(c->ssl, buf, sizeof(buf))) > 0) {
+		/* a request's end (it comes in one record): the answer */
+		if (memmem(buf, n, "\r\n\r\n", 4) == NULL)
+			continue;
+		if (answer(c, buf, n) == 0)
+			(void)SSL_shutdown(c->ssl);
+		break;
+	}
+	if (n > 0) {
+		conn_close(i);
+		return (-1);
+	}
  want:
 	switch (SSL_get_error(c->ssl, n)) {
 	case SSL_ERROR_WANT_READ:
@@ -337,6 +400,7 @@ conn_accept(SSL_CTX *ctx)
 		pfd[nfds].revents = 0;
 		conns[nfds].ssl = ssl;
 		conns[nfds].open = 0;
+		conns[nfds].bfd = -1;
 		nfds++;
 		(void)conn_run(nfds - 1);
 	}
@@ -351,7 +415,7 @@ main(int argc, char *argv[])
 	FILE			*f;
 	int			 mode, i, on = 1, sv[2];
 
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		usage();
 	if (strcmp(argv[1], "key") == 0)
 		mode = 0;
@@ -360,6 +424,8 @@ main(int argc, char *argv[])
 	else if (strcmp(argv[1], "ca") == 0)
 		mode = 2;
 	else
+		usage();
+	if (argc == 6 && (backend = atoi(argv[5])) <= 0)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	if ((f = fopen(argv[3], "r")) == NULL)

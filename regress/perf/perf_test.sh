@@ -125,6 +125,44 @@ baretls_cleanup()
 	return 0
 }
 
+atf_test_case baretls_backend cleanup
+baretls_backend_head()
+{
+	atf_set descr "baretls given a backend sends a request to it and its answer back, and resumes TLS 1.3 and 1.2 sessions (make bench's bare-tls-*-key resumed rows)"
+	atf_set timeout 60
+}
+baretls_backend_body()
+{
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout ec.key -out ec.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
+	    atf_fail "no EC key"
+	http=$(start http)
+	lt=$((20000 + $$ % 10000))
+	"$BARETLS" key ec.crt ec.key $lt "$http" 2>bare.err &
+	echo $! >bare.pid
+	listening $lt 50 "baretls key ec $http" bare.err
+	# the backend's answer: HTTP/1.1 (baretls's own says HTTP/1.0)
+	atf_check -o match:"^HTTP/1.1 200 OK" -e ignore -x \
+	    "printf 'GET /1 HTTP/1.0\\r\\n\\r\\n' |
+	    openssl s_client -connect 127.0.0.1:$lt -quiet"
+	for v in 1_2 1_3; do
+		atf_check -o save:stime.out -e ignore openssl s_time \
+		    -connect 127.0.0.1:$lt -reuse -tls$v -www /1 -time 1
+		# every answer whole; "r" for each resumed session, and
+		# nothing else
+		atf_check -o match:"39 bytes read per connection" cat stime.out
+		atf_check -o match:"^r+\$" grep -E '^[rt3*]+$' stime.out
+		atf_check -s exit:1 grep -E '^[rt3*]*[t3*]' stime.out
+	done
+}
+baretls_backend_cleanup()
+{
+	for p in http.pid bare.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
+	return 0
+}
+
 atf_test_case instructions
 instructions_head()
 {
@@ -257,5 +295,6 @@ atf_init_test_cases()
 	atf_add_test_case relayd_keyops_local
 	atf_add_test_case bare
 	atf_add_test_case baretls
+	atf_add_test_case baretls_backend
 	atf_add_test_case instructions
 }
