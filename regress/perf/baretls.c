@@ -301,7 +301,6 @@ conn_close(int i)
 	conns[i] = conns[nfds];
 }
 
-/* Handshake, then read and drop until the client goes: 0, or -1 closed. */
 /* A connection to the backend, blocking, or -1 */
 static int
 backend_connect(void)
@@ -342,6 +341,10 @@ answer(struct conn *c, const char *req, int reqlen)
 	return (n == 0 ? 0 : -1);
 }
 
+/*
+ * Handshake, then read until the client goes, answering a request:
+ * 0, or -1 closed.
+ */
 static int
 conn_run(int i)
 {
