@@ -27,6 +27,16 @@ listening()
 	done
 }
 
+# selfsigned NAME KEY-ARGS: NAME.key and a certificate for 127.0.0.1,
+# NAME.crt, with openssl req's KEY-ARGS
+selfsigned()
+{
+	_n=$1
+	shift
+	openssl req -x509 "$@" -nodes -keyout "$_n.key" -out "$_n.crt" \
+	    -days 1 -subj /CN=127.0.0.1 2>/dev/null || atf_fail "no $_n key"
+}
+
 atf_test_case modes cleanup
 modes_head()
 {
@@ -90,12 +100,8 @@ baretls_head()
 }
 baretls_body()
 {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout ec.key -out ec.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
-	    atf_fail "no EC key"
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout rsa.key \
-	    -out rsa.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
-	    atf_fail "no RSA key"
+	selfsigned ec -newkey ec -pkeyopt ec_paramgen_curve:P-256
+	selfsigned rsa -newkey rsa:2048
 	lt=$((20000 + $$ % 10000))
 	for k in ec:ECDSA rsa:RSA-PSS; do
 		for mode in key local ca; do
@@ -133,9 +139,7 @@ baretls_backend_head()
 }
 baretls_backend_body()
 {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout ec.key -out ec.crt -days 1 -subj /CN=127.0.0.1 2>/dev/null ||
-	    atf_fail "no EC key"
+	selfsigned ec -newkey ec -pkeyopt ec_paramgen_curve:P-256
 	http=$(start http)
 	lt=$((20000 + $$ % 10000))
 	"$BARETLS" key ec.crt ec.key $lt "$http" 2>bare.err &
