@@ -913,15 +913,16 @@ measure_tls()
 	cpu_per_gib $((c1 - c0)) "$HBYTES" >>"$f.tbc"
 }
 
-# A contender's CPU per new handshake over HAProxy's with the same key
-# in the same round, a ratio a round: the median and range of those.
-# The machine's drift from round to round moves both alike, so the
-# ratio varies less than the two medians do.  "-" without HAProxy or
-# with a round missing.  paired_ratio NAME
+# A contender's CPU per new handshake (thc) or per GiB of the stream
+# (tbc) over HAProxy's with the same key in the same round, a ratio a
+# round: the median and range of those.  The machine's drift from round
+# to round moves both alike, so the ratio varies less than the two
+# medians do.  "-" without HAProxy or with a round missing.
+# paired_ratio NAME thc|tbc
 paired_ratio()
 {
-	h=$work/tls.haproxy-tls-$(echo "$1" | cut -d- -f3).thc
-	f=$work/tls.$1.thc
+	h=$work/tls.haproxy-tls-$(echo "$1" | cut -d- -f3).$2
+	f=$work/tls.$1.$2
 	if [ ! -s "$h" ] || [ "$(wc -l <"$f")" -ne "$(wc -l <"$h")" ]; then
 		echo "-"
 		return
@@ -944,12 +945,12 @@ tls_row()
 	done
 	split="-"
 	[ -s "$f.tha" ] && split="$(median <"$f.thr") + $(median <"$f.tha")"
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "$(median <"$f.th")" \
-	    "$(median <"$f.tb")" "$(median <"$f.tbc")" \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" \
+	    "$(median <"$f.th")" "$(median <"$f.tb")" "$(median <"$f.tbc")" \
 	    "$(median <"$f.tr3")" "$(median <"$f.tr2")" \
 	    "$(median <"$f.thc")" "$(median <"$f.tr3c")" \
-	    "$(median <"$f.tr2c")" "$split" "$(paired_ratio "$1")" \
-	    >>"$work/tls.csv"
+	    "$(median <"$f.tr2c")" "$split" "$(paired_ratio "$1" thc)" \
+	    "$(paired_ratio "$1" tbc)" >>"$work/tls.csv"
 }
 
 # tls_contender NAME START-FUNCTION ARGS: one round of NAME
@@ -995,7 +996,7 @@ if [ -n "${HTTPB:-}" ]; then
 		tls_row "$name"
 	done <"$work/tls.names"
 	{
-		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12,cpu_us_per_handshake_relay_plus_ca,cpu_per_handshake_vs_haproxy_same_round"
+		echo "contender,handshakes_per_s,stream_gbps,stream_cpu_s_per_gib,resumed_tls13_per_s,resumed_tls12_per_s,cpu_us_per_handshake,cpu_us_per_resumed_tls13,cpu_us_per_resumed_tls12,cpu_us_per_handshake_relay_plus_ca,cpu_per_handshake_vs_haproxy_same_round,stream_cpu_vs_haproxy_same_round"
 		cat "$work/tls.csv"
 	} >"$PERF/results/tls-$stamp.csv"
 	echo
@@ -1003,14 +1004,14 @@ if [ -n "${HTTPB:-}" ]; then
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
 { row[NR] = $0; split($1, n, "-"); if (n[1] == "haproxy") h[n[3]] = $0 }
 END {
-	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | proxy CPU us/handshake (new/1.3/1.2) | new: relay + ca | CPU new vs HAProxy, same round | stream Gbit/s | vs HAProxy | CPU s/GiB |"
-	print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	print "| TLS contender | TLS 1.3 handshakes/s | vs HAProxy | resumed TLS 1.3/s | resumed TLS 1.2/s | vs HAProxy (1.3/1.2) | proxy CPU us/handshake (new/1.3/1.2) | new: relay + ca | CPU new vs HAProxy, same round | stream Gbit/s | vs HAProxy | CPU s/GiB | vs HAProxy, same round |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= NR; i++) {
 		split(row[i], f, ","); split(f[1], n, "-"); split(h[n[3]], g, ",")
-		printf "| %s | %s | %s | %s | %s | %s/%s | %s/%s/%s | %s | %s | %s | %s | %s |\n", f[1],
+		printf "| %s | %s | %s | %s | %s | %s/%s | %s/%s/%s | %s | %s | %s | %s | %s | %s |\n", f[1],
 		    f[2], ratio(f[2], g[2]), f[5], f[6], ratio(f[5], g[5]),
 		    ratio(f[6], g[6]), f[7], f[8], f[9], f[10], f[11], f[3],
-		    ratio(f[3], g[3]), f[4]
+		    ratio(f[3], g[3]), f[4], f[12]
 	}
 }' "$work/tls.csv"
 	echo
