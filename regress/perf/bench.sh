@@ -927,12 +927,12 @@ paired_ratio()
 		echo "-"
 		return
 	fi
-	paste -d' ' "$f" "$h" | awk '$1 + 0 > 0 && $2 + 0 > 0 {
-		printf "%.2f\n", $1 / $2; next } { print "x" }' >"$work/ratios"
-	if grep -q x "$work/ratios"; then
-		echo "-"
-	else
+	# a round without a figure ("-") makes no ratio
+	if paste -d' ' "$f" "$h" | awk '!($1 + 0 > 0 && $2 + 0 > 0) { exit 1 }
+	    { printf "%.2f\n", $1 / $2 }' >"$work/ratios"; then
 		median <"$work/ratios"
+	else
+		echo "-"
 	fi
 }
 
