@@ -760,6 +760,78 @@ reload_keeps_sessions_cleanup()
 	stop_all
 }
 
+atf_test_case reload_frees_old_configurations cleanup
+reload_frees_old_configurations_head()
+{
+	atf_set descr "a session older than many reloads keeps one configuration, not every one since: the relay process does not grow"
+	atf_set require.user root
+	atf_set timeout 90
+}
+reload_frees_old_configurations_body()
+{
+	require_daemon
+	bport=$(start_backend back echo 80)
+	lport=$(freeport)
+	l2port=$(freeport)
+	# a table of 1000 hosts: half a megabyte a configuration in a relay
+	{
+		cat <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+table <back> { 127.0.0.1 }
+CONF
+		printf 'table <big> {'
+		for i in $(seq 1 1000); do
+			printf ' 127.0.%d.%d' $((i / 250 + 1)) $((i % 250 + 1))
+		done
+		echo ' }'
+		cat <<CONF
+relay test {
+	listen on 127.0.0.1 port $lport
+	forward to <back> port $bport
+}
+relay spare {
+	listen on 127.0.0.1 port $l2port
+	forward to <big> port $bport
+}
+CONF
+	} >relayd.conf
+	RELAYS=2 PREFORK=1 start_relayd
+	# one session, begun before the first reload, outlives them all
+	"$RTOOL" trickle "$lport" 70 >trickle.out 2>&1 &
+	echo $! >trickle.pid
+	wait_for 10 sh -c "$RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^session [0-9]*:[0-9]'" ||
+	    atf_fail "no session"
+	relay=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
+	atf_check_equal 1 "$(echo "$relay" | wc -w)"
+	rss()
+	{
+		awk '/^VmRSS:/ { print $2 }' "/proc/$relay/status"
+	}
+	# the first reload retains the session's configuration
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	before=$(rss)
+	for i in $(seq 1 60); do
+		atf_check "$RELAYCTL" -s relayd.sock reload
+	done
+	after=$(rss)
+	echo "relay: $before KiB after one reload, $after KiB after 61" >&2
+	# kept, the 60 would be 30 MiB more
+	[ "$after" -lt $((before + 8192)) ] ||
+	    atf_fail "the relay grew from $before to $after KiB in 60 reloads"
+	atf_check -o match:"^session [0-9]+:[0-9]+ " "$RELAYCTL" -s relayd.sock show sessions
+	# its end frees its configuration; the relay goes on
+	kill "$(cat trickle.pid)"
+	wait_for 10 sh -c "! $RELAYCTL -s $PWD/relayd.sock show sessions | grep -q '^session'" ||
+	    atf_fail "the session did not end"
+	atf_check -o match:"^ok 1 streams 1000 bytes" "$RTOOL" client "$lport" 1 1000 10
+	atf_check -s exit:1 -x "grep -q 'lost child' relayd.log"
+}
+reload_frees_old_configurations_cleanup()
+{
+	stop_all
+}
+
 atf_test_case reload_ignores_prefork_socket cleanup
 reload_ignores_prefork_socket_head()
 {
@@ -953,6 +1025,7 @@ atf_init_test_cases()
 	atf_add_test_case reload_storm_counts
 	atf_add_test_case reload_keeps_streams
 	atf_add_test_case reload_keeps_sessions
+	atf_add_test_case reload_frees_old_configurations
 	atf_add_test_case reload_ignores_prefork_socket
 	atf_add_test_case relayctl_stop
 	atf_add_test_case service_installed

@@ -411,6 +411,9 @@ relay_reset(struct imsg *imsg)
 			con->se_conf = old;
 			old->sc_nsessions++;
 		}
+	/* every session runs on an older configuration: none keeps this */
+	if (old->sc_nsessions == 0)
+		config_free(old);
 }
 
 /*
