@@ -133,6 +133,12 @@ stop_all()
 	return 0
 }
 
+# The resident memory of process $1, KiB.
+rss_kib()
+{
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
 # Children of a pid, with their user and title.
 children()
 {

@@ -242,10 +242,10 @@ relay "www" {
 CONF
 	start_relayd
 	pfe=$(pgrep -P "$(cat relayd.pid)" -f "relayd: pfe")
-	before=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pfe/status")
+	before=$(rss_kib "$pfe")
 	wait_log 30 "agentx: session closed: the master does not read its answers" ||
 	    atf_fail "the session was not closed"
-	after=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pfe/status")
+	after=$(rss_kib "$pfe")
 	echo "pfe: $before KiB before, $after KiB after" >&2
 	[ "$after" -lt $((before + 32768)) ] ||
 	    atf_fail "pfe grew from $before to $after KiB"

@@ -804,17 +804,13 @@ CONF
 	    atf_fail "no session"
 	relay=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
 	atf_check_equal 1 "$(echo "$relay" | wc -w)"
-	rss()
-	{
-		awk '/^VmRSS:/ { print $2 }' "/proc/$relay/status"
-	}
 	# the first reload retains the session's configuration
 	atf_check "$RELAYCTL" -s relayd.sock reload
-	before=$(rss)
+	before=$(rss_kib "$relay")
 	for i in $(seq 1 60); do
 		atf_check "$RELAYCTL" -s relayd.sock reload
 	done
-	after=$(rss)
+	after=$(rss_kib "$relay")
 	echo "relay: $before KiB after one reload, $after KiB after 61" >&2
 	# kept, the 60 would be 30 MiB more
 	[ "$after" -lt $((before + 8192)) ] ||

@@ -182,7 +182,7 @@ pfe_rss()
 	for _c in $(pgrep -P "$(cat relayd.pid)"); do
 		case $(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1) in
 		"relayd: pfe"*)
-			awk '/^VmRSS:/ { print $2 }' "/proc/$_c/status" ;;
+			rss_kib "$_c" ;;
 		esac
 	done
 }
