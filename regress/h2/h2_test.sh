@@ -170,13 +170,13 @@ h2_parallel_cleanup()
 atf_test_case h2_rules cleanup
 h2_rules_head()
 {
-	atf_set "descr" "a rule blocks one stream (403, or a reset without return error); the others on the connection go on"
+	atf_set "descr" "a rule blocks one stream (403, or a reset without return error) and block log logs it; the others on the connection go on"
 	atf_set "require.user" "root"
 }
 h2_rules_body()
 {
 	h2_start 'return error
-	block request path "/blocked*"
+	block log request path "/blocked*"
 	match request header set "X-Via" value "relayd"'
 	timeout 30 nghttp -n -s "$url/bytes/10" "$url/blocked/1" \
 	    "$url/bytes/20" >nghttp.out 2>&1
@@ -202,6 +202,9 @@ h2_rules_body()
 	# the refusal on a line of its own; the end line is OpenBSD's
 	wait_log 10 "relay r, session [0-9]*, stream [0-9]*: Forbidden (403 Forbidden)$" ||
 	    atf_fail "no line for the refused stream"
+	# block log: the decision on a stream, a line of its own too
+	wait_log 10 "relay r, session [0-9]*, block request from 127.0.0.1, rule 1: GET /blocked/1$" ||
+	    atf_fail "no line for the stream block log decided"
 	wait_log 10 "(1 active), 0, 127.0.0.1 -> 127.0.0.1:$bport, done, GET GET GET$" ||
 	    atf_fail "the end line is not OpenBSD's"
 	atf_check -s exit:1 grep "GET /blocked" back.port.requests

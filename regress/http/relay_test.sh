@@ -883,6 +883,65 @@ http_rule_log_cleanup()
 	stop_all
 }
 
+atf_test_case http_rule_log_decisions cleanup
+http_rule_log_decisions_head()
+{
+	atf_set descr "pass log and block log (OpenBSD -current's) log each request or response their rule decides on a line of its own, without log connection; match log is refused"
+	atf_set require.user root
+	atf_set timeout 30
+}
+http_rule_log_decisions_body()
+{
+	require_http
+	start_httpd
+	http_conf 'return error
+	pass log request quick path "/private/open"
+	block log request path "/private/*"
+	block request path "/quiet/*"
+	match request header set "X-A" value "1"
+	block log response header "Content-Length" value "7"'
+	# the decision lines need no "log connection"
+	sed -i '/^log connection$/d' relayd.conf
+	atf_check -o match:"block log response header \"Content-Length\" value \"7\"	# rule 5" \
+	    -e ignore "$RELAYD" -nv -f relayd.conf
+	PREFORK=1 start_relayd
+	url=http://127.0.0.1:$lport
+	# two requests on one connection: a line each, one session
+	atf_check -o inline:"404\n403\n" curl -s -o /dev/null \
+	    -w '%{http_code}\n' "$url/private/open" -o /dev/null \
+	    "$url/private/x?a=1"
+	wait_log 10 ", block request from 127.0.0.1, rule 2: GET /private/x?a=1\$" ||
+	    atf_fail "no block line"
+	atf_check -o match:"^relay www, session ([0-9]+), pass request from 127.0.0.1, rule 1: GET /private/open\$" \
+	    cat relayd.log
+	atf_check -o inline:"2\n" -x "grep -E ', (pass|block) (request|response) ' relayd.log |
+	    sed 's/^relay www, session \([0-9]*\),.*/\1/' | uniq -c | awk '{print \$1}'"
+	# a rule without log, match rules and no rule at all log nothing
+	atf_check -o inline:"403\n200\n" curl -s -o /dev/null \
+	    -w '%{http_code}\n' "$url/quiet/x" -o /dev/null "$url/bytes/5"
+	# a response, decided by its rule
+	atf_check -o inline:"403\n" curl -s -o /dev/null -w '%{http_code}\n' \
+	    "$url/bytes/7"
+	wait_log 10 "^relay www, session [0-9]*, block response to 127.0.0.1, rule 5: 200 OK\$" ||
+	    atf_fail "no response line"
+	# what the client wrote is escaped
+	raw 'GET /private/\033[2J HTTP/1.1\r\nHost: a\r\n\r\n'
+	wait_log 10 "rule 2: GET /private/\\\\033\[2J\$" ||
+	    atf_fail "no escaped line"
+	atf_check -s exit:1 grep -a "$(printf '\033')" relayd.log
+	atf_check -s exit:1 grep -E "(rule [0-9]+: .*(quiet|bytes/5))|^relay www, session [0-9]+ \(" relayd.log
+	atf_check -o inline:"4\n" -x "grep -cE ', (pass|block) (request|response) ' relayd.log"
+	# match rules decide nothing: they cannot log a decision
+	sed -i 's/match request header set/match log request header set/' \
+	    relayd.conf
+	atf_check -s exit:1 -e match:"relayd.conf:[0-9]+: match log: only pass and block rules log what they decide" \
+	    "$RELAYD" -n -f relayd.conf
+}
+http_rule_log_decisions_cleanup()
+{
+	stop_all
+}
+
 atf_test_case http_rule_forward cleanup
 http_rule_forward_head()
 {
@@ -1521,6 +1580,7 @@ atf_init_test_cases()
 	atf_add_test_case http_rule_path_query_cookie
 	atf_add_test_case http_rule_tags_labels
 	atf_add_test_case http_rule_log
+	atf_add_test_case http_rule_log_decisions
 	atf_add_test_case http_garbage
 	atf_add_test_case http_get_keepalive
 	atf_add_test_case http_show_sessions

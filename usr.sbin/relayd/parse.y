@@ -253,7 +253,7 @@ typedef struct {
 %type	<v.string>	string macroval tablename value interface
 %type	<v.number>	loglevel opttls port retry prototype checktls
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
-%type	<v.number>	action ruledir quick ruleaf key_option optmatch
+%type	<v.number>	action rulelog ruledir quick ruleaf key_option optmatch
 %type	<v.number>	kvmatch kvmatch1
 %type	<v.number>	redirect_proto optproxyproto optport pflog
 %type	<v.string>	hostname optcrl
@@ -1099,11 +1099,16 @@ httpflags	: HEADERLEN NUMBER		{
 		;
 
 /* Filter rules */
-filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
+filterrule	: action rulelog ruledir quick ruleaf rulesrc ruledst	{
 			if (rule != NULL)	/* left by an error */
 				rule_free(rule);
 			free(rulefile);
 			rulefile = NULL;
+			if ($1 == RULE_ACTION_MATCH && $2) {
+				yyerror("match log: only pass and block rules "
+				    "log what they decide");
+				YYERROR;
+			}
 			if ((rule = calloc(1, sizeof(*rule))) == NULL)
 				fatal("out of memory");
 			/* OpenBSD's relays evaluate them on http only */
@@ -1112,21 +1117,21 @@ filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
 				    "%s: no effect, as on OpenBSD", file->name,
 				    yylval.lineno, proto->name);
 			rule->rule_action = $1;
-			rule->rule_dir = $2;
-			rule->rule_flags = $3;
-			rule->rule_af = $4;
-			rule->rule_src = $5;
-			rule->rule_dst = $6;
+			rule->rule_dir = $3;
+			rule->rule_flags = $2 | $4;
+			rule->rule_af = $5;
+			rule->rule_src = $6;
+			rule->rule_dst = $7;
 			rule->rule_lineno = yylval.lineno;
 			rulefile = NULL;
 			rulekey = KEY_TYPE_NONE;
-			if (($4 != AF_UNSPEC && (($5.addr.ss_family != 0 &&
-			    $5.addr.ss_family != $4) ||
+			if (($5 != AF_UNSPEC && (($6.addr.ss_family != 0 &&
+			    $6.addr.ss_family != $5) ||
+			    ($7.addr.ss_family != 0 &&
+			    $7.addr.ss_family != $5))) ||
 			    ($6.addr.ss_family != 0 &&
-			    $6.addr.ss_family != $4))) ||
-			    ($5.addr.ss_family != 0 &&
-			    $6.addr.ss_family != 0 &&
-			    $5.addr.ss_family != $6.addr.ss_family)) {
+			    $7.addr.ss_family != 0 &&
+			    $6.addr.ss_family != $7.addr.ss_family)) {
 				yyerror("address family mismatch");
 				free(rule);
 				rule = NULL;
@@ -1148,6 +1153,11 @@ filterrule	: action ruledir quick ruleaf rulesrc ruledst	{
 action		: PASS				{ $$ = RULE_ACTION_PASS; }
 		| BLOCK				{ $$ = RULE_ACTION_BLOCK; }
 		| MATCH				{ $$ = RULE_ACTION_MATCH; }
+		;
+
+/* OpenBSD -current's: the rule logs the requests it decides */
+rulelog		: /* empty */			{ $$ = 0; }
+		| LOG				{ $$ = RULE_FLAG_LOG; }
 		;
 
 ruledir		: /* empty */			{ $$ = RELAY_DIR_REQUEST; }

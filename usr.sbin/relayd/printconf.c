@@ -213,7 +213,8 @@ print_rule(struct relay_rule *r)
 	static const char	*actions[] = { "match", "pass", "block" };
 	int			 i;
 
-	printf("\t%s %s%s", actions[r->rule_action],
+	printf("\t%s%s %s%s", actions[r->rule_action],
+	    r->rule_flags & RULE_FLAG_LOG ? " log" : "",
 	    r->rule_dir == RELAY_DIR_RESPONSE ? "response" : "request",
 	    r->rule_flags & RULE_FLAG_QUICK ? " quick" : "");
 	if (r->rule_af == AF_INET)
@@ -681,6 +682,8 @@ protodebug_rule(struct relay_rule *r)
 
 	fprintf(stderr, "\t\t%s ", r->rule_action == RULE_ACTION_MATCH ?
 	    "match" : r->rule_action == RULE_ACTION_BLOCK ? "block" : "pass");
+	if (r->rule_flags & RULE_FLAG_LOG)
+		fprintf(stderr, "log ");
 	fprintf(stderr, "%s", r->rule_dir == RELAY_DIR_REQUEST ? "request " :
 	    "response ");
 	if (r->rule_flags & RULE_FLAG_QUICK)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 
 #include <openssl/evp.h>
 
@@ -744,6 +745,44 @@ http_rule_apply(struct ctl_relay_event *cre, struct http_msg *m,
 	return (0);
 }
 
+/*
+ * pass log, block log (OpenBSD -current's): the decision on a message, on
+ * a line of its own whatever "log connection" says.  A peer wrote the
+ * target or the reason: what a terminal could act on is written as \ooo.
+ */
+static void
+http_rule_log_decision(struct rsession *con, struct http_msg *m,
+    struct relay_rule *r)
+{
+	char		 addr[INET6_ADDRSTRLEN], what[512];
+	const char	*s;
+	size_t		 n;
+	int		 req = m->hm_dir == RELAY_DIR_REQUEST;
+
+	if (req) {
+		n = snprintf(what, sizeof(what), "%s ",
+		    http_method_name(m->hm_method));
+		s = m->hm_target;
+	} else {
+		s = m->hm_reason != NULL ? m->hm_reason : "";
+		n = snprintf(what, sizeof(what), "%03d%s", m->hm_code,
+		    *s != '\0' ? " " : "");
+	}
+	for (; *s != '\0' && n < sizeof(what) - 5; s++)
+		if (isprint((unsigned char)*s) && *s != '\\')
+			what[n++] = *s;
+		else
+			n += snprintf(what + n, 5, "\\%03o", (unsigned char)*s);
+	what[n] = '\0';
+	if (print_host(&con->se_in.ss, addr, sizeof(addr)) == NULL)
+		(void)strlcpy(addr, "?", sizeof(addr));
+	logit(LOG_INFO, "relay %s, session %u, %s %s %s %s, rule %u: %s",
+	    con->se_relay->rl_conf.name, con->se_id,
+	    r->rule_action == RULE_ACTION_BLOCK ? "block" : "pass",
+	    req ? "request" : "response", req ? "from" : "to", addr,
+	    r->rule_id, what);
+}
+
 /* The fields rules removed go, once every rule has logged. */
 static void
 http_rules_purge(struct http_msg *m)
@@ -813,6 +852,9 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	http_rules_purge(m);
 	if (ret != 0)
 		return (ret);
+	if (decided.ha_rule != NULL &&
+	    (decided.ha_rule->rule_flags & RULE_FLAG_LOG))
+		http_rule_log_decision(con, m, decided.ha_rule);
 	if (block)
 		return (403);
 	if (fwd != NULL && cre->dir == RELAY_DIR_REQUEST) {

@@ -683,6 +683,7 @@ struct rule_addr {
 };
 
 #define RULE_FLAG_QUICK		0x01
+#define RULE_FLAG_LOG		0x02	/* pass log, block log */
 #define RULE_SETNAME_SIZE	64
 #define RULE_NO			(-1)	/* no tag, no label */
 
