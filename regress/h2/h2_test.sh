@@ -199,6 +199,12 @@ h2_rules_body()
 	wait_log 10 "stream 1: malformed (400 Bad Request)" ||
 	    atf_fail "no line for the stream with no path"
 	atf_check -s exit:1 grep "index.htm" back.port.requests
+	# control characters reach no backend (RFC 9113 8.2.1, RFC 9110
+	# 5.5): the HTTP/1.1 request would carry them
+	atf_check -o match:"^(ended|reset) (ended|reset)$" timeout 30 \
+	    python3 "$H2TOOL" ctl "$lport" 0
+	atf_check -s exit:1 grep -a "/ctl/\|$(printf 'a\001b')" \
+	    back.port.requests
 	# the refusal on a line of its own; the end line is OpenBSD's
 	wait_log 10 "relay r, session [0-9]*, stream [0-9]*: Forbidden (403 Forbidden)$" ||
 	    atf_fail "no line for the refused stream"

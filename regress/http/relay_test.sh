@@ -588,7 +588,7 @@ http_smuggling_folding_cleanup()
 atf_test_case http_smuggling_nul_cr cleanup
 http_smuggling_nul_cr_head()
 {
-	atf_set descr "a NUL or a bare CR in a head is refused with 400 (502 from a backend)"
+	atf_set descr "a NUL, a bare CR or another control character but HTAB in a head or chunk line is refused with 400 (502 from a backend)"
 	atf_set require.user root
 	atf_set timeout 30
 }
@@ -601,6 +601,22 @@ http_smuggling_nul_cr_body()
 	    "malformed"
 	bad_response nul
 	bad_response bare-cr
+	# the other control characters (RFC 9112 3.2, RFC 9110 5.5), which
+	# a backend's parser could take for a space: a vertical tab in the
+	# target, an escape, DEL in a field, one in a chunk extension
+	refused 'GET /a\013SMUGGLED HTTP/1.1\r\nHost: a\r\n\r\n' 400 "malformed"
+	refused 'GET /\033[2J HTTP/1.1\r\nHost: a\r\n\r\n' 400 "malformed"
+	refused 'GET / HTTP/1.1\r\nHost: a\r\nX-A: SMUGGLED\177\r\n\r\n' 400 \
+	    "malformed"
+	raw 'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=\001\r\nhello\r\n0\r\n\r\n'
+	atf_check -s exit:1 -o ignore grep -a "^HTTP/1.1 200" answer
+	bad_response ctl
+	bad_response ctl-reason
+	# a tab inside a value is a value's, and bytes above 127 pass
+	atf_check -o match:'^X-A: a	b$' -x \
+	    "curl -s -H \"\$(printf 'X-A: a\tb')\" '$url/headers' | tr -d '\\r'"
+	atf_check -o inline:"404\n" curl -s -o /dev/null -w '%{http_code}\n' \
+	    "$url/caf$(printf '\303\251')"
 }
 http_smuggling_nul_cr_cleanup()
 {
@@ -924,11 +940,11 @@ http_rule_log_decisions_body()
 	    "$url/bytes/7"
 	wait_log 10 "^relay www, session [0-9]*, block response to 127.0.0.1, rule 5: 200 OK\$" ||
 	    atf_fail "no response line"
-	# what the client wrote is escaped
-	raw 'GET /private/\033[2J HTTP/1.1\r\nHost: a\r\n\r\n'
-	wait_log 10 "rule 2: GET /private/\\\\033\[2J\$" ||
+	# what the client wrote is escaped: bytes above 127, the backslash
+	raw 'GET /private/caf\303\251\\x HTTP/1.1\r\nHost: a\r\n\r\n'
+	wait_log 10 "rule 2: GET /private/caf\\\\303\\\\251\\\\134x\$" ||
 	    atf_fail "no escaped line"
-	atf_check -s exit:1 grep -a "$(printf '\033')" relayd.log
+	atf_check -s exit:1 grep -a "$(printf '\303')" relayd.log
 	atf_check -s exit:1 grep -E "(rule [0-9]+: .*(quiet|bytes/5))|^relay www, session [0-9]+ \(" relayd.log
 	atf_check -o inline:"4\n" -x "grep -cE ', (pass|block) (request|response) ' relayd.log"
 	# match rules decide nothing: they cannot log a decision

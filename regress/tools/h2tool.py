@@ -14,6 +14,10 @@
 #                                  ":/index.htm" (libnghttp2 checks the
 #                                  path of http and https only); prints
 #                                  "ended" or "reset" for the stream
+#   h2tool.py ctl PORT 0           GET /ctl/a<VT>b, then GET /headers with
+#                                  "x-a: a<SOH>b": control characters
+#                                  no HTTP/1.1 backend should get; prints
+#                                  "ended" or "reset" for each stream
 #   h2tool.py busy PORT S          GET /unlisten/S (httpd.py stops taking
 #                                  connections, answers after S s), then
 #                                  once its head came, GET /bytes/10;
@@ -187,6 +191,24 @@ def main():
                 how = "ended"
                 break
         print(how)
+        return
+    elif mode == "ctl":
+        base = [(b":method", b"GET"), (b":scheme", b"https"),
+                (b":authority", b"127.0.0.1:%d" % port)]
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1, hpack(
+            base + [(b":path", b"/ctl/a\x0bb")])))
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, 3, hpack(
+            base + [(b":path", b"/headers"), (b"x-a", b"a\x01b")])))
+        how = {}
+        for ftype, flags, stream in r.frames(time.time() + 10):
+            if stream in (1, 3) and ftype == RST_STREAM:
+                how[stream] = "reset"
+            elif stream in (1, 3) and flags & END_STREAM and \
+                    ftype in (HEADERS, DATA):
+                how[stream] = "ended"
+            if len(how) == 2:
+                break
+        print(how.get(1, "nothing"), how.get(3, "nothing"))
         return
     elif mode == "busy":
         send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1,

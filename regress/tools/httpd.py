@@ -62,6 +62,10 @@ BAD = {
             b"Content-Length: 0\r\n\r\n",
     "nul": b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 0\r\n\r\n",
     "bare-cr": b"HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n",
+    "ctl": b"HTTP/1.1 200 OK\r\nX-A: a\x0bb\r\nContent-Length: 0\r\n\r\n",
+    "ctl-reason": b"HTTP/1.1 200 O\x1bK\r\nContent-Length: 0\r\n\r\n",
+    "ctl-chunk": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 b"5;a=\x7f\r\nhello\r\n0\r\n\r\n",
     "204-body": b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello",
     "big-head": b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 20000 +
                 b"\r\nContent-Length: 0\r\n\r\n",

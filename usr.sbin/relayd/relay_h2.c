@@ -1418,8 +1418,7 @@ h2_backend_step(struct h2_link *l, struct h2_stream *st,
 		if ((line = h2_line(l, in, &len, max + 2)) == NULL)
 			return (l->l_lost ? -1 : 0);
 		l->l_trailerlen += len;
-		if (l->l_trailerlen > max || memchr(line, '\0', len) ||
-		    memchr(line, '\r', len) ||
+		if (l->l_trailerlen > max || http_line_ctl(line, len) ||
 		    (len > 0 && h2_trailer(st, line) == -1)) {
 			free(line);
 			l->l_lost = 1;

@@ -122,6 +122,23 @@ http_error(struct http_msg *m, int code, const char *msg)
 	return (m->hm_dir == RELAY_DIR_RESPONSE ? 502 : code);
 }
 
+/*
+ * A control character other than HTAB: NUL and a bare CR (smuggling), and
+ * the others no request target, field or chunk line may hold (RFC 9112
+ * 3.2, RFC 9110 5.5), which a backend's parser could take for a space.
+ */
+int
+http_line_ctl(const char *line, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)line;
+	size_t			 i;
+
+	for (i = 0; i < len; i++)
+		if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f)
+			return (1);
+	return (0);
+}
+
 /* RFC 9110 token characters */
 static int
 http_tchar(unsigned char c)
@@ -142,8 +159,8 @@ http_msg_line(struct http_msg *m, const char *line, size_t len)
 
 	if (m->hm_done)
 		return (http_error(m, 400, "malformed"));
-	/* a NUL or a bare CR anywhere is a smuggling attempt */
-	if (memchr(line, '\0', len) != NULL || memchr(line, '\r', len) != NULL)
+	/* a NUL, a bare CR or another control character anywhere */
+	if (http_line_ctl(line, len))
 		return (http_error(m, 400, "malformed"));
 	/* as OpenBSD counts: the lines without their line ends */
 	m->hm_headerlen += len;
@@ -515,8 +532,7 @@ http_chunk_line(const char *line, size_t len, off_t *size)
 	size_t	 i;
 	int	 d;
 
-	if (len == 0 || len > HTTP_CHUNKLINE_MAX ||
-	    memchr(line, '\0', len) != NULL || memchr(line, '\r', len) != NULL)
+	if (len == 0 || len > HTTP_CHUNKLINE_MAX || http_line_ctl(line, len))
 		return (-1);
 	for (i = 0; i < len && isxdigit((unsigned char)line[i]); i++) {
 		d = isdigit((unsigned char)line[i]) ? line[i] - '0' :
@@ -1007,8 +1023,7 @@ http_parse_trailer(struct ctl_relay_event *cre, struct http_session *hs,
 	if ((line = http_line(in, &len, max + 2, &over)) == NULL)
 		return (over ? http_fault(cre, 413, "trailer too large") : 0);
 	hd->hd_trailerlen += len;
-	if (hd->hd_trailerlen > max || memchr(line, '\0', len) != NULL ||
-	    memchr(line, '\r', len) != NULL) {
+	if (hd->hd_trailerlen > max || http_line_ctl(line, len)) {
 		free(line);
 		return (http_fault(cre, 400, "invalid trailer"));
 	}

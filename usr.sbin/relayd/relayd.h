@@ -1226,6 +1226,7 @@ const char	*http_header_get(struct http_msg *, const char *);
 int		 http_header_add(struct http_msg *, const char *, const char *);
 void		 http_header_remove(struct http_msg *, struct http_header *);
 int		 http_chunk_line(const char *, size_t, off_t *);
+int		 http_line_ctl(const char *, size_t);
 
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
