@@ -178,6 +178,8 @@ int		 parse_noresolve;	/* fuzzing: numeric addresses only */
 static int	 unimplemented;
 
 static int	 host_resolve(const char *, struct sockaddr_storage *, int);
+static size_t	 unix_path_max(void);
+static void	 addr_error(const char *, const char *);
 static int	 table_add_hosts(struct table *, const char *);
 static struct table *
 		 table_use(struct table *, struct table_opts *);
@@ -373,10 +375,12 @@ main		: INTERVAL NUMBER		{
 			conf->sc_conf.prefork_relay = $2;
 		}
 		| SOCKET STRING			{
-			if (strlcpy(conf->sc_conf.socket, $2,
+			if (strlen($2) > unix_path_max() ||
+			    strlcpy(conf->sc_conf.socket, $2,
 			    sizeof(conf->sc_conf.socket)) >=
 			    sizeof(conf->sc_conf.socket)) {
-				yyerror("socket path too long");
+				yyerror("socket path too long: %s (at most %zu "
+				    "bytes)", $2, unix_path_max());
 				FREEARG($2);
 				YYERROR;
 			}
@@ -393,10 +397,12 @@ main		: INTERVAL NUMBER		{
 			FREEARG($3);
 		}
 		| SOCKET STRING RESTRICTED	{
-			if (*$2 == '\0' || strlcpy(conf->sc_conf.rsocket, $2,
+			if (*$2 == '\0' || strlen($2) > unix_path_max() ||
+			    strlcpy(conf->sc_conf.rsocket, $2,
 			    sizeof(conf->sc_conf.rsocket)) >=
 			    sizeof(conf->sc_conf.rsocket)) {
-				yyerror("invalid restricted socket path");
+				yyerror("invalid restricted socket path: %s (at "
+				    "most %zu bytes)", $2, unix_path_max());
 				FREEARG($2);
 				YYERROR;
 			}
@@ -1483,7 +1489,7 @@ relayoptsl	: LISTEN ON STRING optport opttls	{
 			struct sockaddr_storage	 ss;
 
 			if (host_resolve($3, &ss, 1) <= 0) {
-				yyerror("invalid listen address: %s", $3);
+				addr_error("listen", $3);
 				FREEARG($3);
 				YYERROR;
 			}
@@ -1765,7 +1771,7 @@ forwardspec	: tablename tableopts_l		{
 				YYERROR;
 			}
 			if (host_resolve($1, &rlay->rl_conf.dstss, 1) <= 0) {
-				yyerror("invalid forward address: %s", $1);
+				addr_error("forward", $1);
 				FREEARG($1);
 				YYERROR;
 			}
@@ -3587,6 +3593,26 @@ parse_hashkey(const char *s, uint8_t *key)
  * An address, an interface name (its first IPv4, else IPv6 address), or
  * a host name (its first max addresses).
  */
+/* ours: the longest path a unix socket's address holds */
+static size_t
+unix_path_max(void)
+{
+	struct sockaddr_un	 sun;
+
+	return (sizeof(sun.sun_path) - 1);
+}
+
+/* An address host_resolve() refused: a path says why. */
+static void
+addr_error(const char *what, const char *s)
+{
+	if (*s == '/' && strlen(s) > unix_path_max())
+		yyerror("invalid %s address: %s: a socket path has at most "
+		    "%zu bytes", what, s, unix_path_max());
+	else
+		yyerror("invalid %s address: %s", what, s);
+}
+
 static int
 host_resolve(const char *s, struct sockaddr_storage *ss, int max)
 {
