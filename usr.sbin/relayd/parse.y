@@ -1106,8 +1106,10 @@ httpflags	: HEADERLEN NUMBER		{
 
 /* Filter rules */
 filterrule	: action rulelog ruledir quick ruleaf rulesrc ruledst	{
-			if (rule != NULL)	/* left by an error */
+			if (rule != NULL) {	/* left by an error */
 				rule_free(rule);
+				rule = NULL;
+			}
 			free(rulefile);
 			rulefile = NULL;
 			if ($1 == RULE_ACTION_MATCH && $2) {
