@@ -873,7 +873,8 @@ tcpflags	: SACK			{ proto->tcpflags |= TCPFLAG_SACK; }
 			proto->tcpbacklog = $2;
 		}
 		| SOCKET BUFFER NUMBER	{
-			if ($3 < 0 || $3 > INT_MAX) {
+			/* 0 as OpenBSD -current: the smallest buffer there is */
+			if ($3 <= 0 || $3 > INT_MAX) {
 				yyerror("invalid socket buffer size: %lld",
 				    (long long)$3);
 				YYERROR;
