@@ -21,6 +21,7 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <limits.h>
@@ -309,15 +310,37 @@ ERR_TC(err_prefork, "prefork 33\n",
 ATF_TC_WITHOUT_HEAD(err_socket_long);
 ATF_TC_BODY(err_socket_long, tc)
 {
-	static char	 buf[PATH_MAX + 64];
-	size_t		 i;
+	static char		 buf[PATH_MAX + 64];
+	char			 err[128];
+	struct sockaddr_un	 sun;
+	size_t			 i;
 
+	(void)snprintf(err, sizeof(err), "t.conf:1: socket path too long "
+	    "(at most %zu bytes)\n", sizeof(sun.sun_path) - 1);
 	(void)strlcpy(buf, "socket \"/", sizeof(buf));
 	for (i = strlen(buf); i < PATH_MAX + 16; i++)
 		buf[i] = 'a';
 	buf[i] = '\0';
 	(void)strlcat(buf, "\"\n", sizeof(buf));
-	parse_fails(buf, "t.conf:1: socket path too long\n");
+	parse_fails(buf, err);
+	/* a byte more than a unix socket's address holds */
+	(void)snprintf(buf, sizeof(buf), "socket \"/%0*d\"\n",
+	    (int)sizeof(sun.sun_path) - 1, 0);
+	parse_fails(buf, err);
+}
+
+/* The longest control socket path a unix socket's address holds. */
+ATF_TC_WITHOUT_HEAD(socket_longest);
+ATF_TC_BODY(socket_longest, tc)
+{
+	static char		 buf[PATH_MAX + 256];
+	struct sockaddr_un	 sun;
+	struct relayd		*env;
+
+	(void)snprintf(buf, sizeof(buf), "socket \"/%0*d\"\n" RELAY_OK,
+	    (int)sizeof(sun.sun_path) - 2, 0);
+	env = parse_ok(buf);
+	ATF_CHECK_EQ(strlen(env->sc_conf.socket), sizeof(sun.sun_path) - 1);
 }
 ERR_TC(err_splice_engine, "splice engine sockmap\n",
     "t.conf:1: unknown splice engine: sockmap (auto, copy or pipe)\n")
@@ -600,6 +623,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_interval);
 	ATF_TP_ADD_TC(tp, err_prefork);
 	ATF_TP_ADD_TC(tp, err_socket_long);
+	ATF_TP_ADD_TC(tp, socket_longest);
 	ATF_TP_ADD_TC(tp, err_splice_engine);
 	ATF_TP_ADD_TC(tp, err_timeout);
 	ATF_TP_ADD_TC(tp, err_rule_match_set);

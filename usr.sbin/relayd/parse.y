@@ -379,8 +379,8 @@ main		: INTERVAL NUMBER		{
 			    strlcpy(conf->sc_conf.socket, $2,
 			    sizeof(conf->sc_conf.socket)) >=
 			    sizeof(conf->sc_conf.socket)) {
-				yyerror("socket path too long: %s (at most %zu "
-				    "bytes)", $2, unix_path_max());
+				yyerror("socket path too long (at most %zu "
+				    "bytes)", unix_path_max());
 				FREEARG($2);
 				YYERROR;
 			}
@@ -401,8 +401,8 @@ main		: INTERVAL NUMBER		{
 			    strlcpy(conf->sc_conf.rsocket, $2,
 			    sizeof(conf->sc_conf.rsocket)) >=
 			    sizeof(conf->sc_conf.rsocket)) {
-				yyerror("invalid restricted socket path: %s (at "
-				    "most %zu bytes)", $2, unix_path_max());
+				yyerror("invalid restricted socket path (at "
+				    "most %zu bytes)", unix_path_max());
 				FREEARG($2);
 				YYERROR;
 			}
