@@ -255,7 +255,7 @@ typedef struct {
 %type	<v.string>	string macroval tablename value interface
 %type	<v.number>	loglevel opttls port retry prototype checktls
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
-%type	<v.number>	action rulelog ruledir quick ruleaf key_option optmatch
+%type	<v.number>	action rulelog ruledir ruledirlog quick ruleaf key_option optmatch
 %type	<v.number>	kvmatch kvmatch1
 %type	<v.number>	redirect_proto optproxyproto optport pflog
 %type	<v.string>	hostname optcrl
@@ -1106,14 +1106,14 @@ httpflags	: HEADERLEN NUMBER		{
 		;
 
 /* Filter rules */
-filterrule	: action rulelog ruledir quick ruleaf rulesrc ruledst	{
+filterrule	: action ruledirlog quick ruleaf rulesrc ruledst	{
 			if (rule != NULL) {	/* left by an error */
 				rule_free(rule);
 				rule = NULL;
 			}
 			free(rulefile);
 			rulefile = NULL;
-			if ($1 == RULE_ACTION_MATCH && $2) {
+			if ($1 == RULE_ACTION_MATCH && ($2 >> 8)) {
 				yyerror("match log: only pass and block rules "
 				    "log what they decide");
 				YYERROR;
@@ -1126,21 +1126,21 @@ filterrule	: action rulelog ruledir quick ruleaf rulesrc ruledst	{
 				    "%s: no effect, as on OpenBSD", file->name,
 				    yylval.lineno, proto->name);
 			rule->rule_action = $1;
-			rule->rule_dir = $3;
-			rule->rule_flags = $2 | $4;
-			rule->rule_af = $5;
-			rule->rule_src = $6;
-			rule->rule_dst = $7;
+			rule->rule_dir = $2 & 0xff;
+			rule->rule_flags = ($2 >> 8) | $3;
+			rule->rule_af = $4;
+			rule->rule_src = $5;
+			rule->rule_dst = $6;
 			rule->rule_lineno = yylval.lineno;
 			rulefile = NULL;
 			rulekey = KEY_TYPE_NONE;
-			if (($5 != AF_UNSPEC && (($6.addr.ss_family != 0 &&
-			    $6.addr.ss_family != $5) ||
-			    ($7.addr.ss_family != 0 &&
-			    $7.addr.ss_family != $5))) ||
+			if (($4 != AF_UNSPEC && (($5.addr.ss_family != 0 &&
+			    $5.addr.ss_family != $4) ||
 			    ($6.addr.ss_family != 0 &&
-			    $7.addr.ss_family != 0 &&
-			    $6.addr.ss_family != $7.addr.ss_family)) {
+			    $6.addr.ss_family != $4))) ||
+			    ($5.addr.ss_family != 0 &&
+			    $6.addr.ss_family != 0 &&
+			    $5.addr.ss_family != $6.addr.ss_family)) {
 				yyerror("address family mismatch");
 				free(rule);
 				rule = NULL;
@@ -1164,13 +1164,28 @@ action		: PASS				{ $$ = RULE_ACTION_PASS; }
 		| MATCH				{ $$ = RULE_ACTION_MATCH; }
 		;
 
-/* OpenBSD -current's: the rule logs the requests it decides */
+/*
+ * OpenBSD -current's "pass log", "block log": the rule logs what it
+ * decides.  log may come before or after the direction (pf's order,
+ * "pass in log"): the direction, and the flags above it.
+ */
+ruledirlog	: rulelog			{
+			$$ = RELAY_DIR_REQUEST | ($1 << 8);
+		}
+		| rulelog ruledir rulelog	{
+			if ($1 && $3) {
+				yyerror("log given twice in a rule");
+				YYERROR;
+			}
+			$$ = $2 | (($1 | $3) << 8);
+		}
+		;
+
 rulelog		: /* empty */			{ $$ = 0; }
 		| LOG				{ $$ = RULE_FLAG_LOG; }
 		;
 
-ruledir		: /* empty */			{ $$ = RELAY_DIR_REQUEST; }
-		| REQUEST			{ $$ = RELAY_DIR_REQUEST; }
+ruledir		: REQUEST			{ $$ = RELAY_DIR_REQUEST; }
 		| RESPONSE			{ $$ = RELAY_DIR_RESPONSE; }
 		;
 
