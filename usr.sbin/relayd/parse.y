@@ -401,8 +401,13 @@ main		: INTERVAL NUMBER		{
 			    strlcpy(conf->sc_conf.rsocket, $2,
 			    sizeof(conf->sc_conf.rsocket)) >=
 			    sizeof(conf->sc_conf.rsocket)) {
-				yyerror("invalid restricted socket path (at "
-				    "most %zu bytes)", unix_path_max());
+				if (*$2 == '\0')
+					yyerror("invalid restricted socket "
+					    "path: empty");
+				else
+					yyerror("invalid restricted socket "
+					    "path (at most %zu bytes)",
+					    unix_path_max());
 				FREEARG($2);
 				YYERROR;
 			}
