@@ -407,6 +407,31 @@ bad_input_cleanup()
 	stop_all
 }
 
+atf_test_case af_mapping cleanup
+af_mapping_head()
+{
+	atf_set descr "forward to <table> ... inet: a dns relay sends the queries for an IPv6 host to the IPv4 address of its last four bytes"
+	atf_set timeout 60
+}
+af_mapping_body()
+{
+	require_daemon
+	require_dig
+	port=$(start_dns one)
+	# ::7f00:1 is no address of this host; mapped, it is 127.0.0.1
+	CHECK=inet dns_conf "::7f00:1"
+	start_relayd
+	q a.test TXT >answer
+	atf_check -o inline:"\"one\"\n" cat answer
+	wait_log 5 "^relay dns, session [0-9]* (" || atf_fail "no end line"
+	atf_check -o match:"^relay dns, session [0-9]* \([0-9]* active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$port, session closed$" \
+	    grep "^relay dns, session [0-9]* (" relayd.log
+}
+af_mapping_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case answers
@@ -420,4 +445,5 @@ atf_init_test_cases()
 	atf_add_test_case timeout
 	atf_add_test_case reload_in_flight
 	atf_add_test_case bad_input
+	atf_add_test_case af_mapping
 }

@@ -24,6 +24,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +294,79 @@ ATF_TC_BODY(ipv6_and_service_names, tc)
 
 	ATF_CHECK_EQ(r->rl_conf.ss.ss_family, AF_INET6);
 	ATF_CHECK_EQ(r->rl_conf.dstport, 80);
+}
+
+/* An address for the mapping tests: "ADDR" of either family, port 80. */
+static struct sockaddr_storage
+mkss(const char *addr)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(80);
+	} else {
+		ATF_REQUIRE(inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1);
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(80);
+	}
+	return (ss);
+}
+
+/* ss_mapaf(ADDR, AF) must give WANT (NULL: refused, ADDR unchanged). */
+static void
+mapaf_is(const char *addr, const char *af, const char *want)
+{
+	struct sockaddr_storage	 ss = mkss(addr), map, old;
+	char			 buf[INET6_ADDRSTRLEN];
+
+	memset(&map, 0, sizeof(map));
+	if (strcmp(af, "inet") == 0)
+		map.ss_family = AF_INET;
+	else if (strcmp(af, "") != 0)
+		map = mkss(af);
+	old = ss;
+	if (want == NULL) {
+		ATF_CHECK_EQ_MSG(ss_mapaf(&ss, &map), -1, "%s %s", addr, af);
+		ATF_CHECK_MSG(memcmp(&ss, &old, sizeof(ss)) == 0,
+		    "%s %s changed", addr, af);
+		return;
+	}
+	ATF_CHECK_EQ_MSG(ss_mapaf(&ss, &map), 0, "%s %s", addr, af);
+	ATF_CHECK_STREQ_MSG(print_host(&ss, buf, sizeof(buf)), want,
+	    "%s %s", addr, af);
+	ATF_CHECK_EQ(ss_port(&ss), 80);
+	ATF_CHECK_EQ(ss_len(&ss), strchr(want, ':') != NULL ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+}
+
+/* forward ... inet | inet6 prefix: the address a session connects to. */
+ATF_TC_WITHOUT_HEAD(forward_af_mapping);
+ATF_TC_BODY(forward_af_mapping, tc)
+{
+	/* IPv6 to IPv4: its last four bytes */
+	mapaf_is("64:ff9b::a01:203", "inet", "10.1.2.3");
+	mapaf_is("::ffff:192.0.2.1", "inet", "192.0.2.1");
+	mapaf_is("::7f00:1", "inet", "127.0.0.1");
+	/* IPv4 into the prefix, whose last four bytes it replaces */
+	mapaf_is("10.1.2.3", "64:ff9b::", "64:ff9b::a01:203");
+	mapaf_is("192.0.2.1", "2001:db8::ffff:ffff", "2001:db8::c000:201");
+	mapaf_is("127.0.0.1", "::ffff:0:0", "::ffff:127.0.0.1");
+	/* the family asked for already, or no mapping: unchanged */
+	mapaf_is("10.1.2.3", "inet", "10.1.2.3");
+	mapaf_is("2001:db8::1", "64:ff9b::", "2001:db8::1");
+	mapaf_is("2001:db8::1", "", "2001:db8::1");
+	mapaf_is("10.1.2.3", "", "10.1.2.3");
+	/* nothing to connect to: any, broadcast, multicast */
+	mapaf_is("::", "inet", NULL);
+	mapaf_is("64:ff9b::ffff:ffff", "inet", NULL);
+	mapaf_is("64:ff9b::e000:1", "inet", NULL);
+	mapaf_is("0.0.0.0", "64:ff9b::", NULL);
+	mapaf_is("255.255.255.255", "64:ff9b::", NULL);
+	mapaf_is("239.1.2.3", "64:ff9b::", NULL);
 }
 
 /* Errors: one test case per message */
@@ -615,6 +691,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, protocol_tcp_options);
 	ATF_TP_ADD_TC(tp, listen_twice_clones);
 	ATF_TP_ADD_TC(tp, ipv6_and_service_names);
+	ATF_TP_ADD_TC(tp, forward_af_mapping);
 
 	ATF_TP_ADD_TC(tp, err_syntax);
 	ATF_TP_ADD_TC(tp, err_include);

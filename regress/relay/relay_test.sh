@@ -641,6 +641,66 @@ fd_exhaustion_cleanup()
 	stop_all
 }
 
+atf_test_case forward_af_mapping cleanup
+forward_af_mapping_head()
+{
+	atf_set descr "forward ... inet and inet6 PREFIX: the relay connects to the destination mapped into the other family; one mapped to a multicast address fails"
+	atf_set require.user root
+	atf_set timeout 60
+}
+forward_af_mapping_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	l1=$(freeport) l2=$(freeport) l3=$(freeport) l4=$(freeport)
+	# ::7f00:1 is no address of this host: only its mapping reaches
+	# the backend on 127.0.0.1
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+table <v6> { ::7f00:1 }
+relay m4 {
+	listen on 127.0.0.1 port $l1
+	forward to ::7f00:1 port $bport inet
+}
+relay m4t {
+	listen on 127.0.0.1 port $l2
+	forward to <v6> port $bport inet
+}
+relay m6 {
+	listen on 127.0.0.1 port $l3
+	forward to 127.0.0.1 port $bport inet6 ::ffff:0:0
+}
+relay bad {
+	listen on 127.0.0.1 port $l4
+	forward to 64:ff9b::e000:1 port $bport inet
+}
+CONF
+	atf_check -o match:"forward to ::127\.0\.0\.1 port $bport inet\$" \
+	    -o match:"forward to <v6:$bport> port $bport mode roundrobin inet\$" \
+	    -o match:"forward to 127.0.0.1 port $bport inet6 ::ffff:0\.0\.0\.0\$" \
+	    -e inline:"configuration OK\n" "$RELAYD" -nv -f relayd.conf
+	RELAYS=4 PREFORK=1 start_relayd
+	for p in $l1 $l2 $l3; do
+		atf_check -o match:"^ok 1 streams 100000 bytes" \
+		    "$RTOOL" client "$p" 1 100000 10
+	done
+	atf_check -o match:"^FAIL 1 streams 0 bytes" -e ignore -s exit:1 \
+	    "$RTOOL" client "$l4" 1 1000 10
+	wait_log 10 "^relay bad, session [0-9]* (" || atf_fail "no end line"
+	wait_log 10 "^relay m6, session [0-9]* (" || atf_fail "no end line"
+	atf_check -o match:"^relay m4, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$bport, done\$" \
+	    -o match:"^relay m4t, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$bport, done\$" \
+	    -o match:"^relay m6, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> ::ffff:127\.0\.0\.1:$bport, done\$" \
+	    -o match:"^relay bad, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 64:ff9b::e000:1:$bport, connect failed\$" \
+	    cat relayd.log
+}
+forward_af_mapping_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case integrity_pipe
@@ -665,4 +725,5 @@ atf_init_test_cases()
 	atf_add_test_case lb_loadbalance
 	atf_add_test_case lb_hash
 	atf_add_test_case fd_exhaustion
+	atf_add_test_case forward_af_mapping
 }

@@ -3,7 +3,8 @@
 # relay and a server, joined by two veth pairs; the relay's namespace gets
 # the nft rules and policy routing relayd.conf(5) gives.  Everything is
 # torn down by the cleanup, pass or fail.  A PROXY protocol case uses the
-# same namespaces without firewall rules.
+# same namespaces without firewall rules; a NAT64 case maps redirected
+# destinations into the other address family.
 #
 #   client 10.77.1.2 fd77:1::2 --- 10.77.1.1 fd77:1::1 relay
 #   relay  10.77.2.1 fd77:2::1 --- 10.77.2.2 fd77:2::2 server
@@ -287,6 +288,61 @@ proxy_protocol_netns_cleanup()
 	cleanup_ns
 }
 
+atf_test_case nat64_nat_lookup cleanup
+nat64_nat_lookup_head()
+{
+	atf_set descr "forward to nat lookup inet and inet6 PREFIX: IPv6 clients of 64:ff9b::/96 reach an IPv4 server, IPv4 clients an IPv6 server at the prefix"
+	atf_set require.user root
+	atf_set timeout 60
+}
+nat64_nat_lookup_body()
+{
+	require_netns
+	setup_ns
+	# 10.77.2.2 in the server's IPv6 prefix: fd77:2::a4d:202, on the
+	# server's end of the link (named by netns3 in lib.sh)
+	# shellcheck disable=SC2154
+	ip -n "$S" addr add fd77:2::a4d:202/64 dev "rs$id" nodad ||
+	    atf_fail "ip addr add"
+	ip netns exec "$R" nft -f - <<NFT || atf_fail "nft"
+table inet relayd {
+	chain prerouting {
+		type nat hook prerouting priority dstnat;
+		ip6 daddr 64:ff9b::/96 tcp dport 9002 redirect to :8083
+		ip daddr 10.77.2.2 tcp dport 9003 redirect to :8084
+	}
+}
+NFT
+	start_server 9002
+	start_server 9003
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay nat64 {
+	listen on fd77:1::1 port 8083
+	forward to nat lookup inet
+}
+relay nat46 {
+	listen on 10.77.1.1 port 8084
+	forward to nat lookup inet6 fd77:2::
+}
+CONF
+	RELAYS=2 start_relayd_ns
+	# the server says whom it saw: the relay over IPv4 for the IPv6
+	# client, over IPv6 for the IPv4 one
+	answer_is 64:ff9b::a4d:202 9002 "peer 10.77.2.1"
+	answer_is 10.77.2.2 9003 "peer [fd77:0002:0000:0000:0000:0000:0000:0001]"
+	wait_log 10 "relay nat46, session .*, done" || atf_fail "no end line"
+	atf_check -o match:"relay nat64, session [0-9]+ \(1 active\), 0, fd77:1::2 -> 10\.77\.2\.2:9002, done" \
+	    -o match:"relay nat46, session [0-9]+ \(1 active\), 0, 10\.77\.1\.2 -> fd77:2::a4d:202:9003, done" \
+	    cat relayd.log
+}
+nat64_nat_lookup_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case transparent_forward
@@ -294,4 +350,5 @@ atf_init_test_cases()
 	atf_add_test_case forward_to_nat_lookup
 	atf_add_test_case missing_policy_route
 	atf_add_test_case proxy_protocol_netns
+	atf_add_test_case nat64_nat_lookup
 }

@@ -175,7 +175,6 @@ static int			 valmatch;	/* of the last value */
 static int			 rlay_proto_set;
 
 int		 parse_noresolve;	/* fuzzing: numeric addresses only */
-static int	 unimplemented;
 
 static int	 host_resolve(const char *, struct sockaddr_storage *, int);
 static size_t	 unix_path_max(void);
@@ -195,7 +194,7 @@ static int	 sockperm_ok(void);
 static int	 table_unix(struct table *);
 static int	 parse_hashkey(const char *, uint8_t *);
 static uint32_t	 rdr_seed(const char *, const uint8_t *);
-static void	 not_implemented(const char *);
+static int	 dstaf_set(int, const struct in6_addr *);
 static void	 needs_pf(const char *);
 static int	 rdr_name_taken(const char *, const char *);
 static int	 rdr_table(int, char **, char **);
@@ -1831,21 +1830,20 @@ forwardspec	: tablename tableopts_l		{
 
 dstaf		: /* empty */
 		| INET				{
-			not_implemented("forward ... inet");
-			rlay->rl_conf.dstaf.ss_family = AF_INET;
+			if (dstaf_set(AF_INET, NULL) == -1)
+				YYERROR;
 		}
 		| INET6 STRING			{
-			struct sockaddr_in6	*sin6;
+			struct in6_addr	 prefix;
 
-			sin6 = (struct sockaddr_in6 *)&rlay->rl_conf.dstaf;
-			if (inet_pton(AF_INET6, $2, &sin6->sin6_addr) != 1) {
+			if (inet_pton(AF_INET6, $2, &prefix) != 1) {
 				yyerror("invalid ipv6 address %s", $2);
 				FREEARG($2);
 				YYERROR;
 			}
 			FREEARG($2);
-			sin6->sin6_family = AF_INET6;
-			not_implemented("forward ... inet6");
+			if (dstaf_set(AF_INET6, &prefix) == -1)
+				YYERROR;
 		}
 		;
 
@@ -2441,15 +2439,28 @@ yyerror(const char *fmt, ...)
 }
 
 /*
- * A construct whose run time comes with a later release: parsed into the
- * configuration, then refused as a whole by parse_config().
+ * forward ... inet | inet6 prefix: the relay maps the destinations of
+ * all its forward lines; a line without it keeps what another gave, two
+ * different ones are an error.
  */
-static void
-not_implemented(const char *what)
+static int
+dstaf_set(int af, const struct in6_addr *prefix)
 {
-	unimplemented++;
-	log_warnx("%s:%d: %s: not implemented yet", file->name,
-	    yylval.lineno, what);
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = af;
+	if (prefix != NULL)
+		sin6->sin6_addr = *prefix;
+	if (rlay->rl_conf.dstaf.ss_family != AF_UNSPEC &&
+	    memcmp(&rlay->rl_conf.dstaf, &ss, sizeof(ss)) != 0) {
+		yyerror("relay %s: one inet or inet6 mapping for all forward "
+		    "lines", rlay->rl_conf.name);
+		return (-1);
+	}
+	rlay->rl_conf.dstaf = ss;
+	return (0);
 }
 
 static void
@@ -3425,8 +3436,6 @@ parse_config(const char *filename, struct relayd *x_conf)
 	memset(&topts, 0, sizeof(topts));
 	rule = NULL;
 	rulefile = NULL;
-	unimplemented = 0;
-	conf->sc_unimplemented = 0;
 	yylval.lineno = 0;
 
 	if ((file = pushfile(filename)) == NULL)
@@ -3467,12 +3476,6 @@ parse_config(const char *filename, struct relayd *x_conf)
 
 	if (errors == 0)
 		errors = check_config();
-	if (errors == 0 && unimplemented > 0) {
-		log_warnx("%s: %d construct%s not implemented yet",
-		    conf->sc_conffile, unimplemented,
-		    unimplemented == 1 ? "" : "s");
-		conf->sc_unimplemented = unimplemented;
-	}
 
 	/* the definitions were only templates for the copies */
 	while ((tb = TAILQ_FIRST(&deftables)) != NULL) {
@@ -3496,7 +3499,7 @@ parse_config(const char *filename, struct relayd *x_conf)
 			sym->used = 0;
 	}
 
-	return (errors || unimplemented ? -1 : 0);
+	return (errors ? -1 : 0);
 }
 
 /* Checks that need the whole file. */

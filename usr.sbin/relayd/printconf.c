@@ -67,6 +67,18 @@ print_addr(struct sockaddr_storage *ss)
 	fputs(print_host(ss, buf, sizeof(buf)), stdout);
 }
 
+/* forward ... inet | inet6 prefix, which a relay gives all its lines */
+static void
+print_dstaf(struct relay_config *rc)
+{
+	if (rc->dstaf.ss_family == AF_INET)
+		printf(" inet");
+	else if (rc->dstaf.ss_family == AF_INET6) {
+		printf(" inet6 ");
+		print_addr(&rc->dstaf);
+	}
+}
+
 static void
 print_check(struct table *tb)
 {
@@ -402,25 +414,25 @@ print_relay(struct relayd *env, struct relay *rlay)
 		}
 		if (rc->dstretry)
 			printf(" retry %d", rc->dstretry);
+		print_dstaf(rc);
 		printf("%s\n", pps);
 	}
-	if (rc->flags & (F_NATLOOK | F_DIVERT))
-		printf("\tforward%s to %s retry %d%s\n",
+	if (rc->flags & (F_NATLOOK | F_DIVERT)) {
+		printf("\tforward%s to %s retry %d",
 		    rc->flags & F_TLSCLIENT ? " with tls" : "",
 		    rc->flags & F_NATLOOK ? "nat lookup" : "destination",
-		    rc->dstretry, pps);
-	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry)
-		printf("\tforward%s to <%s> port %u mode %s%s%s\n",
+		    rc->dstretry);
+		print_dstaf(rc);
+		printf("%s\n", pps);
+	}
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		printf("\tforward%s to <%s> port %u mode %s",
 		    rc->flags & F_TLSCLIENT ? " with tls" : "",
 		    rlt->rlt_table->conf.name, rlt->rlt_table->conf.port,
-		    relay_mode_name(rlt->rlt_mode), pps,
+		    relay_mode_name(rlt->rlt_mode));
+		print_dstaf(rc);
+		printf("%s%s\n", pps,
 		    rlt->rlt_flags & F_BACKUP ? "\t# backup" : "");
-	if (rc->dstaf.ss_family == AF_INET)
-		printf("\t# forward ... inet\n");
-	else if (rc->dstaf.ss_family == AF_INET6) {
-		printf("\t# forward ... inet6 ");
-		print_addr(&rc->dstaf);
-		putchar('\n');
 	}
 	printf("\tsession timeout %lld\n", (long long)rc->timeout.tv_sec);
 	if (rc->flags & F_HASHKEY)

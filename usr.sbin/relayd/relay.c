@@ -1048,8 +1048,16 @@ relay_connect_socket(struct rsession *con)
 	struct relay		*rlay = con->se_relay;
 	struct ctl_bindany	 bnd;
 	struct ctl_unixconnect	 uc;
+	char			 addr[INET6_ADDRSTRLEN];
 	int			 s;
 
+	/* forward ... inet | inet6; an address mapped before stays */
+	if (ss_mapaf(&con->se_out.ss, &rlay->rl_conf.dstaf) == -1) {
+		log_debug("%s: session %d: %s mapped to invalid address",
+		    __func__, con->se_id, print_host(&con->se_out.ss, addr,
+		    sizeof(addr)) != NULL ? addr : "?");
+		return (relay_connect_failed(con, RELAY_CFAIL_SESSION, 0));
+	}
 	if (rlay->rl_conf.flags & F_TRANSPARENT) {
 		if (con->se_in.ss.ss_family != con->se_out.ss.ss_family) {
 			relay_close(con, "transparent forward across address "

@@ -429,7 +429,8 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 		con->se_out.ss = h->conf.ss;
 	} else
 		con->se_out.ss = rlay->rl_conf.dstss;
-	if ((ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL ||
+	if (ss_mapaf(&con->se_out.ss, &rlay->rl_conf.dstaf) == -1 ||
+	    (ds->ds_be = relay_dns_backend(rlay, &con->se_out.ss)) == NULL ||
 	    (ds->ds_dk = relay_dns_sock(rlay, ds->ds_be)) == NULL) {
 		relay_stats_mine(rlay)->cfailed++;
 		relay_close(con, "forward failed", 1);

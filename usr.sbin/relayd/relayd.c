@@ -111,12 +111,8 @@ proc_bytitle(const char *title)
 static void
 parent_config(struct relayd *env, int noaction, int verbose)
 {
-	if (parse_config(env->sc_conffile, env) == -1) {
-		/* -nv still shows what was understood */
-		if (noaction && verbose && env->sc_unimplemented)
-			print_config(env);
+	if (parse_config(env->sc_conffile, env) == -1)
 		exit(1);
-	}
 	if (noaction) {
 		if (verbose)
 			print_config(env);

@@ -1066,7 +1066,6 @@ struct relayd {
 	pid_t			 sc_parentpid;
 	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
 	unsigned int		 sc_nprocinfo;
-	int			 sc_unimplemented; /* parse: constructs */
 	char			 sc_engine[16];	/* pfe: as the relays say */
 	unsigned int		 sc_generation;	/* configurations received */
 	struct ctl_keyopstats	 sc_keyops[PROC_MAX_INSTANCES];	/* pfe */
@@ -1302,6 +1301,8 @@ const char	*printb_flags(const uint32_t, const char *);
 int		 ss_port(struct sockaddr_storage *);
 void		 ss_setport(struct sockaddr_storage *, in_port_t);
 socklen_t	 ss_len(const struct sockaddr_storage *);
+int		 ss_mapaf(struct sockaddr_storage *,
+		    const struct sockaddr_storage *);
 int		 addr_match(struct rule_addr *, struct sockaddr_storage *);
 void		 socket_set_blockmode(int, int);
 int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,

@@ -314,6 +314,45 @@ ss_len(const struct sockaddr_storage *ss)
 	return (sizeof(*ss));
 }
 
+/*
+ * forward ... inet | inet6 prefix: an IPv6 destination goes to the IPv4
+ * address of its last four bytes, an IPv4 one to the IPv6 prefix with
+ * its last four bytes replaced by the IPv4 address; the port stays.  A
+ * destination in af's family already, or af unspecified, stays as it is.
+ * -1 when the address mapped to is none to connect to (any, broadcast,
+ * multicast); ss is left unchanged then.
+ */
+int
+ss_mapaf(struct sockaddr_storage *ss, const struct sockaddr_storage *af)
+{
+	struct sockaddr_storage		 out;
+	struct sockaddr_in		*sin = (struct sockaddr_in *)&out;
+	struct sockaddr_in6		*sin6 = (struct sockaddr_in6 *)&out;
+	const struct sockaddr_in	*in4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6	*in6 = (const struct sockaddr_in6 *)ss;
+	in_addr_t			 a;
+
+	memset(&out, 0, sizeof(out));
+	if (af->ss_family == AF_INET && ss->ss_family == AF_INET6) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = in6->sin6_port;
+		memcpy(&sin->sin_addr, &in6->sin6_addr.s6_addr[12],
+		    sizeof(sin->sin_addr));
+		a = ntohl(sin->sin_addr.s_addr);
+	} else if (af->ss_family == AF_INET6 && ss->ss_family == AF_INET) {
+		memcpy(sin6, af, sizeof(*sin6));
+		sin6->sin6_port = in4->sin_port;
+		memcpy(&sin6->sin6_addr.s6_addr[12], &in4->sin_addr,
+		    sizeof(in4->sin_addr));
+		a = ntohl(in4->sin_addr.s_addr);
+	} else
+		return (0);
+	if (a == INADDR_ANY || a == INADDR_BROADCAST || IN_MULTICAST(a))
+		return (-1);
+	*ss = out;
+	return (0);
+}
+
 /* Is the address in the prefix?  An empty prefix holds everything. */
 int
 addr_match(struct rule_addr *ra, struct sockaddr_storage *ss)
