@@ -3669,6 +3669,18 @@ host_resolve(const char *s, struct sockaddr_storage *ss, int max)
 		sin6->sin6_family = AF_INET6;
 		return (1);
 	}
+	/* an IPv6 address with its scope, fe80::1%em0, whatever is up */
+	if (strchr(s, '%') != NULL) {
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_INET6;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_NUMERICHOST;
+		if (getaddrinfo(s, NULL, &hints, &res0) != 0)
+			return (0);
+		memcpy(sin6, res0->ai_addr, sizeof(*sin6));
+		freeaddrinfo(res0);
+		return (1);
+	}
 
 	if (getifaddrs(&ifap) == 0) {
 		for (family = AF_INET; n == 0 && family != -1;

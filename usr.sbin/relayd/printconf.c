@@ -59,11 +59,19 @@ print_str(const char *s)
 	putchar('"');
 }
 
+/* An address as relayd.conf takes it: a link-local one with its scope. */
 static void
 print_addr(struct sockaddr_storage *ss)
 {
 	char	 buf[NI_MAXHOST];
 
+	if (ss->ss_family == AF_INET6 &&
+	    ((struct sockaddr_in6 *)ss)->sin6_scope_id != 0 &&
+	    getnameinfo((struct sockaddr *)ss, sizeof(struct sockaddr_in6),
+	    buf, sizeof(buf), NULL, 0, NI_NUMERICHOST) == 0) {
+		fputs(buf, stdout);
+		return;
+	}
 	fputs(print_host(ss, buf, sizeof(buf)), stdout);
 }
 
