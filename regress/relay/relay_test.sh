@@ -701,6 +701,55 @@ forward_af_mapping_cleanup()
 	stop_all
 }
 
+atf_test_case listen_both_families cleanup
+listen_both_families_head()
+{
+	atf_set descr "listen on 0.0.0.0 and on :: on one port start together, each takes its own family; :: alone takes no IPv4 client"
+	atf_set require.user root
+	atf_set timeout 60
+}
+listen_both_families_body()
+{
+	require_daemon
+	[ -s /proc/net/if_inet6 ] || atf_skip "no IPv6 on this host"
+	bport=$(start_backend echo echo)
+	lport=$(freeport) l6=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+relay test {
+	listen on 0.0.0.0 port $lport
+	listen on :: port $lport
+	forward to 127.0.0.1 port $bport
+}
+relay six {
+	listen on :: port $l6
+	forward to 127.0.0.1 port $bport
+}
+CONF
+	RELAYS=3 PREFORK=1 start_relayd
+	atf_check -o match:"^ok 1 streams 1000 bytes" \
+	    "$RTOOL" client "$lport" 1 1000 10
+	atf_check -o inline:"hello\n" python3 -c "
+import socket
+s = socket.create_connection(('::1', $lport), 5)
+s.sendall(b'hello\\n')
+s.shutdown(socket.SHUT_WR)
+print(s.makefile().read(), end='')"
+	# an IPv4 client finds nothing listening on ::
+	atf_check -s not-exit:0 -o ignore -e ignore "$RTOOL" probe "$l6"
+	wait_for 10 sh -c "test \$(grep -c '^relay test[0-9:]*, session .*, done\$' relayd.log) -eq 2" ||
+	    atf_fail "not two sessions done"
+	atf_check -o match:"^relay test, session [0-9]+ \(1 active\), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$bport, done\$" \
+	    -o match:"^relay test[0-9]+:$lport, session [0-9]+ \(1 active\), 0, ::1 -> 127\.0\.0\.1:$bport, done\$" \
+	    cat relayd.log
+}
+listen_both_families_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case integrity_pipe
@@ -726,4 +775,5 @@ atf_init_test_cases()
 	atf_add_test_case lb_hash
 	atf_add_test_case fd_exhaustion
 	atf_add_test_case forward_af_mapping
+	atf_add_test_case listen_both_families
 }

@@ -61,6 +61,8 @@ relay_bind(struct relay *rlay, int s, int say)
 
 	if (compat_freebind(s, ss->ss_family) == -1 && errno != ENOPROTOOPT)
 		log_warn("relay %s: freebind", rlay->rl_conf.name);
+	if (sock_v6only(s, ss->ss_family) == -1)
+		return (-1);
 	if (bind(s, (struct sockaddr *)ss, ss_len(ss)) == -1)
 		return (-1);
 	if (!say)

@@ -326,6 +326,7 @@ parent_metrics_listen(struct sockaddr_storage *ss)
 	if ((s = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC |
 	    SOCK_NONBLOCK, IPPROTO_TCP)) == -1 ||
 	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    sock_v6only(s, ss->ss_family) == -1 ||
 	    bind(s, (struct sockaddr *)ss, ss_len(ss)) == -1 ||
 	    listen(s, 16) == -1) {
 		log_warn("metrics: cannot listen on %s port %d",

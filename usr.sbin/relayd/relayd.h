@@ -1301,6 +1301,7 @@ const char	*printb_flags(const uint32_t, const char *);
 int		 ss_port(struct sockaddr_storage *);
 void		 ss_setport(struct sockaddr_storage *, in_port_t);
 socklen_t	 ss_len(const struct sockaddr_storage *);
+int		 sock_v6only(int, int);
 int		 ss_mapaf(struct sockaddr_storage *,
 		    const struct sockaddr_storage *);
 int		 addr_match(struct rule_addr *, struct sockaddr_storage *);

@@ -315,6 +315,21 @@ ss_len(const struct sockaddr_storage *ss)
 }
 
 /*
+ * A listener on an IPv6 address takes IPv6 only, as on OpenBSD: "listen
+ * on ::" beside "listen on 0.0.0.0" on the same port, and IPv4 clients
+ * are not seen as ::ffff:a.b.c.d.
+ */
+int
+sock_v6only(int s, int af)
+{
+	int	 on = 1;
+
+	if (af != AF_INET6)
+		return (0);
+	return (setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)));
+}
+
+/*
  * forward ... inet | inet6 prefix: an IPv6 destination goes to the IPv4
  * address of its last four bytes, an IPv4 one to the IPv6 prefix with
  * its last four bytes replaced by the IPv4 address; the port stays.  A
