@@ -4,7 +4,8 @@
 # the nft rules and policy routing relayd.conf(5) gives.  Everything is
 # torn down by the cleanup, pass or fail.  A PROXY protocol case uses the
 # same namespaces without firewall rules; a NAT64 case maps redirected
-# destinations into the other address family.
+# destinations into the other address family; and one reads what
+# "egress" names in each of them.
 #
 #   client 10.77.1.2 fd77:1::2 --- 10.77.1.1 fd77:1::1 relay
 #   relay  10.77.2.1 fd77:2::1 --- 10.77.2.2 fd77:2::2 server
@@ -343,6 +344,48 @@ nat64_nat_lookup_cleanup()
 	cleanup_ns
 }
 
+atf_test_case listen_on_egress cleanup
+listen_on_egress_head()
+{
+	atf_set descr "listen on egress: the first address of an interface with a default route, IPv4 before IPv6; none without one"
+	atf_set require.user root
+	atf_set timeout 60
+}
+listen_on_egress_body()
+{
+	require_netns
+	netns3 78 e
+	cat >relayd.conf <<CONF
+relay a {
+	listen on egress port 8080
+	forward to 127.0.0.1 port 80
+}
+CONF
+	# the client has default routes through its link, both families
+	atf_check -o match:"^	listen on 10\.78\.1\.2 port 8080\$" \
+	    -e inline:"configuration OK\n" \
+	    ip netns exec "$C" "$RELAYD" -nv -f relayd.conf
+	# the relay has none
+	atf_check -s exit:1 \
+	    -e inline:"relayd.conf:2: invalid listen address: egress\n" \
+	    ip netns exec "$R" "$RELAYD" -n -f relayd.conf
+	# the server without its IPv4 default: its link holds the IPv6 one
+	ip -n "$S" route del default || atf_fail "ip route del"
+	atf_check -o match:"^	listen on 10\.78\.2\.2 port 8080\$" \
+	    -e inline:"configuration OK\n" \
+	    ip netns exec "$S" "$RELAYD" -nv -f relayd.conf
+	# and without an IPv4 address, an IPv6 one
+	# shellcheck disable=SC2154
+	ip -n "$S" addr del 10.78.2.2/24 dev "es$id" || atf_fail "ip addr del"
+	atf_check -o match:"^	listen on (fd78:2::2|fe80::[0-9a-f:]+%es[0-9]+) port 8080\$" \
+	    -e inline:"configuration OK\n" \
+	    ip netns exec "$S" "$RELAYD" -nv -f relayd.conf
+}
+listen_on_egress_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case transparent_forward
@@ -351,4 +394,5 @@ atf_init_test_cases()
 	atf_add_test_case missing_policy_route
 	atf_add_test_case proxy_protocol_netns
 	atf_add_test_case nat64_nat_lookup
+	atf_add_test_case listen_on_egress
 }

@@ -3688,7 +3688,8 @@ host_resolve(const char *s, struct sockaddr_storage *ss, int max)
 			for (ifa = ifap; ifa != NULL; ifa = ifa->ifa_next) {
 				if (ifa->ifa_addr == NULL ||
 				    ifa->ifa_addr->sa_family != family ||
-				    strcmp(ifa->ifa_name, s) != 0)
+				    (strcmp(ifa->ifa_name, s) != 0 &&
+				    !compat_if_in_group(ifa->ifa_name, s)))
 					continue;
 				memcpy(ss, ifa->ifa_addr, family == AF_INET ?
 				    sizeof(struct sockaddr_in) :

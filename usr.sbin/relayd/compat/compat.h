@@ -87,6 +87,9 @@ int	 compat_minttl(int, int, int);
 void	 compat_bind_noport(int);
 int	 compat_freebind(int, int);
 
+/* ifgroup.c */
+int	 compat_if_in_group(const char *, const char *);
+
 /* sandbox.c */
 int	 compat_sandbox(const char *);
 
