@@ -188,12 +188,14 @@ mkcert()
 	ec)	_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256" ;;
 	esac
 	# shellcheck disable=SC2086
-	openssl req -new $_kopt -nodes -keyout "ssl/private/$1.key" \
-	    -out "$1.csr" -subj "/CN=$1" 2>/dev/null &&
-	printf 'subjectAltName=%s\n' "$3" >"$1.ext" &&
-	openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
+	if ! openssl req -new $_kopt -nodes -keyout "ssl/private/$1.key" \
+	    -out "$1.csr" -subj "/CN=$1" 2>/dev/null ||
+	    ! printf 'subjectAltName=%s\n' "$3" >"$1.ext" ||
+	    ! openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key \
 	    -CAcreateserial -days 2 -extfile "$1.ext" \
-	    -out "ssl/$1.crt" 2>/dev/null || atf_fail "no certificate $1"
+	    -out "ssl/$1.crt" 2>/dev/null; then
+		atf_fail "no certificate $1"
+	fi
 }
 
 # The head of a test's relayd.conf: one relay process, the control
@@ -257,32 +259,32 @@ netns3()
 	id=$$
 	C=${_p}dc$id R=${_p}dr$id S=${_p}ds$id
 	for _ns in $C $R $S; do
-		ip netns add $_ns || atf_fail "netns $_ns"
-		echo $_ns >>ns.list
-		ip -n $_ns link set lo up
+		ip netns add "$_ns" || atf_fail "netns $_ns"
+		echo "$_ns" >>ns.list
+		ip -n "$_ns" link set lo up
 	done
-	ip link add ${_p}c$id type veth peer name ${_p}r$id || atf_fail "veth"
-	ip link add ${_p}s$id type veth peer name ${_p}q$id || atf_fail "veth"
-	ip link set ${_p}c$id netns $C
-	ip link set ${_p}r$id netns $R
-	ip link set ${_p}s$id netns $S
-	ip link set ${_p}q$id netns $R
-	ip -n $C addr add 10.$_n.1.2/24 dev ${_p}c$id
-	ip -n $C addr add fd$_n:1::2/64 dev ${_p}c$id nodad
-	ip -n $R addr add 10.$_n.1.1/24 dev ${_p}r$id
-	ip -n $R addr add fd$_n:1::1/64 dev ${_p}r$id nodad
-	ip -n $R addr add 10.$_n.2.1/24 dev ${_p}q$id
-	ip -n $R addr add fd$_n:2::1/64 dev ${_p}q$id nodad
-	ip -n $S addr add 10.$_n.2.2/24 dev ${_p}s$id
-	ip -n $S addr add fd$_n:2::2/64 dev ${_p}s$id nodad
-	ip -n $C link set ${_p}c$id up
-	ip -n $R link set ${_p}r$id up
-	ip -n $R link set ${_p}q$id up
-	ip -n $S link set ${_p}s$id up
-	ip -n $C route add default via 10.$_n.1.1
-	ip -n $C -6 route add default via fd$_n:1::1
-	ip -n $S route add default via 10.$_n.2.1
-	ip -n $S -6 route add default via fd$_n:2::1
+	ip link add "${_p}c$id" type veth peer name "${_p}r$id" || atf_fail "veth"
+	ip link add "${_p}s$id" type veth peer name "${_p}q$id" || atf_fail "veth"
+	ip link set "${_p}c$id" netns "$C"
+	ip link set "${_p}r$id" netns "$R"
+	ip link set "${_p}s$id" netns "$S"
+	ip link set "${_p}q$id" netns "$R"
+	ip -n "$C" addr add "10.$_n.1.2/24" dev "${_p}c$id"
+	ip -n "$C" addr add "fd$_n:1::2/64" dev "${_p}c$id" nodad
+	ip -n "$R" addr add "10.$_n.1.1/24" dev "${_p}r$id"
+	ip -n "$R" addr add "fd$_n:1::1/64" dev "${_p}r$id" nodad
+	ip -n "$R" addr add "10.$_n.2.1/24" dev "${_p}q$id"
+	ip -n "$R" addr add "fd$_n:2::1/64" dev "${_p}q$id" nodad
+	ip -n "$S" addr add "10.$_n.2.2/24" dev "${_p}s$id"
+	ip -n "$S" addr add "fd$_n:2::2/64" dev "${_p}s$id" nodad
+	ip -n "$C" link set "${_p}c$id" up
+	ip -n "$R" link set "${_p}r$id" up
+	ip -n "$R" link set "${_p}q$id" up
+	ip -n "$S" link set "${_p}s$id" up
+	ip -n "$C" route add default via "10.$_n.1.1"
+	ip -n "$C" -6 route add default via "fd$_n:1::1"
+	ip -n "$S" route add default via "10.$_n.2.1"
+	ip -n "$S" -6 route add default via "fd$_n:2::1"
 }
 
 # Everything a namespace test started, and its namespaces.
