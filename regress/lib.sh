@@ -16,6 +16,13 @@ require_daemon()
 	[ -x "$RELAYD" ] || atf_fail "relayd is not built"
 }
 
+# Does this host have ::1?  (/proc's files have no size for test -s.)
+have_ipv6_loopback()
+{
+	grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 \
+	    2>/dev/null
+}
+
 freeport()
 {
 	"$RTOOL" freeport

@@ -245,7 +245,7 @@ icmp_body()
 {
 	require_daemon
 	hosts="127.0.0.1"
-	[ -s /proc/net/if_inet6 ] && hosts="127.0.0.1, ::1"
+	have_ipv6_loopback && hosts="127.0.0.1, ::1"
 	hce_conf "table <t> { $hosts }
 relay r {
 	listen on 127.0.0.1 port $(freeport)

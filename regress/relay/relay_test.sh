@@ -711,7 +711,7 @@ listen_both_families_head()
 listen_both_families_body()
 {
 	require_daemon
-	[ -s /proc/net/if_inet6 ] || atf_skip "no IPv6 on this host"
+	have_ipv6_loopback || atf_skip "no ::1 on this host"
 	bport=$(start_backend echo echo)
 	lport=$(freeport) l6=$(freeport)
 	cat >relayd.conf <<CONF
