@@ -432,6 +432,42 @@ af_mapping_cleanup()
 	stop_all
 }
 
+atf_test_case listen_both_families cleanup
+listen_both_families_head()
+{
+	atf_set descr "a dns relay on 0.0.0.0 and on :: on one port starts, and answers over both"
+	atf_set timeout 60
+}
+listen_both_families_body()
+{
+	require_daemon
+	require_dig
+	have_ipv6_loopback || atf_skip "no ::1 on this host"
+	port=$(start_dns one)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+table <dns> { 127.0.0.1 }
+dns protocol dnsp
+relay dns {
+	listen on 0.0.0.0 port $lport
+	listen on :: port $lport
+	protocol dnsp
+	forward to <dns> port $port
+}
+CONF
+	RELAYS=2 start_relayd
+	q a.test TXT >answer4
+	atf_check -o inline:"\"one\"\n" cat answer4
+	dig @::1 -p "$lport" +time=3 +tries=1 +short b.test TXT >answer6
+	atf_check -o inline:"\"one\"\n" cat answer6
+}
+listen_both_families_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case answers
@@ -446,4 +482,5 @@ atf_init_test_cases()
 	atf_add_test_case reload_in_flight
 	atf_add_test_case bad_input
 	atf_add_test_case af_mapping
+	atf_add_test_case listen_both_families
 }
