@@ -4112,6 +4112,7 @@ relay_dnscheck(struct relay *r)
 static int
 relay_finish(struct relay *r)
 {
+	char	 hbuf[NI_MAXHOST];
 	int	 i;
 
 	if (nlisten == 0) {
@@ -4131,6 +4132,21 @@ relay_finish(struct relay *r)
 	    TAILQ_EMPTY(&r->rl_tables)) {
 		yyerror("relay %s has no target, rdr, or table",
 		    r->rl_conf.name);
+		relay_free(r);
+		return (-1);
+	}
+	/* every destination ends in dstaf's family: the client's must be it */
+	for (i = 0; i < nlisten; i++) {
+		if ((r->rl_conf.flags & F_TRANSPARENT) == 0 ||
+		    r->rl_conf.dstaf.ss_family == AF_UNSPEC ||
+		    listen_ss[i].ss_family == r->rl_conf.dstaf.ss_family)
+			continue;
+		yyerror("relay %s: transparent forward ... %s connects over "
+		    "%s: a client of listen on %s cannot be its source",
+		    r->rl_conf.name,
+		    r->rl_conf.dstaf.ss_family == AF_INET ? "inet" : "inet6",
+		    r->rl_conf.dstaf.ss_family == AF_INET ? "IPv4" : "IPv6",
+		    print_host(&listen_ss[i], hbuf, sizeof(hbuf)));
 		relay_free(r);
 		return (-1);
 	}
