@@ -17,6 +17,8 @@
 #	GET /status/CODE	that status, no body
 #	GET /headers		the request head as the body
 #	GET /closing		"Connection: close", the connection kept
+#	GET /closing/N		the same once N requests are pipelined
+#				behind it (5 s at most)
 #	GET /slow/N		N bytes, 64 KiB at a time, 50 ms apart
 #	GET /unlisten/S		no more connections taken (the listening
 #				socket closes), then "hello" after S
@@ -227,8 +229,17 @@ def answer(c, method, path, version, headers, raw):
     if path == "/headers":
         respond("200 OK", raw)
         return True
-    if path == "/closing":
-        # says close, and keeps the connection all the same
+    if path == "/closing" or (len(parts) > 2 and parts[1] == "closing"):
+        # says close, and keeps the connection all the same; /closing/N
+        # first waits (5 s at most) for N requests pipelined behind it
+        want = int(parts[2]) if len(parts) > 2 else 0
+        c.sock.settimeout(5)
+        try:
+            while c.buf.count(b"\r\n\r\n") < want:
+                c.fill()
+        except socket.timeout:
+            pass
+        c.sock.settimeout(None)
         respond("200 OK", b"bye\n", "Connection: close\r\n")
         return True
     if len(parts) > 2 and parts[1] == "pause":
