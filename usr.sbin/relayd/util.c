@@ -347,6 +347,9 @@ ss_mapaf(struct sockaddr_storage *ss, const struct sockaddr_storage *af)
 	const struct sockaddr_in6	*in6 = (const struct sockaddr_in6 *)ss;
 	in_addr_t			 a;
 
+	/* no mapping, or the family already: every connect passes here */
+	if (af->ss_family == AF_UNSPEC || af->ss_family == ss->ss_family)
+		return (0);
 	memset(&out, 0, sizeof(out));
 	if (af->ss_family == AF_INET && ss->ss_family == AF_INET6) {
 		sin->sin_family = AF_INET;
