@@ -1000,6 +1000,126 @@ service_notify_bad_config_cleanup()
 	stop_all
 }
 
+# A mount namespace whose /dev is its own, for a syslog daemon of the
+# test's at /dev/log: its pid in ns.pid.
+start_log_ns()
+{
+	if ! command -v unshare >/dev/null || ! command -v nsenter >/dev/null
+	then
+		atf_skip "no unshare(1) and nsenter(1)"
+	fi
+	unshare -m true 2>/dev/null || atf_skip "no mount namespaces here"
+	mkdir hostdev
+	# shellcheck disable=SC2016
+	unshare -m --propagation private sh -c '
+		mount --bind /dev "$1" && mount -t tmpfs -o mode=755 tmpfs /dev &&
+		for d in null zero random urandom; do
+			touch "/dev/$d" && mount --bind "$1/$d" "/dev/$d" || exit 1
+		done
+		touch ns.ready
+		exec sleep 120' sh "$PWD/hostdev" &
+	echo $! >ns.pid
+	wait_for 10 test -f ns.ready || atf_fail "no mount namespace"
+}
+
+# A syslog daemon, as far as relayd sees: the lines of /dev/log to $1.
+# One that stops first goes with its socket, as a restart would.
+start_syslog()
+{
+	if [ -f syslog.pid ]; then
+		kill "$(cat syslog.pid)"
+		wait "$(cat syslog.pid)"
+		nsenter -t "$(cat ns.pid)" -m rm /dev/log
+	fi
+	nsenter -t "$(cat ns.pid)" -m python3 "$TOP/regress/tools/notifyrecv.py" \
+	    /dev/log "$PWD/$1" 9 60 &
+	echo $! >syslog.pid
+	wait_for 10 nsenter -t "$(cat ns.pid)" -m test -S /dev/log ||
+	    atf_fail "no /dev/log"
+}
+
+atf_test_case syslog_restart cleanup
+syslog_restart_head()
+{
+	atf_set descr "the chrooted processes' lines reach a syslog daemon that restarted, or that was not there at start"
+	atf_set require.user root
+	atf_set timeout 90
+}
+syslog_restart_body()
+{
+	require_daemon
+	start_log_ns
+	bport=$(start_backend back echo 60)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+interval 1
+log state changes
+log connection
+socket "$PWD/relayd.sock"
+table <back> { 127.0.0.1 }
+relay test {
+	listen on 127.0.0.1 port $lport
+	forward to <back> port $bport check tcp
+}
+CONF
+	start_syslog log1
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out "$lport" 60 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	# as systemd starts it: no -d, the log goes to syslog
+	NOTIFY_SOCKET=$PWD/notify.sock nsenter -t "$(cat ns.pid)" -m \
+	    "$RELAYD" -f "$PWD/relayd.conf" >relayd.out 2>&1 &
+	echo $! >relayd.pid
+	wait_for 10 grep -q READY=1 notify.out || {
+		cat relayd.out >&2; atf_fail "no READY=1"; }
+	wait_for 10 grep -q "state unknown -> up" log1 ||
+	    atf_fail "no host check line from hce"
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+	# (session 1 is the readiness probe's)
+	wait_for 10 grep -q "relay test, session 2, bytes in 1000" log1 ||
+	    atf_fail "no session line from the relay process"
+	atf_check -o match:"relayd\[[0-9]+\]: startup" cat log1
+	atf_check -o match:"^<30>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} relayd\[[0-9]+\]: relay test, session 2 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, done$" \
+	    cat log1
+
+	# the daemon restarts: a new socket at /dev/log
+	start_syslog log2
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+	wait_for 10 grep -q "relay test, session 3, bytes in 1000" log2 ||
+	    atf_fail "the relay process's line was lost"
+	kill "$(cat back.pid)"
+	wait_for 10 grep -q "state up -> down" log2 ||
+	    atf_fail "hce's line was lost"
+
+	# no daemon for a while: lines then are lost, later ones are not
+	kill "$(cat syslog.pid)"
+	wait "$(cat syslog.pid)"
+	rm syslog.pid
+	nsenter -t "$(cat ns.pid)" -m rm /dev/log
+	_old=$bport
+	bport=$(start_backend back echo 60)
+	sed -i "s/port $_old check/port $bport check/" relayd.conf
+	# a session refused now ("no host up"): its line has nowhere to go
+	"$RTOOL" client "$lport" 1 1000 >/dev/null 2>&1
+	start_syslog log3
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/relayd.sock" reload
+	wait_for 10 grep -q "state unknown -> up" log3 ||
+	    atf_fail "hce's line was lost after syslog came back"
+	# a child told there is no syslog asks again a second later
+	wait_for 10 sh -c "\"$RTOOL\" client $lport 1 1000 >/dev/null &&
+	    grep -q 'relay test, session [0-9]*, bytes in 1000' log3" ||
+	    atf_fail "the relay process's line was lost after syslog came back"
+	# every process still runs
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+	atf_check -o match:"relay[[:space:]]+test[[:space:]]+active" "$RELAYCTL" -s "$PWD/relayd.sock" show relays
+}
+syslog_restart_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case process_tree
@@ -1027,4 +1147,5 @@ atf_init_test_cases()
 	atf_add_test_case service_installed
 	atf_add_test_case service_notify
 	atf_add_test_case service_notify_bad_config
+	atf_add_test_case syslog_restart
 }

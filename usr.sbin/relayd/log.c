@@ -15,8 +15,11 @@
  */
 
 #include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <errno.h>
+#include <paths.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,24 @@ static int		 debug;
 static int		 verbose;
 static const char	*log_procname;
 
+/*
+ * The syslog socket.  A chrooted child cannot open another one by its
+ * path: when a syslog daemon that restarted leaves this one dead, or
+ * there was none at start, a child hands its lines to the parent, which
+ * sends them and passes a fresh socket back (log_setrelay()).
+ */
+static int		 log_facility = LOG_DAEMON;
+static int		 log_fd = -1;
+static int		 log_stream;
+static int		 log_asked;
+static time_t		 log_retry;	/* no socket to be had before */
+static int		 log_relaying;
+static void		(*log_relay)(const char *, size_t, int);
+
+static time_t		 log_now(void);
+static void		 log_send(const char *, size_t);
+static void		 vlog_syslog(int, const char *, va_list);
+
 /* Open syslog now: the socket has to exist before chroot. */
 void
 log_init(int n_debug, int facility)
@@ -38,11 +59,124 @@ log_init(int n_debug, int facility)
 	debug = n_debug;
 	verbose = n_debug;
 	log_procinit(getprogname());
+	log_facility = facility;
 
-	if (!debug)
-		openlog(getprogname(), LOG_PID | LOG_NDELAY, facility);
+	if (!debug && log_fd == -1)
+		log_setsocket(log_connect());
 
 	tzset();
+}
+
+/* A socket connected to the syslog daemon, or -1. */
+int
+log_connect(void)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, type = SOCK_DGRAM;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	(void)strlcpy(sun.sun_path, _PATH_LOG, sizeof(sun.sun_path));
+ again:
+	if ((fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		/* a daemon on a stream socket, as syslog(3) allows */
+		if (errno == EPROTOTYPE && type == SOCK_DGRAM) {
+			type = SOCK_STREAM;
+			goto again;
+		}
+		return (-1);
+	}
+	return (fd);
+}
+
+/*
+ * Take fd as the syslog socket; -1 from the parent: none to be had now,
+ * and a child asks again in a second, not for every line till then.
+ */
+void
+log_setsocket(int fd)
+{
+	int		 type;
+	socklen_t	 len = sizeof(type);
+
+	if (log_asked && fd == -1)
+		log_retry = log_now() + 1;
+	log_asked = 0;
+	if (fd == -1)
+		return;
+	if (log_fd != -1)
+		close(log_fd);
+	log_fd = fd;
+	log_stream = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+	    type == SOCK_STREAM;
+}
+
+/*
+ * A child's way to the parent for lines its socket does not take:
+ * fn(line, len, ask) sends the line, and asks for a socket if ask.
+ */
+void
+log_setrelay(void (*fn)(const char *, size_t, int))
+{
+	log_relay = fn;
+}
+
+/* The parent: a child's line, formatted by the child. */
+void
+log_relayed(const void *data, size_t len)
+{
+	char	 line[LOG_MAXLINE + 1];
+
+	if (len == 0 || len > LOG_MAXLINE)
+		return;
+	memcpy(line, data, len);
+	line[len] = '\0';
+	log_send(line, len);
+}
+
+static time_t
+log_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec);
+}
+
+static void
+log_send(const char *line, size_t len)
+{
+	size_t	 n;
+	int	 retried = 0;
+
+	/* a stream socket needs a delimiter: the NUL after the line */
+	for (;;) {
+		n = len + log_stream;
+		if (log_fd != -1 &&
+		    send(log_fd, line, n, MSG_NOSIGNAL) == (ssize_t)n)
+			return;
+		if (log_fd != -1 && (errno == EINTR || errno == ENOBUFS ||
+		    errno == EAGAIN))
+			return;	/* a line syslog has no room for is lost */
+		if (log_fd != -1) {
+			close(log_fd);
+			log_fd = -1;
+		}
+		if (log_relay != NULL || retried)
+			break;
+		log_setsocket(log_connect());
+		retried = 1;
+	}
+	if (log_relay == NULL || log_relaying ||
+	    (!log_asked && log_now() < log_retry))
+		return;
+	log_relaying = 1;
+	log_relay(line, len, !log_asked);
+	log_asked = 1;
+	log_relaying = 0;
 }
 
 void
@@ -95,9 +229,37 @@ vlog(int pri, const char *fmt, va_list ap)
 		if (write(STDERR_FILENO, buf, n) != n)
 			errno = saved_errno;
 	} else
-		vsyslog(pri, fmt, ap);
+		vlog_syslog(pri, fmt, ap);
 
 	errno = saved_errno;
+}
+
+/* As syslog(3) with LOG_PID: <PRI>Mmm dd hh:mm:ss ident[pid]: message */
+static void
+vlog_syslog(int pri, const char *fmt, va_list ap)
+{
+	char		 line[LOG_MAXLINE + 1], ts[32];
+	struct tm	 tm;
+	time_t		 now;
+	int		 n, m;
+
+	now = time(NULL);
+	if (localtime_r(&now, &tm) == NULL ||
+	    strftime(ts, sizeof(ts), "%b %e %H:%M:%S", &tm) == 0)
+		(void)strlcpy(ts, "-", sizeof(ts));
+	n = snprintf(line, sizeof(line), "<%d>%s %s[%d]: ",
+	    log_facility | LOG_PRI(pri), ts, getprogname(), (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (m < 0)
+		return;
+	n += m;
+	if ((size_t)n > LOG_MAXLINE)
+		n = LOG_MAXLINE;
+	/* with a stream socket the NUL goes too */
+	line[n] = '\0';
+	log_send(line, n);
 }
 
 static void

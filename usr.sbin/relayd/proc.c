@@ -38,6 +38,9 @@ static struct imsgev *
 		    enum privsep_procid, unsigned int);
 static void	 proc_accept(struct privsep *, struct imsg *);
 static void	 proc_sig_handler(int, short, void *);
+static void	 proc_log_relay(const char *, size_t, int);
+
+static struct privsep	*proc_log_ps;
 static __dead void
 		 proc_shutdown(struct privsep *);
 
@@ -106,6 +109,9 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CTL_RDR_DISABLE] = "ctl_rdr_disable",
 	[IMSG_AGENTX_SOCK] = "agentx_sock",
 	[IMSG_KEYOP_STATS] = "keyop_stats",
+	[IMSG_LOG_LINE] = "log_line",
+	[IMSG_LOG_RECONNECT] = "log_reconnect",
+	[IMSG_LOG_SOCKET] = "log_socket",
 };
 
 static const char *const proc_names[PROC_MAX] = {
@@ -401,12 +407,22 @@ proc_run(struct privsep *ps, struct privsep_proc *p,
 	if (ps->ps_ievs[PROC_PARENT][0] == NULL)
 		fatalx("%s: no parent in the process table", __func__);
 	ps->ps_instances[PROC_PARENT] = 1;
+	proc_log_ps = ps;
+	log_setrelay(proc_log_relay);
 
 	if (run != NULL)
 		run(ps, p, arg);
 
 	event_dispatch();
 	proc_shutdown(ps);
+}
+
+/* A child's syslog line that its own socket did not take. */
+static void
+proc_log_relay(const char *line, size_t len, int ask)
+{
+	(void)proc_compose_imsg(proc_log_ps, PROC_PARENT, 0,
+	    ask ? IMSG_LOG_RECONNECT : IMSG_LOG_LINE, 0, -1, line, len);
 }
 
 static __dead void
@@ -496,6 +512,21 @@ proc_dispatch(int fd, short event, void *arg)
 			if (ps->ps_id == PROC_PARENT)
 				fatalx("%s: unexpected procfd", __func__);
 			proc_accept(ps, &imsg);
+			break;
+		case IMSG_LOG_LINE:
+		case IMSG_LOG_RECONNECT:
+			if (ps->ps_id != PROC_PARENT)
+				fatalx("%s: unexpected log line", __func__);
+			log_relayed(imsg.data, IMSG_DATA_SIZE(&imsg));
+			if (imsg.hdr.type == IMSG_LOG_RECONNECT)
+				(void)proc_compose_imsg(ps, iev->peer,
+				    iev->instance, IMSG_LOG_SOCKET, 0,
+				    log_connect(), NULL, 0);
+			break;
+		case IMSG_LOG_SOCKET:
+			if (ps->ps_id == PROC_PARENT)
+				fatalx("%s: unexpected log socket", __func__);
+			log_setsocket(imsg.fd);
 			break;
 		default:
 			if (p->p_cb(fd, p, &imsg) == 0)

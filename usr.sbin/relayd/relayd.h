@@ -159,6 +159,10 @@ enum imsg_type {
 					   every second */
 	IMSG_CTL_STALLED,		/* parent -> pfe: relay processes
 					   not answering */
+	IMSG_LOG_LINE,			/* child -> parent: a syslog line
+					   its own socket did not take */
+	IMSG_LOG_RECONNECT,		/* the same, and a socket asked */
+	IMSG_LOG_SOCKET,		/* parent -> child: a new one */
 	IMSG_MAX
 };
 
@@ -1343,7 +1347,12 @@ struct log_ratelimit {
 #define LOG_RATELIMIT(_interval)	{ (_interval), 0, 0, 0 }
 
 int		 log_ratelimit(struct log_ratelimit *);
+#define LOG_MAXLINE	8192		/* a syslog line, header included */
 void		 log_init(int, int);
+int		 log_connect(void);
+void		 log_setsocket(int);
+void		 log_setrelay(void (*)(const char *, size_t, int));
+void		 log_relayed(const void *, size_t);
 void		 log_procinit(const char *);
 void		 log_setverbose(int);
 int		 log_getverbose(void);
