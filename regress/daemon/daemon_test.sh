@@ -235,6 +235,46 @@ sandbox_violation_lost_child_cleanup()
 	stop_all
 }
 
+atf_test_case sandbox_no_unix_socket cleanup
+sandbox_no_unix_socket_head()
+{
+	atf_set descr "no child may open a unix socket (an abstract one would reach past the chroot); pfe and ca may not connect"
+	atf_set require.user root
+	atf_set timeout 60
+}
+sandbox_no_unix_socket_body()
+{
+	require_daemon
+	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
+	sbtest=$TOP/regress/daemon/relayd-sbtest
+	[ -x "$sbtest" ] || atf_fail "relayd-sbtest is not built"
+	write_conf
+	: >relayd.log
+	# the test build says, once its filter is on, what the calls get
+	RELAYD_SANDBOX_TEST=probe "$sbtest" -dv -f relayd.conf 2>>relayd.log &
+	echo $! >relayd.pid
+	wait_started
+	for proc in relay hce pfe ca; do
+		wait_log 10 "sandbox probe $proc:" ||
+		    atf_fail "no probe from $proc"
+		atf_check -o match:"unix socket: Permission denied" \
+		    grep "sandbox probe $proc:" relayd.log
+	done
+	for proc in relay hce; do
+		atf_check -o match:"connect: Bad file descriptor" \
+		    grep "sandbox probe $proc:" relayd.log
+	done
+	for proc in pfe ca; do
+		atf_check -o match:"connect: Permission denied" \
+		    grep "sandbox probe $proc:" relayd.log
+	done
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+sandbox_no_unix_socket_cleanup()
+{
+	stop_all
+}
+
 atf_test_case sigterm_clean cleanup
 sigterm_clean_head()
 {
@@ -1128,6 +1168,7 @@ atf_init_test_cases()
 	atf_add_test_case launcher_fds_closed
 	atf_add_test_case children_sandboxed
 	atf_add_test_case sandbox_violation_lost_child
+	atf_add_test_case sandbox_no_unix_socket
 	atf_add_test_case sigterm_clean
 	atf_add_test_case lost_child
 	atf_add_test_case second_instance_refused

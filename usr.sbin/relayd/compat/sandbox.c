@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,7 +71,6 @@ static const struct {
 	{ SCMP_SYS(poll),		SB_ALL },
 	{ SCMP_SYS(ppoll),		SB_ALL },
 	{ SCMP_SYS(getsockopt),		SB_ALL },
-	{ SCMP_SYS(connect),		SB_ALL },	/* syslog again */
 	/* time, memory, signals, exit */
 	{ SCMP_SYS(clock_gettime),	SB_ALL },
 	{ SCMP_SYS(gettimeofday),	SB_ALL },
@@ -101,6 +101,7 @@ static const struct {
 	{ SCMP_SYS(getsockname),	SB_RELAY | SB_HCE | SB_PFE },
 	{ SCMP_SYS(getpeername),	SB_RELAY | SB_HCE | SB_PFE },
 	{ SCMP_SYS(shutdown),		SB_RELAY | SB_HCE | SB_PFE },
+	{ SCMP_SYS(connect),		SB_RELAY | SB_HCE },
 	{ SCMP_SYS(bind),		SB_RELAY },
 	/* dns relays: datagrams in batches */
 	{ SCMP_SYS(recvmmsg),		SB_RELAY },
@@ -136,6 +137,28 @@ sandbox_who(const char *name)
 		return (SB_HCE);
 	return (0);
 }
+
+#ifdef RELAYD_SANDBOX_TEST
+static void
+sandbox_probe(const char *name)
+{
+	char	 buf[160], u[64];
+	int	 fd, n;
+
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM, 0)) == -1)
+		(void)strlcpy(u, strerror(errno), sizeof(u));
+	else {
+		(void)strlcpy(u, "allowed", sizeof(u));
+		close(fd);
+	}
+	/* -1: an allowed connect fails on the descriptor, EBADF */
+	n = snprintf(buf, sizeof(buf), "sandbox probe %s: unix socket: %s, "
+	    "connect: %s\n", name, u,
+	    connect(-1, NULL, 0) == -1 ? strerror(errno) : "?");
+	if (n > 0 && (size_t)n < sizeof(buf))
+		(void)write(STDERR_FILENO, buf, n);
+}
+#endif
 
 int
 compat_sandbox(const char *name)
@@ -181,21 +204,26 @@ compat_sandbox(const char *name)
 	    arg_cmp(1, SCMP_CMP_NE, FIONREAD)) < 0)
 		goto done;
 	/*
-	 * socket(2): AF_UNIX for syslog everywhere but in ca, which has no
-	 * socket at all; AF_INET and AF_INET6 for the relays' backends and
-	 * hce's checks.
+	 * socket(2): AF_INET and AF_INET6 for the relays' backends and
+	 * hce's checks, nothing else; no unix socket (not even an abstract
+	 * one, which a chroot does not hide): syslog is the socket opened
+	 * before chroot, or one the parent passes.  A call that is not
+	 * allowed fails rather than kills.
 	 */
-	if (who != SB_CA && seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-	    SCMP_SYS(socket), 1, arg_cmp(0, SCMP_CMP_EQ, AF_UNIX)) < 0)
-		goto done;
 	if ((who & (SB_RELAY | SB_HCE)) &&
 	    (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 	    arg_cmp(0, SCMP_CMP_EQ, AF_INET)) < 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 	    arg_cmp(0, SCMP_CMP_EQ, AF_INET6)) < 0))
 		goto done;
-	if (who == SB_CA && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
-	    SCMP_SYS(socket), 0) < 0)
+	if ((who & (SB_RELAY | SB_HCE)) == 0 &&
+	    (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket),
+	    0) < 0 || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES),
+	    SCMP_SYS(connect), 0) < 0))
+		goto done;
+	if ((who & (SB_RELAY | SB_HCE)) && seccomp_rule_add(ctx,
+	    SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+	    arg_cmp(0, SCMP_CMP_EQ, AF_UNIX)) < 0)
 		goto done;
 
 	if (seccomp_load(ctx) < 0)
@@ -204,6 +232,9 @@ compat_sandbox(const char *name)
 	/* test builds only: a forbidden call, to see the process die */
 	if (t != NULL && strcmp(t, name) == 0)
 		(void)syscall(SYS_execve, "/bin/true", NULL, NULL);
+	/* or what a unix socket and a connect get, said on stderr */
+	if (t != NULL && strcmp(t, "probe") == 0)
+		sandbox_probe(name);
 #endif
 	ret = 0;
  done:
