@@ -371,7 +371,22 @@ ATF_TC_BODY(forward_af_mapping, tc)
 
 /* Errors: one test case per message */
 
-ERR_TC(err_syntax, "relay {\n", "t.conf:1: syntax error\n")
+ERR_TC(err_syntax, "relay {\n", "t.conf:1: syntax error at \"{\"\n")
+/* where the parser stopped: the end of a line, of the file, a word */
+ERR_TC(err_syntax_eol, "interval\n", "t.conf:1: syntax error at end of line\n")
+ERR_TC(err_syntax_eof,
+    "relay r {\n\tlisten on 127.0.0.1 port 80\n\tforward to 127.0.0.1 port 8080\n",
+    "t.conf:3: syntax error at end of file\n")
+ERR_TC(err_syntax_number, "prefork 2 3\n", "t.conf:1: syntax error at 3\n")
+ERR_TC(err_syntax_keyword, "relay http {\n",
+    "t.conf:1: syntax error at \"http\" "
+    "(a keyword: quote it where a name is meant)\n")
+ERR_TC(err_syntax_word, "timeout 1 \"a\tb\"\n",
+    "t.conf:1: syntax error at \"a?b\"\n")
+ERR_TC(err_syntax_long_word,
+    "timeout 1 x12345678901234567890123456789012345678901234567890\n",
+    "t.conf:1: syntax error at "
+    "\"x1234567890123456789012345678901234567890123...\"\n")
 ERR_TC(err_include,
     "include \"/nonexistent/relayd.conf\"\n",
     "/nonexistent/relayd.conf: No such file or directory\n"
@@ -694,6 +709,12 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, forward_af_mapping);
 
 	ATF_TP_ADD_TC(tp, err_syntax);
+	ATF_TP_ADD_TC(tp, err_syntax_eol);
+	ATF_TP_ADD_TC(tp, err_syntax_eof);
+	ATF_TP_ADD_TC(tp, err_syntax_number);
+	ATF_TP_ADD_TC(tp, err_syntax_keyword);
+	ATF_TP_ADD_TC(tp, err_syntax_word);
+	ATF_TP_ADD_TC(tp, err_syntax_long_word);
 	ATF_TP_ADD_TC(tp, err_include);
 	ATF_TP_ADD_TC(tp, err_macro_whitespace);
 	ATF_TP_ADD_TC(tp, err_macro_undefined);

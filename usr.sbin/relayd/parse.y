@@ -56,6 +56,7 @@ static struct file {
 	size_t			 ungetsize;
 	int			 eof_reached;
 	int			 lineno;
+	int			 lastline;	/* of the last word read */
 	int			 errors;
 } *file, *topfile;
 
@@ -68,6 +69,8 @@ static int		 yyerror(const char *, ...)
 			    __attribute__((__format__ (printf, 1, 2)));
 static int		 kw_cmp(const void *, const void *);
 static int		 lookup(char *);
+static void		 syntax_at(char *, size_t);
+static void		 syntax_word(char *, size_t, const char *);
 static int		 yylex_macro(char *, size_t, int *);
 static int		 yylex_quoted(int, char *, size_t);
 static int		 lgetc(int);
@@ -442,7 +445,10 @@ main		: INTERVAL NUMBER		{
 
 			/* ours; "metrics" is not reserved */
 			if (strcmp($1, "metrics") != 0) {
-				yyerror("syntax error");
+				char	 w[48];
+
+				syntax_word(w, sizeof(w), $1);
+				yyerror("syntax error at \"%s\"", w);
 				FREEARG($1);
 				FREEARG($4);
 				YYERROR;
@@ -2422,13 +2428,24 @@ yyerror(const char *fmt, ...)
 	va_list			 ap;
 	char			*msg;
 
+	char			 at[128];
+	int			 syntax;
+
 	file->errors++;
 	/* the parser's own complaint adds nothing to ours */
-	if (strcmp(fmt, "syntax error") == 0 && lastfile == file->name &&
-	    lastline == yylval.lineno)
+	syntax = strcmp(fmt, "syntax error") == 0;
+	if (syntax && lastfile == file->name && lastline == yylval.lineno)
 		return (0);
 	lastfile = file->name;
 	lastline = yylval.lineno;
+	if (syntax) {
+		syntax_at(at, sizeof(at));
+		/* the end of the file: the line of the last thing in it */
+		log_warnx("%s:%d: syntax error%s", file->name,
+		    yychar == 0 && file->lastline > 0 ? file->lastline :
+		    yylval.lineno, at);
+		return (0);
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) == -1)
 		fatalx("yyerror vasprintf");
@@ -3031,6 +3048,60 @@ static const struct keywords keywords[] = {
 	{ "with",		WITH }
 };
 
+/* A word of the file in a message: what was quoted may hold anything. */
+static void
+syntax_word(char *buf, size_t len, const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i + 4 < len && s[i] != '\0'; i++)
+		buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+	(void)strlcpy(buf + i, s[i] != '\0' ? "..." : "", len - i);
+}
+
+/*
+ * Where the parser's "syntax error" stopped: the token it could not
+ * take (yychar, its value in yylval), as the file spells it.
+ */
+static void
+syntax_at(char *buf, size_t len)
+{
+	char		 word[48];
+	size_t		 i;
+
+	switch (yychar) {
+	case 0:
+		(void)strlcpy(buf, " at end of file", len);
+		return;
+	case '\n':
+		(void)strlcpy(buf, " at end of line", len);
+		return;
+	case NUMBER:
+		(void)snprintf(buf, len, " at %lld", (long long)yylval.v.number);
+		return;
+	case STRING:
+		if (yylval.v.string == NULL)
+			break;
+		syntax_word(word, sizeof(word), yylval.v.string);
+		(void)snprintf(buf, len, " at \"%s\"", word);
+		return;
+	default:
+		if (yychar > 0 && yychar < 256 && isprint(yychar)) {
+			(void)snprintf(buf, len, " at \"%c\"", yychar);
+			return;
+		}
+		for (i = 0; i < nitems(keywords); i++)
+			if (keywords[i].k_val == yychar) {
+				(void)snprintf(buf, len, " at \"%s\" (a keyword: "
+				    "quote it where a name is meant)",
+				    keywords[i].k_name);
+				return;
+			}
+		break;
+	}
+	buf[0] = '\0';
+}
+
 static int
 lookup(char *s)
 {
@@ -3185,6 +3256,8 @@ top:
 		; /* nothing */
 
 	yylval.lineno = file->lineno;
+	if (c != '\n' && c != EOF)
+		file->lastline = file->lineno;
 	if (c == '#')
 		while ((c = lgetc(0)) != '\n' && c != EOF)
 			; /* nothing */
