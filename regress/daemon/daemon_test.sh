@@ -1062,8 +1062,9 @@ start_log_ns()
 	wait_for 10 test -f ns.ready || atf_fail "no mount namespace"
 }
 
-# A syslog daemon, as far as relayd sees: the lines of /dev/log to $1.
-# One that stops first goes with its socket, as a restart would.
+# A syslog daemon, as far as relayd sees: the lines of /dev/log to $1,
+# a datagram socket or with $2 "stream" a stream one.  One that stops
+# first goes with its socket, as a restart would.
 start_syslog()
 {
 	if [ -f syslog.pid ]; then
@@ -1071,11 +1072,26 @@ start_syslog()
 		wait "$(cat syslog.pid)"
 		nsenter -t "$(cat ns.pid)" -m rm /dev/log
 	fi
-	nsenter -t "$(cat ns.pid)" -m python3 "$TOP/regress/tools/notifyrecv.py" \
-	    /dev/log "$PWD/$1" 9 60 &
+	nsenter -t "$(cat ns.pid)" -m python3 "$TOP/regress/tools/syslogrecv.py" \
+	    /dev/log "$PWD/$1" "${2:-dgram}" 60 &
 	echo $! >syslog.pid
 	wait_for 10 nsenter -t "$(cat ns.pid)" -m test -S /dev/log ||
 	    atf_fail "no /dev/log"
+}
+
+# relayd in the namespace as systemd starts it: no -d, the log goes to
+# syslog; READY=1 once it runs.
+start_relayd_syslog()
+{
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out "$lport" 60 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	NOTIFY_SOCKET=$PWD/notify.sock nsenter -t "$(cat ns.pid)" -m \
+	    "$RELAYD" -f "$PWD/relayd.conf" >relayd.out 2>&1 &
+	echo $! >relayd.pid
+	wait_for 10 grep -q READY=1 notify.out || {
+		cat relayd.out >&2; atf_fail "no READY=1"; }
 }
 
 atf_test_case syslog_restart cleanup
@@ -1104,16 +1120,7 @@ relay test {
 }
 CONF
 	start_syslog log1
-	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
-	    notify.out "$lport" 60 &
-	echo $! >notify.pid
-	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
-	# as systemd starts it: no -d, the log goes to syslog
-	NOTIFY_SOCKET=$PWD/notify.sock nsenter -t "$(cat ns.pid)" -m \
-	    "$RELAYD" -f "$PWD/relayd.conf" >relayd.out 2>&1 &
-	echo $! >relayd.pid
-	wait_for 10 grep -q READY=1 notify.out || {
-		cat relayd.out >&2; atf_fail "no READY=1"; }
+	start_relayd_syslog
 	wait_for 10 grep -q "state unknown -> up" log1 ||
 	    atf_fail "no host check line from hce"
 	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
@@ -1160,6 +1167,40 @@ syslog_restart_cleanup()
 	stop_all
 }
 
+atf_test_case syslog_stream cleanup
+syslog_stream_head()
+{
+	atf_set descr "a syslog daemon on a stream socket gets the lines, NUL-ended, before and after it restarts"
+	atf_set require.user root
+	atf_set timeout 60
+}
+syslog_stream_body()
+{
+	require_daemon
+	start_log_ns
+	bport=$(start_backend back echo 60)
+	write_conf "$bport"
+	lport=$(cat relay.port)
+	start_syslog log1 stream
+	start_relayd_syslog
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+	wait_for 10 grep -q "relay test, session [0-9]*, bytes in 1000" log1 ||
+	    atf_fail "no session line from a relay process"
+	atf_check -o match:"^<30>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} relayd\\[[0-9]+\\]: startup$" \
+	    cat log1
+	start_syslog log2 stream
+	# three relay processes: each finds its socket gone
+	for n in 1 2 3 4 5 6; do
+		atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+		wait_for 10 sh -c "[ \$(grep -c 'bytes in 1000' log2) -eq $n ]" ||
+		    atf_fail "a session's line was lost"
+	done
+}
+syslog_stream_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case process_tree
@@ -1189,4 +1230,5 @@ atf_init_test_cases()
 	atf_add_test_case service_notify
 	atf_add_test_case service_notify_bad_config
 	atf_add_test_case syslog_restart
+	atf_add_test_case syslog_stream
 }
