@@ -194,6 +194,15 @@ children_sandboxed_cleanup()
 	stop_all
 }
 
+# The test build of relayd, with triggers in its sandbox: in $sbtest.
+require_sbtest()
+{
+	require_daemon
+	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
+	sbtest=$TOP/regress/daemon/relayd-sbtest
+	[ -x "$sbtest" ] || atf_fail "relayd-sbtest is not built"
+}
+
 atf_test_case sandbox_violation_lost_child cleanup
 sandbox_violation_lost_child_head()
 {
@@ -203,10 +212,7 @@ sandbox_violation_lost_child_head()
 }
 sandbox_violation_lost_child_body()
 {
-	require_daemon
-	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
-	sbtest=$TOP/regress/daemon/relayd-sbtest
-	[ -x "$sbtest" ] || atf_fail "relayd-sbtest is not built"
+	require_sbtest
 	for proc in relay ca pfe hce; do
 		write_conf
 		rm -f relayd.log
@@ -244,10 +250,7 @@ sandbox_no_unix_socket_head()
 }
 sandbox_no_unix_socket_body()
 {
-	require_daemon
-	[ "$(uname -s)" = Linux ] || atf_skip "seccomp is Linux's"
-	sbtest=$TOP/regress/daemon/relayd-sbtest
-	[ -x "$sbtest" ] || atf_fail "relayd-sbtest is not built"
+	require_sbtest
 	write_conf
 	: >relayd.log
 	# the test build says, once its filter is on, what the calls get
