@@ -61,8 +61,11 @@ log_init(int n_debug, int facility)
 	log_procinit(getprogname());
 	log_facility = facility;
 
-	if (!debug && log_fd == -1)
+	if (!debug && log_fd == -1) {
 		log_setsocket(log_connect());
+		/* a library's syslog(3) call: our name and facility */
+		openlog(getprogname(), LOG_PID, facility);
+	}
 
 	tzset();
 }
@@ -130,7 +133,8 @@ log_relayed(const void *data, size_t len)
 {
 	char	 line[LOG_MAXLINE + 1];
 
-	if (len == 0 || len > LOG_MAXLINE)
+	/* with -d, a child writes to stderr itself */
+	if (debug || len == 0 || len > LOG_MAXLINE)
 		return;
 	memcpy(line, data, len);
 	line[len] = '\0';

@@ -39,10 +39,10 @@ static struct imsgev *
 static void	 proc_accept(struct privsep *, struct imsg *);
 static void	 proc_sig_handler(int, short, void *);
 static void	 proc_log_relay(const char *, size_t, int);
-
-static struct privsep	*proc_log_ps;
 static __dead void
 		 proc_shutdown(struct privsep *);
+
+static struct privsep	*proc_log_ps;	/* a child's, for its log lines */
 
 static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_NONE] = "none",
