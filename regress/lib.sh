@@ -104,6 +104,27 @@ wait_started()
 	atf_fail "relayd did not start"
 }
 
+# start_relayd_clockstep STEP SECONDS [relayd args]: start relayd whose
+# processes see the wall clock stepped by STEP ("+1h", "-1h") SECONDS
+# after each of them started, and the monotonic clock as it is: what an
+# NTP step at boot, a restored virtual machine or date(1) does to a
+# running daemon, without stepping this host's clock.  libfaketime
+# shifts what the clock calls return; the kernel, the sockets and the
+# timers are the real ones.
+start_relayd_clockstep()
+{
+	_ft=
+	for _f in /usr/lib/*/faketime/libfaketime.so.1; do
+		[ -f "$_f" ] && _ft=$_f
+	done
+	[ -n "$_ft" ] || atf_skip "libfaketime is not installed (make deps)"
+	_step=$1
+	_after=$2
+	shift 2
+	LD_PRELOAD=$_ft FAKETIME=$_step FAKETIME_START_AFTER_SECONDS=$_after \
+	    FAKETIME_DONT_FAKE_MONOTONIC=1 start_relayd "$@"
+}
+
 relayctl()
 {
 	"$RELAYCTL" -s "$PWD/relayd.sock" "$@"

@@ -332,6 +332,34 @@ timeout_cleanup()
 	stop_all
 }
 
+atf_test_case timeout_clock_step_back cleanup
+timeout_clock_step_back_head()
+{
+	atf_set descr "a step back of the wall clock does not keep a query without an answer past the session timeout"
+	atf_set timeout 60
+}
+timeout_clock_step_back_body()
+{
+	require_daemon
+	require_dig
+	port=$(start_dns one)
+	dns_conf "127.0.0.1" "session timeout 3"
+	# an hour back, 2 s after each process started: after the query
+	# below was sent, before its deadline
+	start_relayd_clockstep -1h 2
+	q slow.test A +time=8 >/dev/null &
+	wait_for 5 grep -q slow.test one.port.ids || atf_fail "no query"
+	start=$(date +%s)
+	wait_log 10 "^relay dns, session [0-9]* (1 active), 0, 127\.0\.0\.1 -> 127\.0\.0\.1:$port, udp timeout$" ||
+	    atf_fail "no udp timeout: $(cat relayd.log)"
+	took=$(($(date +%s) - start))
+	[ "$took" -le 5 ] || atf_fail "the timeout took ${took}s"
+}
+timeout_clock_step_back_cleanup()
+{
+	stop_all
+}
+
 atf_test_case reload_in_flight cleanup
 reload_in_flight_head()
 {
@@ -479,6 +507,7 @@ atf_init_test_cases()
 	atf_add_test_case roundrobin
 	atf_add_test_case backend_down
 	atf_add_test_case timeout
+	atf_add_test_case timeout_clock_step_back
 	atf_add_test_case reload_in_flight
 	atf_add_test_case bad_input
 	atf_add_test_case af_mapping

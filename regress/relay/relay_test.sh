@@ -312,6 +312,65 @@ idle_timeout_no_splice_cleanup()
 	stop_all
 }
 
+atf_test_case clock_step_forward cleanup
+clock_step_forward_head()
+{
+	atf_set descr "a step forward of the wall clock does not end a live session, nor count as uptime"
+	atf_set require.user root
+	atf_set timeout 30
+}
+clock_step_forward_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "" "session timeout 3"
+	# an hour forward, 3 s after each process started: in the middle
+	# of the session below, between two of its idle checks
+	start_relayd_clockstep +1h 3
+	# 6 s of one byte every 100 ms, echoed: never idle for 3 s
+	atf_check -o inline:"ok\n" "$RTOOL" trickle "$lport" 6
+	wait_log 10 "^relay test, session 1 " || atf_fail "no session end"
+	sessions_log
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, done\$" \
+	    cat sessions
+	atf_check -o inline:"relay test, session 1, bytes in 60 (spliced 60, copied 0), out 60 (spliced 60, copied 0)\n" \
+	    cat bytes
+	# up for seconds, not for an hour
+	atf_check -o match:"^relayd .*, up 0d 00:00:[0-5][0-9]\$" \
+	    -x "\"$RELAYCTL\" -s \"$PWD/relayd.sock\" status | head -1"
+}
+clock_step_forward_cleanup()
+{
+	stop_all
+}
+
+atf_test_case clock_step_back cleanup
+clock_step_back_head()
+{
+	atf_set descr "a step back of the wall clock does not keep an idle session past its timeout"
+	atf_set require.user root
+	atf_set timeout 40
+}
+clock_step_back_body()
+{
+	require_daemon
+	bport=$(start_backend echo echo)
+	relay_conf "$bport" "" "session timeout 3"
+	# an hour back, 2 s after each process started: after the session
+	# below moved its byte, before its idle check
+	start_relayd_clockstep -1h 2
+	"$RTOOL" idle "$lport" 20 >elapsed
+	sessions_log
+	atf_check -o match:"^relay test, session 1 \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, splice timeout\$" \
+	    cat sessions
+	# closed after about 3 s, not an hour (or the client's 20 s) later
+	atf_check -x "awk '{ exit !(\$1 >= 2.8 && \$1 < 6) }' elapsed"
+}
+clock_step_back_cleanup()
+{
+	stop_all
+}
+
 atf_test_case one_way_traffic_survives cleanup
 one_way_traffic_survives_head()
 {
@@ -762,6 +821,8 @@ atf_init_test_cases()
 	atf_add_test_case backend_resets
 	atf_add_test_case idle_timeout
 	atf_add_test_case idle_timeout_no_splice
+	atf_add_test_case clock_step_forward
+	atf_add_test_case clock_step_back
 	atf_add_test_case one_way_traffic_survives
 	atf_add_test_case half_closed_answer_survives
 	atf_add_test_case long_transfer_survives

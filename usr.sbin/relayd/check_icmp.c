@@ -186,7 +186,7 @@ check_icmp(struct relayd *env, struct timeval *deflt)
 				h->flags &= ~F_CHECK_SENT;
 				continue;
 			}
-			gettimeofday(&h->check_start, NULL);
+			getmonotime(&h->check_start);
 			if (icmp_send(h) == -1) {
 				hce_notify_done(h, HCE_ICMP_WRITE_TIMEOUT);
 				continue;

@@ -48,7 +48,7 @@ check_script(struct relayd *env, struct host *h, struct table *tb)
 	scr.timeout = tb->conf.timeout;
 	(void)strlcpy(scr.name, h->conf.name, sizeof(scr.name));
 	(void)strlcpy(scr.path, tb->conf.path, sizeof(scr.path));
-	gettimeofday(&h->check_start, NULL);
+	getmonotime(&h->check_start);
 	proc_compose(env->sc_ps, PROC_PARENT, IMSG_SCRIPT, &scr, sizeof(scr));
 }
 

@@ -109,7 +109,7 @@ check_tcp(struct host *h, struct table *tb)
 	cte->table = tb;
 	cte->s = -1;
 	h->cte = cte;
-	gettimeofday(&h->check_start, NULL);
+	getmonotime(&h->check_start);
 
 	/* a unix socket is out of reach of the chroot: the parent connects */
 	if (h->conf.ss.ss_family == AF_UNIX) {

@@ -342,7 +342,7 @@ hce_notify_state(struct host *h, enum host_error he, int up)
 	st.up_cnt = h->up_cnt;
 	st.he = he;
 	st.code = h->code;
-	gettimeofday(&now, NULL);
+	getmonotime(&now);
 	if (timerisset(&h->check_start) &&
 	    timercmp(&now, &h->check_start, >=)) {
 		timersub(&now, &h->check_start, &d);

@@ -48,7 +48,6 @@ static time_t		 log_retry;	/* no socket to be had before */
 static int		 log_relaying;
 static void		(*log_relay)(const char *, size_t, int);
 
-static time_t		 log_now(void);
 static void		 log_send(const char *, size_t);
 static void		 vlog_syslog(int, const char *, va_list);
 
@@ -106,7 +105,7 @@ log_setsocket(int fd)
 	socklen_t	 len = sizeof(type);
 
 	if (log_asked && fd == -1)
-		log_retry = log_now() + 1;
+		log_retry = getmonosec() + 1;
 	log_asked = 0;
 	if (fd == -1)
 		return;
@@ -141,15 +140,6 @@ log_relayed(const void *data, size_t len)
 	log_send(line, len);
 }
 
-static time_t
-log_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_sec);
-}
-
 static void
 log_send(const char *line, size_t len)
 {
@@ -175,7 +165,7 @@ log_send(const char *line, size_t len)
 		retried = 1;
 	}
 	if (log_relay == NULL || log_relaying ||
-	    (!log_asked && log_now() < log_retry))
+	    (!log_asked && getmonosec() < log_retry))
 		return;
 	log_relaying = 1;
 	log_relay(line, len, !log_asked);

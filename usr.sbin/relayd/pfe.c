@@ -118,7 +118,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 			fatalx("%s: too many processes", __func__);
 		if (pi.pi_id == PROC_PARENT) {
 			env->sc_parentpid = pi.pi_pid;
-			env->sc_started = time(NULL);
+			env->sc_started = getmonosec();
 		}
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
 		break;
@@ -333,7 +333,7 @@ static void
 pfe_rdr_rate(struct rdr *rdr, struct ctl_rdrstats *st)
 {
 	struct rdr_rate		*r = &rdr->rate;
-	time_t			 now = time(NULL);
+	time_t			 now = getmonosec();
 
 	if (rdr->rate_next == 0) {
 		rdr->rate_next = now + RELAY_STATINTERVAL;
@@ -693,8 +693,9 @@ status_info(struct ctl_status *st)
 	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
 	st->relays_stalled = pfe_stalled;
 	st->parent_pid = env->sc_parentpid;
-	st->started = env->sc_started;
+	/* the wall clock's time of the start, however it was stepped */
 	st->now = time(NULL);
+	st->started = st->now - (getmonosec() - env->sc_started);
 	(void)strlcpy(st->engine, env->sc_engine[0] != '\0' ?
 	    env->sc_engine : "-", sizeof(st->engine));
 	st->generation = env->sc_generation;

@@ -598,7 +598,7 @@ relay_dns_answers(int fd, short event, void *arg)
 			ds->ds_pending = 0;
 			relay_dns_setid(dns_abuf[i], ds->ds_cid);
 			con->se_out.copied = msg[i].msg_len;
-			gettimeofday(&con->se_tv_last, NULL);
+			getmonotime(&con->se_tv_last);
 			if (dns_answers.b_fd != con->se_relay->rl_us) {
 				relay_dns_answers_flush(&dns_answers);
 				dns_answers.b_fd = con->se_relay->rl_us;
@@ -647,7 +647,7 @@ relay_dns_arm(struct relay *rlay)
 
 	if ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) == NULL)
 		return;
-	gettimeofday(&now, NULL);
+	getmonotime(&now);
 	if (timercmp(&ds->ds_deadline, &now, >))
 		timersub(&ds->ds_deadline, &now, &tv);
 	else
@@ -664,7 +664,7 @@ relay_dns_timeout(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
-	gettimeofday(&now, NULL);
+	getmonotime(&now);
 	while ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) != NULL &&
 	    !timercmp(&ds->ds_deadline, &now, >))
 		relay_close(&ds->ds_con, "udp timeout", 1);
@@ -727,7 +727,7 @@ relay_dns_backend(struct relay *rlay, struct sockaddr_storage *ss)
 		TAILQ_INSERT_TAIL(&dns_backends, be, db_entry);
 	}
 	be->db_relayid = rlay->rl_conf.id;
-	be->db_used = time(NULL);
+	be->db_used = getmonosec();
 	return (be);
 }
 
@@ -813,7 +813,7 @@ relay_dns_gc(int fd, short event, void *arg)
 {
 	struct dns_backend	*be, *next;
 	struct timeval		 tv = { RELAY_DNS_IDLE, 0 };
-	time_t			 now = time(NULL);
+	time_t			 now = getmonosec();
 
 	(void)fd;
 	(void)event;

@@ -519,7 +519,7 @@ h2_stream_id(struct h2_session *h2, nghttp2_session *ng, int32_t id)
 static int
 h2_control_frame(struct h2_session *h2)
 {
-	time_t	 now = time(NULL);
+	time_t	 now = getmonosec();
 
 	if (now > h2->h2_tokentime) {
 		h2->h2_tokens += (now - h2->h2_tokentime) * H2_CTRL_RATE;
@@ -1483,7 +1483,7 @@ h2_init(struct rsession *con)
 	h2->h2_maxhdr = proto->httpheaderlen > 0 ? proto->httpheaderlen :
 	    RELAY_MAXHEADERLENGTH;
 	h2->h2_tokens = H2_CTRL_BURST;
-	h2->h2_tokentime = time(NULL);
+	h2->h2_tokentime = getmonosec();
 	evtimer_set(&h2->h2_againev, h2_again, h2);
 	con->se_priv = h2;
 

@@ -266,7 +266,7 @@ parent_run(struct relayd *env, int argc, char *argv[])
 		err(1, "failed to daemonize");
 
 	log_info("startup");
-	env->sc_started = time(NULL);
+	env->sc_started = getmonosec();
 	env->sc_parentpid = getpid();
 
 	event_init();

@@ -1066,7 +1066,7 @@ struct relayd {
 	struct protocol		 sc_proto_default;
 	struct privsep		*sc_ps;
 	int			 sc_reload;
-	time_t			 sc_started;
+	time_t			 sc_started;	/* getmonosec() */
 	pid_t			 sc_parentpid;
 	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
 	unsigned int		 sc_nprocinfo;

@@ -116,6 +116,13 @@ void	 splice_finish(struct rsplice *, int);
 void	 splice_fallback(struct rsplice *);
 off_t	 splice_room(const struct rsplice *, size_t);
 
+/*
+ * util.c: the monotonic clock of the idle limit, and of every other
+ * deadline and duration of relayd's
+ */
+void	 getmonotime(struct timeval *);
+time_t	 getmonosec(void);
+
 /* the back ends, each in its own file */
 extern const struct splice_backend splice_copy_backend;
 extern const struct splice_backend splice_pipe_backend;

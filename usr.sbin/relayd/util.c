@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relayd.h"
@@ -262,6 +263,34 @@ print_host(struct sockaddr_storage *ss, char *buf, size_t len)
 		return (NULL);
 	}
 	return (buf);
+}
+
+/*
+ * Now on the monotonic clock, for every deadline and duration: a step
+ * of the wall clock (NTP at boot, a restored virtual machine, date(1))
+ * neither ends sessions early nor keeps them past their timeout.  The
+ * wall clock is for what people read: log lines, Date headers, when
+ * relayd started.
+ */
+void
+getmonotime(struct timeval *tv)
+{
+	struct timespec	 ts;
+
+	/* it cannot fail; fatal() would log, and logging asks this clock */
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		ts.tv_sec = ts.tv_nsec = 0;
+	TIMESPEC_TO_TIMEVAL(tv, &ts);
+}
+
+/* The same in seconds, for the deadlines counted in seconds. */
+time_t
+getmonosec(void)
+{
+	struct timeval	 tv;
+
+	getmonotime(&tv);
+	return (tv.tv_sec);
 }
 
 /* HH:MM:SS between two times, as relayctl shows age and idle. */
