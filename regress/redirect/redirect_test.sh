@@ -1045,6 +1045,93 @@ unit_capabilities_cleanup()
 	return 0
 }
 
+# relayd in the relay namespace without CAP_NET_ADMIN, as root in a
+# container that does not grant it; its exit status in relayd.rc
+start_relayd_no_net_admin()
+{
+	: >relayd.log
+	rm -f relayd.rc relayd.pid
+	# relayd.pid is relayd's: ip netns exec and setpriv exec it
+	{ sh -c 'echo $$ >relayd.pid; exec "$@"' sh \
+	    ip netns exec "$R" setpriv --bounding-set=-net_admin -- \
+	    "$RELAYD" -dv -f relayd.conf 2>>relayd.log; echo $? >relayd.rc; } &
+	wait_for 10 sh -c "grep -q 'relay_launch: running relay' relayd.log || test -s relayd.rc"
+}
+
+atf_test_case no_net_admin cleanup
+no_net_admin_head()
+{
+	atf_set descr "without CAP_NET_ADMIN relays run and nftables is not asked; redirections and routers are refused at start, with the reason"
+	atf_set require.user root
+	atf_set timeout 60
+}
+no_net_admin_body()
+{
+	require_netns
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	setup_ns
+	start_server 11
+	{ conf_head; cat <<CONF
+prefork 1
+relay "www" {
+	listen on 10.78.1.1 port 80
+	forward to 10.78.2.11 port 8080
+}
+CONF
+	} >relayd.conf
+	start_relayd_no_net_admin
+	[ ! -s relayd.rc ] || { cat relayd.log >&2; atf_fail "relayd exited"; }
+	[ "$(ask 10.78.1.1)" = s11 ] || atf_fail "the relay does not answer"
+	# libnftables writes its own "Operation not permitted (you must be
+	# root)" to stderr when it is asked
+	atf_check -s exit:1 grep -i "not permitted\|must be root\|nftables" \
+	    relayd.log
+	# a reload that adds a redirection is refused; the relay goes on
+	cat >>relayd.conf <<CONF
+table <web> { 10.78.2.11 }
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+	atf_check -s exit:1 -o ignore -e ignore "$RELAYCTL" -s "$PWD/relayd.sock" reload
+	atf_check -o match:"^redirections need CAP_NET_ADMIN, which relayd does not have$" \
+	    cat relayd.log
+	[ "$(ask 10.78.1.1)" = s11 ] || atf_fail "the relay stopped"
+	stop_all
+
+	for what in redirections routers; do
+		{ conf_head; cat <<CONF
+table <web> { 10.78.2.11 }
+CONF
+		if [ $what = redirections ]; then cat <<CONF
+redirect "www" {
+	listen on 10.78.9.9 port 80
+	forward to <web> port 8080 check tcp
+}
+CONF
+		else cat <<CONF
+router "uplinks" {
+	route 10.99.0.0/16
+	forward to <web> port 8080 check tcp
+}
+CONF
+		fi
+		} >relayd.conf
+		start_relayd_no_net_admin
+		wait_for 10 test -s relayd.rc || atf_fail "$what: relayd runs"
+		atf_check -o inline:"1\n" cat relayd.rc
+		atf_check -o inline:"$what need CAP_NET_ADMIN, which relayd does not have\n" \
+		    grep "need CAP_NET_ADMIN" relayd.log
+		atf_check -s exit:1 grep -i "must be root" relayd.log
+		rm -f relayd.pid
+	done
+}
+no_net_admin_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case unit_capabilities
@@ -1059,4 +1146,5 @@ atf_init_test_cases()
 	atf_add_test_case rdr_ownership
 	atf_add_test_case router_ecmp
 	atf_add_test_case pfe_unprivileged
+	atf_add_test_case no_net_admin
 }

@@ -76,6 +76,12 @@ kernel_init(struct relayd *env)
 	kernel_env = env;
 	if (!kernel_available())
 		return (0);
+	/* nothing it could have left, nothing it could remove */
+	if (!compat_net_admin()) {
+		log_debug("%s: no CAP_NET_ADMIN: no table or route of a "
+		    "killed relayd to remove", __func__);
+		return (0);
+	}
 	kernel_route_stale();
 	kernel_rdr_cleanup();
 	have_table = 0;
@@ -97,6 +103,12 @@ kernel_configure(struct relayd *conf)
 
 	if (!kernel_available())
 		return (0);
+	if (!compat_net_admin() && (!TAILQ_EMPTY(&conf->sc_rdrs) ||
+	    !TAILQ_EMPTY(&conf->sc_routers))) {
+		log_warnx("%s need CAP_NET_ADMIN, which relayd does not have",
+		    TAILQ_EMPTY(&conf->sc_rdrs) ? "routers" : "redirections");
+		return (-1);
+	}
 	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry)
 		memset(&rdr->ks, 0, sizeof(rdr->ks));
 	if (kernel_env != NULL && conf != kernel_env)

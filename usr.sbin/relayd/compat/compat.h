@@ -95,6 +95,7 @@ int	 compat_sandbox(const char *);
 
 /* privdrop.c */
 int	 compat_nonewprivs(void);
+int	 compat_net_admin(void);
 int	 compat_getexecpath(const char *, char *, size_t);
 
 #endif /* RELAYD_COMPAT_H */

@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #endif
 
 #include <errno.h>
@@ -35,6 +37,30 @@ compat_nonewprivs(void)
 	return (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 #else
 	return (0);
+#endif
+}
+
+/*
+ * May this process change the kernel's packet filter and routes?  On
+ * Linux it needs CAP_NET_ADMIN, which a container may not give root;
+ * on the BSDs root may.
+ */
+int
+compat_net_admin(void)
+{
+#ifdef __linux__
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(&hdr, 0, sizeof(hdr));
+	memset(data, 0, sizeof(data));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	if (syscall(SYS_capget, &hdr, data) == -1)
+		return (1);		/* the kernel will say */
+	return ((data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &
+	    CAP_TO_MASK(CAP_NET_ADMIN)) != 0);
+#else
+	return (geteuid() == 0);
 #endif
 }
 
