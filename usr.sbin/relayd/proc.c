@@ -386,7 +386,8 @@ proc_run(struct privsep *ps, struct privsep_proc *p,
 	if (compat_nonewprivs() == -1)
 		fatal("%s: no_new_privs", __func__);
 
-	event_init();
+	/* deadlines keep time with the loop's timers */
+	getevtime_init(event_init());
 
 	signal_set(&ps->ps_evsigint, SIGINT, proc_sig_handler, ps);
 	signal_set(&ps->ps_evsigterm, SIGTERM, proc_sig_handler, ps);

@@ -593,7 +593,7 @@ relay_session_init(struct rsession *con, struct relay *rlay,
 	con->se_relayid = rlay->rl_conf.id;
 	con->se_ops = ops;
 	TAILQ_INIT(&con->se_links);
-	getmonotime(&con->se_tv_start);
+	getevtime(&con->se_tv_start);
 }
 
 /*
@@ -880,7 +880,7 @@ relay_tcp_connected(struct rsession *con)
 {
 	if (evbuffer_get_length(bufferevent_get_input(con->se_in.bev)) == 0)
 		return (RELAY_V_DONE);
-	getmonotime(&con->se_tv_last);
+	getevtime(&con->se_tv_last);
 	return (relay_tcp_read(&con->se_in));
 }
 
@@ -1546,7 +1546,7 @@ relay_start_left(struct rsession *con, struct timeval *left)
 
 	if (!timerisset(timeout))
 		return (0);
-	getmonotime(&now);
+	getevtime(&now);
 	timeradd(&con->se_tv_start, timeout, &end);
 	if (!timercmp(&now, &end, <))
 		return (-1);
@@ -1800,7 +1800,7 @@ relay_count_written(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (info->n_deleted == 0)
 		return;
 	from->copied += info->n_deleted;
-	getmonotime(&from->tv_moved);
+	getevtime(&from->tv_moved);
 	from->con->se_tv_last = from->tv_moved;
 }
 
@@ -1924,7 +1924,7 @@ relay_input(struct bufferevent *bev, void *arg)
 	struct rsession		*con = cre->con;
 
 	(void)bev;
-	getmonotime(&con->se_tv_last);
+	getevtime(&con->se_tv_last);
 	relay_act(con, cre, con->se_ops->ro_read(cre));
 }
 
@@ -2021,7 +2021,7 @@ relay_idle_alive(struct ctl_relay_event *cre)
 	}
 	if (!timerisset(&other->tv_moved))
 		return (0);
-	getmonotime(&now);
+	getevtime(&now);
 	timersub(&now, &other->tv_moved, &idle);
 	if (timercmp(&idle, &cre->con->se_relay->rl_conf.timeout, >=))
 		return (0);
@@ -2463,7 +2463,7 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 			cs.cs_last = *splice_lastmove(&con->se_out.sp);
 		if (!timerisset(&cs.cs_last))
 			cs.cs_last = cs.cs_start;
-		getmonotime(&cs.cs_now);
+		getevtime(&cs.cs_now);
 		cs.cs_pid = getpid();
 		cs.cs_instance = ps->ps_instance;
 		cs.cs_running = con->se_cstate == RELAY_CONN_CONNECTED;

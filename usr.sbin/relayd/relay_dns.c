@@ -597,7 +597,7 @@ relay_dns_answers(int fd, short event, void *arg)
 			ds->ds_pending = 0;
 			relay_dns_setid(dns_abuf[i], ds->ds_cid);
 			con->se_out.copied = msg[i].msg_len;
-			getmonotime(&con->se_tv_last);
+			getevtime(&con->se_tv_last);
 			if (dns_answers.b_fd != con->se_relay->rl_us) {
 				relay_dns_answers_flush(&dns_answers);
 				dns_answers.b_fd = con->se_relay->rl_us;
@@ -646,7 +646,7 @@ relay_dns_arm(struct relay *rlay)
 
 	if ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) == NULL)
 		return;
-	getmonotime(&now);
+	getevtime(&now);
 	if (timercmp(&ds->ds_deadline, &now, >))
 		timersub(&ds->ds_deadline, &now, &tv);
 	else
@@ -663,7 +663,7 @@ relay_dns_timeout(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
-	getmonotime(&now);
+	getevtime(&now);
 	while ((ds = TAILQ_FIRST(&rlay->rl_dnsq)) != NULL &&
 	    !timercmp(&ds->ds_deadline, &now, >))
 		relay_close(&ds->ds_con, "udp timeout", 1);

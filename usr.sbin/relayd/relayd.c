@@ -269,7 +269,7 @@ parent_run(struct relayd *env, int argc, char *argv[])
 	env->sc_started = getmonosec();
 	env->sc_parentpid = getpid();
 
-	event_init();
+	getevtime_init(event_init());
 	/* redirections and routers: a clean slate, then this configuration */
 	if (kernel_init(env) == -1 || kernel_configure(env) == -1) {
 		parent_control_cleanup(env);

@@ -307,7 +307,7 @@ splice_start(struct rsplice *sp, int src, int drain, off_t max,
 	sp->sp_arg = arg;
 	if (sp->sp_be == NULL)
 		sp->sp_be = force_copy ? &splice_copy_backend : engine;
-	getmonotime(&sp->sp_lastmove);
+	getevtime(&sp->sp_lastmove);
 
 	busy_src[src] = sp;
 	busy_drain[drain] = sp;
@@ -448,7 +448,7 @@ splice_moved(struct rsplice *sp, size_t n, int kind)
 	sp->sp_count += n;
 	sp->sp_bytes[kind] += n;
 	if (timerisset(&sp->sp_idle))
-		getmonotime(&sp->sp_lastmove);
+		getevtime(&sp->sp_lastmove);
 	if (sp->sp_max != 0 && sp->sp_count >= sp->sp_max) {
 		splice_finish(sp, EFBIG);
 		return (1);
@@ -461,7 +461,7 @@ splice_idle_arm(struct rsplice *sp)
 {
 	struct timeval	 now, due, left;
 
-	getmonotime(&now);
+	getevtime(&now);
 	timeradd(&sp->sp_lastmove, &sp->sp_idle, &due);
 	if (timercmp(&due, &now, <=))
 		timerclear(&left);
@@ -481,7 +481,7 @@ splice_idle(int fd, short event, void *arg)
 	(void)event;
 	if (!sp->sp_active)
 		return;
-	getmonotime(&now);
+	getevtime(&now);
 	timeradd(&sp->sp_lastmove, &sp->sp_idle, &due);
 	if (timercmp(&now, &due, <)) {
 		splice_idle_arm(sp);

@@ -117,9 +117,12 @@ void	 splice_fallback(struct rsplice *);
 off_t	 splice_room(const struct rsplice *, size_t);
 
 /*
- * util.c: the monotonic clock of the idle limit, and of every other
- * deadline and duration of relayd's
+ * util.c: the monotonic clocks, the event loop's of the idle limit and
+ * every other deadline, the exact one of durations
  */
+struct event_base;
+void	 getevtime_init(struct event_base *);
+void	 getevtime(struct timeval *);
 void	 getmonotime(struct timeval *);
 time_t	 getmonosec(void);
 

@@ -265,13 +265,35 @@ print_host(struct sockaddr_storage *ss, char *buf, size_t len)
 	return (buf);
 }
 
+static struct event_base	*evtime_base;
+
+/* The event loop whose timers getevtime() keeps time with. */
+void
+getevtime_init(struct event_base *base)
+{
+	evtime_base = base;
+}
+
 /*
- * Now on the monotonic clock, for every deadline and duration: a step
- * of the wall clock (NTP at boot, a restored virtual machine, date(1))
- * neither ends sessions early nor keeps them past their timeout.  The
- * wall clock is for what people read: log lines, Date headers, when
- * relayd started.
+ * Now on the clock of the event loop's timers, monotonic (a coarse one
+ * on Linux), for every deadline and idle time: a step of the wall clock
+ * (NTP at boot, a restored virtual machine, date(1)) neither ends
+ * sessions early nor keeps them past their timeout, and a time taken
+ * here is never later than the time libevent armed a timer with in a
+ * later turn of the loop, so a timer that fires finds its full timeout
+ * gone.  The wall clock is for what people read: log lines, Date
+ * headers, when relayd started.
  */
+void
+getevtime(struct timeval *tv)
+{
+	if (evtime_base != NULL && event_gettime_monotonic(evtime_base,
+	    tv) == 0)
+		return;
+	getmonotime(tv);
+}
+
+/* Now on the monotonic clock, exactly: for durations. */
 void
 getmonotime(struct timeval *tv)
 {
