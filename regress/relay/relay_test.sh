@@ -338,6 +338,16 @@ clock_step_forward_body()
 	# up for seconds, not for an hour
 	atf_check -o match:"^relayd .*, up 0d 00:00:[0-5][0-9]\$" \
 	    -x "\"$RELAYCTL\" -s \"$PWD/relayd.sock\" status | head -1"
+	# the start time moved with the step, and holds still: a scraper
+	# sees no restart
+	for i in 1 2 3 4 5 6; do
+		"$RELAYCTL" -s "$PWD/relayd.sock" show metrics |
+		    sed -n 's/^relayd_start_time_seconds //p'
+		sleep 0.25
+	done >started
+	atf_check -o inline:"1\n" -x "sort -u started | wc -l"
+	[ "$(head -1 started)" -gt "$(($(date +%s) + 3000))" ] ||
+	    atf_fail "the start time did not move with the clock: $(head -1 started)"
 }
 clock_step_forward_cleanup()
 {

@@ -119,6 +119,7 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		if (pi.pi_id == PROC_PARENT) {
 			env->sc_parentpid = pi.pi_pid;
 			env->sc_started = getmonosec();
+			env->sc_started_wall = time(NULL);
 		}
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
 		break;
@@ -688,14 +689,23 @@ status_info(struct ctl_status *st)
 	struct table	*tb;
 	struct host	*h;
 	unsigned int	 i;
+	time_t		 started;
 
 	memset(st, 0, sizeof(*st));
 	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
 	st->relays_stalled = pfe_stalled;
 	st->parent_pid = env->sc_parentpid;
-	/* the wall clock's time of the start, however it was stepped */
+	/*
+	 * When relayd started, on the wall clock: moved by a step of the
+	 * clock, not by the second now and the uptime may disagree on
+	 * (a scraper would see a restart).
+	 */
 	st->now = time(NULL);
-	st->started = st->now - (getmonosec() - env->sc_started);
+	started = st->now - (getmonosec() - env->sc_started);
+	if (started > env->sc_started_wall + 1 ||
+	    started < env->sc_started_wall - 1)
+		env->sc_started_wall = started;
+	st->started = env->sc_started_wall;
 	(void)strlcpy(st->engine, env->sc_engine[0] != '\0' ?
 	    env->sc_engine : "-", sizeof(st->engine));
 	st->generation = env->sc_generation;

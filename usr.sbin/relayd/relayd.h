@@ -1067,6 +1067,7 @@ struct relayd {
 	struct privsep		*sc_ps;
 	int			 sc_reload;
 	time_t			 sc_started;	/* getmonosec() */
+	time_t			 sc_started_wall;
 	pid_t			 sc_parentpid;
 	struct ctl_procinfo	 sc_procinfo[2 + 2 * PROC_MAX_INSTANCES];
 	unsigned int		 sc_nprocinfo;
