@@ -1061,7 +1061,7 @@ start_relayd_no_net_admin()
 atf_test_case no_net_admin cleanup
 no_net_admin_head()
 {
-	atf_set descr "without CAP_NET_ADMIN relays run and nftables is not asked; redirections and routers are refused at start, with the reason"
+	atf_set descr "without CAP_NET_ADMIN relays run and nftables is not asked; a transparent relay is warned about, redirections and routers are refused, with the reason"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -1077,11 +1077,17 @@ relay "www" {
 	listen on 10.78.1.1 port 80
 	forward to 10.78.2.11 port 8080
 }
+relay "tp" {
+	listen on 10.78.1.1 port 81
+	transparent forward to 10.78.2.11 port 8080
+}
 CONF
 	} >relayd.conf
 	start_relayd_no_net_admin
 	[ ! -s relayd.rc ] || { cat relayd.log >&2; atf_fail "relayd exited"; }
 	[ "$(ask 10.78.1.1)" = s11 ] || atf_fail "the relay does not answer"
+	atf_check -o inline:"relay tp: transparent relaying needs CAP_NET_ADMIN, which relayd does not have: its connections will fail\n" \
+	    grep "relay tp:" relayd.log
 	# libnftables writes its own "Operation not permitted (you must be
 	# root)" to stderr when it is asked
 	atf_check -s exit:1 grep -i "not permitted\|must be root\|nftables" \

@@ -396,15 +396,23 @@ parent_unixconnect(struct privsep *ps, struct imsg *imsg,
 /*
  * Parent: relayd writes no firewall rule and no route, but says so when
  * a transparent relay's answers cannot reach it: they need a policy
- * route for the packets the firewall marks (relayd.conf(5) has both).
+ * route for the packets the firewall marks (relayd.conf(5) has both),
+ * and its sockets CAP_NET_ADMIN.
  */
 void
 relay_transparent_check(struct relay *rlay)
 {
 	int	 af = rlay->rl_conf.ss.ss_family;
 
-	if ((rlay->rl_conf.flags & (F_TRANSPARENT | F_DIVERT)) == 0 ||
-	    compat_transparent_route(af) != 0)
+	if ((rlay->rl_conf.flags & (F_TRANSPARENT | F_DIVERT)) == 0)
+		return;
+	if (!compat_net_admin()) {
+		log_warnx("relay %s: transparent relaying needs "
+		    "CAP_NET_ADMIN, which relayd does not have: its "
+		    "connections will fail", rlay->rl_conf.name);
+		return;
+	}
+	if (compat_transparent_route(af) != 0)
 		return;
 	log_warnx("relay %s: no policy route for marked packets, its "
 	    "connections will hang: ip%s rule add fwmark 1 lookup 100; "
