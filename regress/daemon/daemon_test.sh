@@ -1161,6 +1161,9 @@ CONF
 	wait_for 10 sh -c "\"$RTOOL\" client $lport 1 1000 >/dev/null &&
 	    grep -q 'relay test, session [0-9]*, bytes in 1000' log3" ||
 	    atf_fail "the relay process's line was lost after syslog came back"
+	# what was lost is counted
+	atf_check -o match:"relayd\[[0-9]+\]: syslog: dropped [1-9][0-9]* messages?: no syslog daemon took them$" \
+	    cat log3
 	# every process still runs
 	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
 	atf_check -o match:"relay[[:space:]]+test[[:space:]]+active" "$RELAYCTL" -s "$PWD/relayd.sock" show relays
@@ -1204,6 +1207,92 @@ syslog_stream_cleanup()
 	stop_all
 }
 
+# A syslog daemon that stopped reading (rsyslog behind a full disk, a
+# stopped process): the sessions go on, the lines it had no room for
+# are counted and said when it reads again.  $1: dgram or stream.
+syslog_stalled_check()
+{
+	require_daemon
+	start_log_ns
+	bport=$(start_backend back echo 60)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+log connection
+socket "$PWD/relayd.sock"
+table <back> { 127.0.0.1 }
+protocol many {
+	tcp backlog 128
+}
+relay test {
+	listen on 127.0.0.1 port $lport
+	protocol many
+	forward to <back> port $bport
+}
+CONF
+	start_syslog log1 "$1"
+	start_relayd_syslog
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+	wait_for 10 grep -q "relay test, session 2, bytes in 1000" log1 ||
+	    atf_fail "no session line from the relay process"
+	kill -STOP "$(cat syslog.pid)"
+	# 400 sessions, 800 lines: more than any socket buffer holds
+	_t0=$(date +%s)
+	for n in 1 2 3 4 5 6 7 8; do
+		atf_check -o ignore "$RTOOL" client "$lport" 50 1000 10
+	done
+	_t=$(($(date +%s) - _t0))
+	[ "$_t" -le 20 ] || atf_fail "400 sessions took ${_t} s"
+	kill -CONT "$(cat syslog.pid)"
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+	wait_for 10 grep -q "relay test, session 403, bytes in 1000" log1 ||
+	    atf_fail "no line for the session after syslog read again"
+	atf_check -o match:"relayd\[[0-9]+\]: syslog: dropped [0-9]+ messages?: the syslog daemon had no room" \
+	    cat log1
+	# every line whole; each of the 806 session lines there or counted
+	atf_check -s exit:1 grep -Ev \
+	    '^<[0-9]+>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} relayd\[[0-9]+\]: ' log1
+	_got=$(grep -c "relay test, session [0-9]*[ ,]" log1)
+	_lost=$(sed -n 's/.*syslog: dropped \([0-9]*\) message.*/\1/p' log1 |
+	    awk '{ n += $1 } END { print n }')
+	atf_check_equal 806 $((_got + _lost))
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+
+atf_test_case syslog_stalled cleanup
+syslog_stalled_head()
+{
+	atf_set descr "a syslog daemon that does not read stalls no session; what it had no room for is counted"
+	atf_set require.user root
+	atf_set timeout 90
+}
+syslog_stalled_body()
+{
+	syslog_stalled_check dgram
+}
+syslog_stalled_cleanup()
+{
+	kill -CONT "$(cat syslog.pid 2>/dev/null)" 2>/dev/null
+	stop_all
+}
+
+atf_test_case syslog_stalled_stream cleanup
+syslog_stalled_stream_head()
+{
+	atf_set descr "a syslog daemon on a stream socket that does not read stalls no session"
+	atf_set require.user root
+	atf_set timeout 90
+}
+syslog_stalled_stream_body()
+{
+	syslog_stalled_check stream
+}
+syslog_stalled_stream_cleanup()
+{
+	kill -CONT "$(cat syslog.pid 2>/dev/null)" 2>/dev/null
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case process_tree
@@ -1234,4 +1323,6 @@ atf_init_test_cases()
 	atf_add_test_case service_notify_bad_config
 	atf_add_test_case syslog_restart
 	atf_add_test_case syslog_stream
+	atf_add_test_case syslog_stalled
+	atf_add_test_case syslog_stalled_stream
 }

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <paths.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,12 @@ static const char	*log_procname;
  * path: when a syslog daemon that restarted leaves this one dead, or
  * there was none at start, a child hands its lines to the parent, which
  * sends them and passes a fresh socket back (log_setrelay()).
+ *
+ * A syslog daemon that stops reading (rsyslog behind a full disk, a
+ * stopped journald) must not stop the relays: the socket never blocks.
+ * A line it has no room for is waited for a little, unless one was lost
+ * in the last second, then dropped; the count of dropped lines goes
+ * first when one is taken again, as OpenBSD's sendsyslog(2) says it.
  */
 static int		 log_facility = LOG_DAEMON;
 static int		 log_fd = -1;
@@ -47,8 +54,21 @@ static int		 log_asked;
 static time_t		 log_retry;	/* no socket to be had before */
 static int		 log_relaying;
 static void		(*log_relay)(const char *, size_t, int);
+static time_t		 log_nowait;	/* no waiting for room before */
+static size_t		 log_dropped;	/* lines lost since one went */
+static int		 log_noroom;	/* the first of them for want of room */
+static char		 log_rest[LOG_MAXLINE + 1];	/* a stream's unsent */
+static size_t		 log_restlen;
+
+#define LOG_WAIT_MS	10		/* the longest wait for room */
 
 static void		 log_send(const char *, size_t);
+static int		 log_out(const char *, size_t);
+static int		 log_put(const char *, size_t);
+static void		 log_lost(int);
+static int		 log_format(char *, size_t, int, const char *, va_list);
+static int		 log_line(char *, size_t, int, const char *, ...)
+			    __attribute__((__format__ (printf, 4, 5)));
 static void		 vlog_syslog(int, const char *, va_list);
 
 /* Open syslog now: the socket has to exist before chroot. */
@@ -80,7 +100,8 @@ log_connect(void)
 	sun.sun_family = AF_UNIX;
 	(void)strlcpy(sun.sun_path, _PATH_LOG, sizeof(sun.sun_path));
  again:
-	if ((fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
 		return (-1);
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		close(fd);
@@ -112,6 +133,7 @@ log_setsocket(int fd)
 	if (log_fd != -1)
 		close(log_fd);
 	log_fd = fd;
+	log_restlen = 0;
 	log_stream = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
 	    type == SOCK_STREAM;
 }
@@ -143,21 +165,21 @@ log_relayed(const void *data, size_t len)
 static void
 log_send(const char *line, size_t len)
 {
-	size_t	 n;
 	int	 retried = 0;
 
 	/* a stream socket needs a delimiter: the NUL after the line */
 	for (;;) {
-		n = len + log_stream;
-		if (log_fd != -1 &&
-		    send(log_fd, line, n, MSG_NOSIGNAL) == (ssize_t)n)
-			return;
-		if (log_fd != -1 && (errno == EINTR || errno == ENOBUFS ||
-		    errno == EAGAIN))
-			return;	/* a line syslog has no room for is lost */
 		if (log_fd != -1) {
+			if (log_out(line, len + log_stream) == 0)
+				return;
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == ENOBUFS || errno == EINTR) {
+				log_lost(1);
+				return;
+			}
 			close(log_fd);
 			log_fd = -1;
+			log_restlen = 0;
 		}
 		if (log_relay != NULL || retried)
 			break;
@@ -165,12 +187,106 @@ log_send(const char *line, size_t len)
 		retried = 1;
 	}
 	if (log_relay == NULL || log_relaying ||
-	    (!log_asked && getmonosec() < log_retry))
+	    (!log_asked && getmonosec() < log_retry)) {
+		log_lost(0);
 		return;
+	}
 	log_relaying = 1;
 	log_relay(line, len, !log_asked);
 	log_asked = 1;
 	log_relaying = 0;
+}
+
+/* One line lost: for want of room in the syslog daemon's socket, or not. */
+static void
+log_lost(int noroom)
+{
+	if (log_dropped++ == 0)
+		log_noroom = noroom;
+}
+
+/*
+ * Send a line on log_fd, after what a stream socket has not taken yet
+ * and the count of the lines dropped before it: 0, or -1 and errno.
+ */
+static int
+log_out(const char *line, size_t n)
+{
+	char		 note[256];
+	size_t		 rest;
+	int		 len;
+
+	if (log_restlen > 0) {
+		rest = log_restlen;
+		log_restlen = 0;
+		if (log_put(log_rest, rest) == -1) {
+			log_restlen = rest;
+			return (-1);
+		}
+	}
+	if (log_dropped > 0 && log_restlen == 0) {
+		len = log_line(note, sizeof(note), LOG_WARNING,
+		    "syslog: dropped %zu message%s: %s", log_dropped,
+		    log_dropped == 1 ? "" : "s", log_noroom ?
+		    "the syslog daemon had no room" :
+		    "no syslog daemon took them");
+		if (len != -1 && log_put(note, len + log_stream) == -1)
+			return (-1);
+		log_dropped = 0;
+	}
+	/* not a line in the middle of another */
+	if (log_restlen > 0) {
+		errno = EAGAIN;
+		return (-1);
+	}
+	return (log_put(line, n));
+}
+
+/*
+ * Send n bytes, waiting a little for room unless a line was lost in the
+ * last second.  What a stream socket took a part of is finished before
+ * the next line: -1 and errno only when not a byte went.
+ */
+static int
+log_put(const char *buf, size_t n)
+{
+	struct pollfd	 pfd;
+	ssize_t		 w;
+	size_t		 off = 0;
+	int		 waited = 0;
+
+	while (off < n) {
+		w = send(log_fd, buf + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			off += w;
+			continue;
+		}
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != ENOBUFS)) {
+			if (w == 0)
+				errno = EPIPE;
+			break;
+		}
+		if (!waited && getmonosec() >= log_nowait) {
+			waited = 1;
+			pfd.fd = log_fd;
+			pfd.events = POLLOUT;
+			if (poll(&pfd, 1, LOG_WAIT_MS) > 0)
+				continue;
+		}
+		log_nowait = getmonosec() + 1;
+		errno = EAGAIN;
+		break;
+	}
+	if (off == n)
+		return (0);
+	if (off == 0)
+		return (-1);
+	memmove(log_rest, buf + off, n - off);
+	log_restlen = n - off;
+	return (0);
 }
 
 void
@@ -228,11 +344,24 @@ vlog(int pri, const char *fmt, va_list ap)
 	errno = saved_errno;
 }
 
-/* As syslog(3) with LOG_PID: <PRI>Mmm dd hh:mm:ss ident[pid]: message */
 static void
 vlog_syslog(int pri, const char *fmt, va_list ap)
 {
-	char		 line[LOG_MAXLINE + 1], ts[32];
+	char	 line[LOG_MAXLINE + 1];
+	int	 n;
+
+	if ((n = log_format(line, sizeof(line), pri, fmt, ap)) != -1)
+		log_send(line, n);
+}
+
+/*
+ * As syslog(3) with LOG_PID: <PRI>Mmm dd hh:mm:ss ident[pid]: message,
+ * NUL-ended (a stream socket sends the NUL too); its length, or -1.
+ */
+static int
+log_format(char *line, size_t size, int pri, const char *fmt, va_list ap)
+{
+	char		 ts[32];
 	struct tm	 tm;
 	time_t		 now;
 	int		 n, m;
@@ -241,19 +370,30 @@ vlog_syslog(int pri, const char *fmt, va_list ap)
 	if (localtime_r(&now, &tm) == NULL ||
 	    strftime(ts, sizeof(ts), "%b %e %H:%M:%S", &tm) == 0)
 		(void)strlcpy(ts, "-", sizeof(ts));
-	n = snprintf(line, sizeof(line), "<%d>%s %s[%d]: ",
+	n = snprintf(line, size, "<%d>%s %s[%d]: ",
 	    log_facility | LOG_PRI(pri), ts, getprogname(), (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (n < 0 || (size_t)n >= size)
+		return (-1);
+	m = vsnprintf(line + n, size - n, fmt, ap);
 	if (m < 0)
-		return;
+		return (-1);
 	n += m;
-	if ((size_t)n > LOG_MAXLINE)
-		n = LOG_MAXLINE;
-	/* with a stream socket the NUL goes too */
+	if ((size_t)n > size - 1)
+		n = size - 1;
 	line[n] = '\0';
-	log_send(line, n);
+	return (n);
+}
+
+static int
+log_line(char *line, size_t size, int pri, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = log_format(line, size, pri, fmt, ap);
+	va_end(ap);
+	return (n);
 }
 
 static void
