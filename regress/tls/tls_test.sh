@@ -1119,6 +1119,60 @@ tls_ca_stall_plain_sessions_cleanup()
 	stop_all
 }
 
+# The serial of the certificate the relay shows now.
+served_serial()
+{
+	s_client
+	openssl x509 -noout -serial <sc.out
+}
+
+atf_test_case tls_certificate_renewed cleanup
+tls_certificate_renewed_head()
+{
+	atf_set descr "a renewed certificate is served after a reload; a key that is not the certificate's, or has a password, is refused with the file"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_certificate_renewed_body()
+{
+	tls_relay ec http ""
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	first=$(served_serial)
+	# renewed with a new key, of another type
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	renewed=$(openssl x509 -noout -serial -in ssl/127.0.0.1.crt)
+	[ "$first" != "$renewed" ] || atf_fail "the same serial twice"
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	atf_check_equal "$renewed" "$(served_serial)"
+	get10 "https://127.0.0.1:$lport/bytes/10"
+
+	# renewed again, but the old key left in place: refused, by
+	# relayd -n and by a reload, which leaves the relay as it was
+	cp ssl/private/127.0.0.1.key rsa.key
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	cp rsa.key ssl/private/127.0.0.1.key
+	atf_check -s exit:1 -e match:"^relayd.conf:[0-9]+: cannot load certificates for relay r:$lport: $PWD/ssl/private/127.0.0.1.key: not the key of the certificate $PWD/ssl/127.0.0.1.crt$" \
+	    "$RELAYD" -n -f relayd.conf
+	atf_check -s exit:1 -o match:"reload failed" "$RELAYCTL" -s relayd.sock reload
+	atf_check -o match:"not the key of the certificate" cat relayd.log
+	atf_check_equal "$renewed" "$(served_serial)"
+	get10 "https://127.0.0.1:$lport/bytes/10"
+
+	# a key with a password: relayd has none to give
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	openssl pkey -in ssl/private/127.0.0.1.key -aes256 -passout pass:x \
+	    -out enc.key || atf_fail "no encrypted key"
+	cp enc.key ssl/private/127.0.0.1.key
+	atf_check -s exit:1 -e match:"$PWD/ssl/private/127.0.0.1.key: no private key, or one with a password$" \
+	    "$RELAYD" -n -f relayd.conf </dev/null
+	atf_check -s exit:1 -o match:"reload failed" "$RELAYCTL" -s relayd.sock reload
+	atf_check_equal "$renewed" "$(served_serial)"
+}
+tls_certificate_renewed_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -1142,6 +1196,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_client_crl
 	atf_add_test_case tls_show_sessions
 	atf_add_test_case tls_missing_files
+	atf_add_test_case tls_certificate_renewed
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions

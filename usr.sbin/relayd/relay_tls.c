@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -51,6 +52,10 @@ int	 tls_config_use_fake_private_key(struct tls_config *);
 
 static int	 tls_load_one(struct relay *, enum relay_certtype, int,
 		    const char *, char *, char *, size_t);
+static int	 tls_check_key(struct relay *, int, enum relay_certtype,
+		    enum relay_certtype, const char *, const char *, char *,
+		    size_t);
+static int	 tls_nopass(char *, int, int, void *);
 static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 		    int, char *, size_t);
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
@@ -175,7 +180,7 @@ tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
 	};
 	struct stat	 st;
 	char		 withport[RELAYD_HOSTNAME_MAX + 8];
-	char		 path[PATH_MAX];
+	char		 path[PATH_MAX], certpath[PATH_MAX];
 	size_t		 i;
 
 	(void)snprintf(withport, sizeof(withport), "%s:%u", name,
@@ -195,6 +200,70 @@ tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
 		if (tls_load_one(rlay, files[i].type, index, path, NULL,
 		    err, errlen) == -1)
 			return (-1);
+		if (files[i].type == RELAY_CERT_CERT)
+			(void)strlcpy(certpath, path, sizeof(certpath));
+		else if (files[i].type == RELAY_CERT_KEY &&
+		    tls_check_key(rlay, index, RELAY_CERT_CERT,
+		    RELAY_CERT_KEY, path, certpath, err, errlen) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+/* A key that asks for a password is not read: relayd has none for it. */
+static int
+tls_nopass(char *buf, int size, int rwflag, void *arg)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)arg;
+	return (-1);
+}
+
+/*
+ * Parent: the key of a keypair is the private half of its certificate,
+ * as nginx and HAProxy check.  Not checked, a certificate renewed with
+ * a new key and the old key left (or the other way round) passed
+ * "relayd -n" and a reload, and then every handshake failed.
+ */
+static int
+tls_check_key(struct relay *rlay, int index, enum relay_certtype ctype,
+    enum relay_certtype ktype, const char *keypath, const char *certpath,
+    char *err, size_t errlen)
+{
+	struct relay_cert	*cert, *key;
+	char			 chash[TLS_HASH_SIZE], khash[TLS_HASH_SIZE];
+	BIO			*bio;
+	EVP_PKEY		*pkey = NULL;
+	int			 ret;
+
+	cert = relay_cert_find(rlay, ctype, index);
+	key = relay_cert_find(rlay, ktype, index);
+	if (cert == NULL || key == NULL)
+		return (0);
+	if (tls_pubkey_hash(cert->rc_data, cert->rc_len, chash,
+	    sizeof(chash)) == -1) {
+		(void)snprintf(err, errlen, "%s: no certificate with a "
+		    "public key", certpath);
+		return (-1);
+	}
+	if ((bio = BIO_new_mem_buf(key->rc_data, key->rc_len)) != NULL) {
+		pkey = PEM_read_bio_PrivateKey(bio, NULL, tls_nopass, NULL);
+		BIO_free(bio);
+	}
+	ERR_clear_error();
+	if (pkey == NULL) {
+		(void)snprintf(err, errlen, "%s: no private key, or one "
+		    "with a password", keypath);
+		return (-1);
+	}
+	ret = tls_pkey_hash(pkey, khash, sizeof(khash));
+	EVP_PKEY_free(pkey);
+	if (ret == -1 || strcmp(chash, khash) != 0) {
+		(void)snprintf(err, errlen, "%s: not the key of the "
+		    "certificate %s", keypath, certpath);
+		return (-1);
 	}
 	return (0);
 }
@@ -248,7 +317,9 @@ tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
 	if ((rlay->rl_conf.flags & F_TLSINSPECT) &&
 	    (tls_load_one(rlay, RELAY_CERT_CACERT, 0, p->tlscacert, NULL, err,
 	    errlen) == -1 || tls_load_one(rlay, RELAY_CERT_CAKEY, 0,
-	    p->tlscakey, p->tlscapass, err, errlen) == -1))
+	    p->tlscakey, p->tlscapass, err, errlen) == -1 ||
+	    tls_check_key(rlay, 0, RELAY_CERT_CACERT, RELAY_CERT_CAKEY,
+	    p->tlscakey, p->tlscacert, err, errlen) == -1))
 		return (-1);
 	if ((rlay->rl_conf.flags & F_TLSCLIENT) && p->tlsca != NULL &&
 	    tls_load_one(rlay, RELAY_CERT_CA, 0, p->tlsca, NULL, err,
