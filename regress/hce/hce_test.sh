@@ -622,6 +622,71 @@ parent_disabled_cleanup()
 	stop_all
 }
 
+# relayd in namespace $N without CAP_NET_RAW, as root in a container
+# that drops it.
+start_relayd_no_net_raw()
+{
+	: >relayd.log
+	# relayd.pid is relayd's: ip netns exec and setpriv exec it
+	sh -c 'echo $$ >relayd.pid; exec "$@"' sh \
+	    ip netns exec "$N" setpriv --bounding-set=-net_raw -- \
+	    "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
+	PREFORK=1 wait_started
+}
+
+atf_test_case icmp_no_net_raw cleanup
+icmp_no_net_raw_head()
+{
+	atf_set descr "check icmp without CAP_NET_RAW: on ping sockets where net.ipv4.ping_group_range allows them, else hosts unknown and a warning"
+	atf_set require.user root
+	atf_set timeout 60
+}
+icmp_no_net_raw_body()
+{
+	require_daemon
+	command -v ip >/dev/null || atf_skip "no ip (make deps installs iproute2)"
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	N=hcepng$$
+	ip netns add "$N" || atf_skip "cannot make network namespaces here"
+	echo "$N" >ns.list
+	ip -n "$N" link set lo up
+	# 10.77.0.2: an address of a link where nobody answers
+	ip -n "$N" link add v0 type veth peer name v1 || atf_fail "no veth"
+	ip -n "$N" addr add 10.77.0.1/24 dev v0
+	ip -n "$N" link set v0 up
+	ip -n "$N" link set v1 up
+	hosts="127.0.0.1, 10.77.0.2"
+	ip netns exec "$N" sh -c "grep -q '^0*1 ' /proc/net/if_inet6" &&
+	    hosts="$hosts, ::1"
+	hce_conf "table <t> { $hosts }
+relay r {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <t> port 1 check icmp
+}"
+	# a new namespace allows no group a ping socket
+	atf_check -o inline:"1\t0\n" ip netns exec "$N" \
+	    cat /proc/sys/net/ipv4/ping_group_range
+	start_relayd_no_net_raw
+	wait_log 10 "check icmp: no raw ICMP socket (Operation not permitted) and no ping socket: icmp hosts stay unknown" ||
+	    atf_fail "no warning"
+	atf_check -s exit:1 -x "grep -q '^host 127.0.0.1, check icmp' relayd.log"
+	stop_all
+
+	# as Docker and systemd set it: every group
+	ip netns exec "$N" sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+	start_relayd_no_net_raw
+	expect_check 127.0.0.1 icmp "icmp ok" up
+	expect_check 10.77.0.2 icmp "icmp read timeout" down
+	case $hosts in
+	*::1*)	expect_check ::1 icmp "icmp ok" up ;;
+	esac
+	atf_check -s exit:1 -x "grep -q 'no raw ICMP' relayd.log"
+}
+icmp_no_net_raw_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case parent_disabled
@@ -631,6 +696,7 @@ atf_init_test_cases()
 	atf_add_test_case send_expect
 	atf_add_test_case tls
 	atf_add_test_case icmp
+	atf_add_test_case icmp_no_net_raw
 	atf_add_test_case script
 	atf_add_test_case retry
 	atf_add_test_case follow_state

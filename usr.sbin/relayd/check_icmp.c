@@ -20,6 +20,13 @@
  * still root; replies are matched by identifier, a cookie of this round
  * and the host id in the payload.  Whatever has not answered when the
  * timeout fires is down.
+ *
+ * Without CAP_NET_RAW (a container that drops it) a raw socket is
+ * refused: then a datagram ICMP socket, Linux's "ping socket", where
+ * net.ipv4.ping_group_range lets root's group have one.  Its kernel
+ * sets the identifier and hands over only the replies to it, without
+ * the IPv4 header.  Where the system has no such socket the call fails
+ * and nothing changes.
  */
 
 #include <sys/types.h>
@@ -45,6 +52,7 @@ struct icmp_payload {
 
 static int		 icmp_s[2] = { -1, -1 };	/* inet, inet6 */
 static int		 icmp_errno[2];
+static int		 icmp_dgram[2];	/* a ping socket, not a raw one */
 static struct event	 icmp_ev[2];
 static struct event	 icmp_tev;
 static int		 icmp_evset;
@@ -68,9 +76,18 @@ check_icmp_init(void)
 	icmp_s[1] = socket(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    IPPROTO_ICMPV6);
 	icmp_errno[1] = errno;
-	for (i = 0; i < 2; i++)
-		if (icmp_s[i] != -1)
+	for (i = 0; i < 2; i++) {
+		if (icmp_s[i] != -1) {
 			icmp_errno[i] = 0;
+			continue;
+		}
+		if (icmp_errno[i] != EPERM && icmp_errno[i] != EACCES)
+			continue;
+		icmp_s[i] = socket(i ? AF_INET6 : AF_INET, SOCK_DGRAM |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, i ? IPPROTO_ICMPV6 :
+		    IPPROTO_ICMP);
+		icmp_dgram[i] = icmp_s[i] != -1;
+	}
 	icmp_ident = arc4random() & 0xffff;
 }
 
@@ -178,8 +195,9 @@ check_icmp(struct relayd *env, struct timeval *deflt)
 				/* no socket: nothing to say, unknown */
 				if (!icmp_warned) {
 					log_warnx("check icmp: no raw %s "
-					    "socket (%s): icmp hosts stay "
-					    "unknown", f ? "ICMPv6" : "ICMP",
+					    "socket (%s) and no ping socket: "
+					    "icmp hosts stay unknown",
+					    f ? "ICMPv6" : "ICMP",
 					    strerror(icmp_errno[f]));
 					icmp_warned = 1;
 				}
@@ -230,13 +248,14 @@ icmp_read(int fd, short event, void *arg)
 		if (n == -1)
 			return;
 		if (ss.ss_family == AF_INET) {
-			/* an IPv4 raw socket hands us the IP header too */
-			hlen = (buf[0] & 0x0f) * 4;
+			/* a raw socket hands us the IP header too */
+			hlen = icmp_dgram[0] && (buf[0] >> 4) != IPVERSION ?
+			    0 : (size_t)(buf[0] & 0x0f) * 4;
 			if ((size_t)n < hlen + ICMP_MINLEN + sizeof(pl))
 				continue;
 			i4 = (struct icmp *)(buf + hlen);
 			if (i4->icmp_type != ICMP_ECHOREPLY ||
-			    ntohs(i4->icmp_id) != icmp_ident)
+			    (!icmp_dgram[0] && ntohs(i4->icmp_id) != icmp_ident))
 				continue;
 			p = buf + hlen + ICMP_MINLEN;
 		} else {
@@ -244,7 +263,8 @@ icmp_read(int fd, short event, void *arg)
 				continue;
 			i6 = (struct icmp6_hdr *)buf;
 			if (i6->icmp6_type != ICMP6_ECHO_REPLY ||
-			    ntohs(i6->icmp6_id) != icmp_ident)
+			    (!icmp_dgram[1] && ntohs(i6->icmp6_id) !=
+			    icmp_ident))
 				continue;
 			p = buf + sizeof(*i6);
 		}
