@@ -843,7 +843,7 @@ tls_show_sessions_cleanup()
 atf_test_case tls_missing_files
 tls_missing_files_head()
 {
-	atf_set descr "a missing certificate or key is a configuration error with file:line and the path"
+	atf_set descr "a missing or unusable certificate or key is a configuration error with file:line and the path"
 }
 tls_missing_files_body()
 {
@@ -861,6 +861,12 @@ CONF
 	printf 'x\n' >ssl/127.0.0.1.crt
 	printf 'x\n' >ssl/private/127.0.0.1.key
 	atf_check -s exit:1 -e match:"no certificate with a public key" \
+	    "$RELAYD" -n -f relayd.conf
+	# a key type ca has no way to sign with
+	openssl req -x509 -newkey ed25519 -nodes -days 2 -subj /CN=e \
+	    -keyout ssl/private/127.0.0.1.key -out ssl/127.0.0.1.crt \
+	    2>/dev/null || atf_fail "no Ed25519 certificate"
+	atf_check -s exit:1 -e match:"relayd.conf:5: cannot load certificates for relay r:4443: $PWD/ssl/127.0.0.1.crt: the certificate's key is ED25519: relayd signs with RSA and EC keys only" \
 	    "$RELAYD" -n -f relayd.conf
 }
 

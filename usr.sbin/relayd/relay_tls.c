@@ -56,6 +56,8 @@ static int	 tls_check_key(struct relay *, int, enum relay_certtype,
 		    enum relay_certtype, const char *, const char *, char *,
 		    size_t);
 static int	 tls_nopass(char *, int, int, void *);
+static void	 tls_cert_why(const uint8_t *, size_t, const char *, char *,
+		    size_t);
 static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 		    int, char *, size_t);
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
@@ -210,6 +212,37 @@ tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
 	return (0);
 }
 
+/*
+ * Why a certificate has no key name: none could be read, or its key is
+ * of a type ca cannot sign with (its key methods are RSA's and EC's).
+ */
+static void
+tls_cert_why(const uint8_t *pem, size_t len, const char *path, char *err,
+    size_t errlen)
+{
+	BIO		*bio;
+	X509		*x509 = NULL;
+	EVP_PKEY	*pkey;
+	const char	*type = NULL;
+
+	if ((bio = BIO_new_mem_buf(pem, len)) != NULL) {
+		x509 = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+		BIO_free(bio);
+	}
+	ERR_clear_error();
+	if (x509 != NULL && (pkey = X509_get0_pubkey(x509)) != NULL &&
+	    (type = OBJ_nid2sn(EVP_PKEY_base_id(pkey))) == NULL)
+		type = "unknown";
+	if (type != NULL)
+		(void)snprintf(err, errlen, "%s: the certificate's key is "
+		    "%s: relayd signs with RSA and EC keys only", path, type);
+	else
+		(void)snprintf(err, errlen, "%s: no certificate with a "
+		    "public key", path);
+	X509_free(x509);
+	ERR_clear_error();
+}
+
 /* A key that asks for a password is not read: relayd has none for it. */
 static int
 tls_nopass(char *buf, int size, int rwflag, void *arg)
@@ -244,8 +277,8 @@ tls_check_key(struct relay *rlay, int index, enum relay_certtype ctype,
 		return (0);
 	if (tls_pubkey_hash(cert->rc_data, cert->rc_len, chash,
 	    sizeof(chash)) == -1) {
-		(void)snprintf(err, errlen, "%s: no certificate with a "
-		    "public key", certpath);
+		tls_cert_why(cert->rc_data, cert->rc_len, certpath, err,
+		    errlen);
 		return (-1);
 	}
 	if ((bio = BIO_new_mem_buf(key->rc_data, key->rc_len)) != NULL) {
@@ -277,8 +310,7 @@ tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
     char *err, size_t errlen)
 {
 	struct keyname	*k;
-	struct relay_cert *rc;
-	char		 name[RELAYD_HOSTNAME_MAX + 1], hash[TLS_HASH_SIZE];
+	char		 name[RELAYD_HOSTNAME_MAX + 1];
 	int		 index = 0;
 
 	if (rlay->rl_conf.flags & F_TLS) {
@@ -296,15 +328,6 @@ tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
 			if (tls_load_pair(conf, rlay, k->name, index++, err,
 			    errlen) == -1)
 				return (-1);
-		/* a certificate libcrypto cannot read fails here */
-		TAILQ_FOREACH(rc, &rlay->rl_certs, rc_entry)
-			if (rc->rc_type == RELAY_CERT_CERT &&
-			    tls_pubkey_hash(rc->rc_data, rc->rc_len, hash,
-			    sizeof(hash)) == -1) {
-				(void)snprintf(err, errlen, "keypair %d: no "
-				    "certificate with a public key", index);
-				return (-1);
-			}
 		if (p->tlsclientca != NULL && tls_load_one(rlay,
 		    RELAY_CERT_CLIENTCA, 0, p->tlsclientca, NULL, err,
 		    errlen) == -1)
