@@ -1065,6 +1065,15 @@ start_log_ns()
 	wait_for 10 test -f ns.ready || atf_fail "no mount namespace"
 }
 
+# The namespace, an echo backend on $bport and a port for the relay.
+log_ns_backend()
+{
+	require_daemon
+	start_log_ns
+	bport=$(start_backend back echo 60)
+	lport=$(freeport)
+}
+
 # A syslog daemon, as far as relayd sees: the lines of /dev/log to $1,
 # a datagram socket or with $2 "stream" a stream one.  One that stops
 # first goes with its socket, as a restart would.
@@ -1106,10 +1115,7 @@ syslog_restart_head()
 }
 syslog_restart_body()
 {
-	require_daemon
-	start_log_ns
-	bport=$(start_backend back echo 60)
-	lport=$(freeport)
+	log_ns_backend
 	cat >relayd.conf <<CONF
 prefork 1
 interval 1
@@ -1212,10 +1218,7 @@ syslog_stream_cleanup()
 # are counted and said when it reads again.  $1: dgram or stream.
 syslog_stalled_check()
 {
-	require_daemon
-	start_log_ns
-	bport=$(start_backend back echo 60)
-	lport=$(freeport)
+	log_ns_backend
 	cat >relayd.conf <<CONF
 prefork 1
 log connection
