@@ -1179,6 +1179,73 @@ tls_certificate_renewed_cleanup()
 	stop_all
 }
 
+# openssl with its clock at $1 (libfaketime's FAKETIME: "@2020-01-01
+# 00:00:00", "+30d"); $2... its arguments.
+openssl_at()
+{
+	_ft=
+	for _f in /usr/lib/*/faketime/libfaketime.so.1; do
+		[ -f "$_f" ] && _ft=$_f
+	done
+	[ -n "$_ft" ] || atf_skip "libfaketime is not installed (make deps)"
+	_at=$1
+	shift
+	LD_PRELOAD=$_ft FAKETIME=$_at openssl "$@"
+}
+
+atf_test_case tls_certificate_expiry cleanup
+tls_certificate_expiry_head()
+{
+	atf_set descr "a certificate's expiry in the metrics, per TLS relay; an expired one, or one not valid yet, is said at load"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_certificate_expiry_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	start_httpd
+	tls_conf http ""
+	cat >>relayd.conf <<CONF
+relay plain {
+	listen on 127.0.0.1 port $(freeport)
+	forward to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 RELAYS=2 start_relayd
+	end=$(date -u -d "$(openssl x509 -noout -enddate -in ssl/127.0.0.1.crt |
+	    cut -d= -f2)" +%s)
+	atf_check -o save:metrics "$RELAYCTL" -s relayd.sock show metrics
+	atf_check -o inline:"relayd_relay_certificate_expiry_timestamp_seconds{relay=\"r\"} $end\n" \
+	    grep '^relayd_relay_certificate_expiry_timestamp_seconds' metrics
+	atf_check -s exit:1 -x "grep -q 'expired on\|not valid before' relayd.log"
+
+	# renewed, by an automation whose clock was years behind: expired
+	openssl_at "@2020-01-01 00:00:00" x509 -req -in 127.0.0.1.csr \
+	    -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+	    -extfile 127.0.0.1.ext -out ssl/127.0.0.1.crt 2>/dev/null ||
+	    atf_fail "no certificate of 2020"
+	atf_check -o ignore -e match:"^relay r: the certificate $PWD/ssl/127.0.0.1.crt expired on 2020-01-03 00:00:[0-9]{2} UTC$" \
+	    "$RELAYD" -n -f relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	atf_check -o match:"relay r: the certificate .* expired on 2020-01-03" cat relayd.log
+	atf_check -o match:"^relayd_relay_certificate_expiry_timestamp_seconds\{relay=\"r\"\} 157800960[0-9]$" \
+	    "$RELAYCTL" -s relayd.sock show metrics
+
+	# and one whose clock was ahead: not valid yet
+	openssl_at "+30d" x509 -req -in 127.0.0.1.csr \
+	    -CA ca.crt -CAkey ca.key -CAcreateserial -days 60 \
+	    -extfile 127.0.0.1.ext -out ssl/127.0.0.1.crt 2>/dev/null ||
+	    atf_fail "no certificate of next month"
+	atf_check -o ignore -e match:"^relay r: the certificate $PWD/ssl/127.0.0.1.crt is not valid before [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$" \
+	    "$RELAYD" -n -f relayd.conf
+}
+tls_certificate_expiry_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -1203,6 +1270,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_show_sessions
 	atf_add_test_case tls_missing_files
 	atf_add_test_case tls_certificate_renewed
+	atf_add_test_case tls_certificate_expiry
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions

@@ -36,6 +36,7 @@
 struct metric_relay {
 	char			 name[MAX_NAME_SIZE];
 	struct relay_stats	 st;
+	int64_t			 notafter;	/* 0: no certificate */
 };
 
 struct metric_table {
@@ -121,6 +122,8 @@ static void	 metric_build_info(struct metrics *, FILE *,
 static void	 metric_keyop_summary(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_relay_ends(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_relay_expiry(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_relay_bytes(struct metrics *, FILE *,
 		    const struct metric_def *);
@@ -211,6 +214,7 @@ metrics_relay(struct metrics *m, struct relay *rlay)
 	mr = &m->m_relays[m->m_nrelays++];
 	(void)strlcpy(mr->name, rlay->rl_conf.name, sizeof(mr->name));
 	relay_stats_sum(rlay, &mr->st);
+	mr->notafter = rlay->rl_conf.tls_notafter;
 	return (0);
 }
 
@@ -405,6 +409,10 @@ static const struct metric_def metric_defs[] = {
 	{ "relayd_relay_bytes_total", "counter",
 	    "Bytes relayed: in from clients, out from backends, spliced "
 	    "by the kernel or copied by the relay.", metric_relay_bytes, NULL },
+	{ "relayd_relay_certificate_expiry_timestamp_seconds", "gauge",
+	    "When the first of the certificates of the relay's TLS "
+	    "listener expires, in seconds since the epoch.",
+	    metric_relay_expiry, NULL },
 	{ "relayd_redirect_up", "gauge",
 	    "1 for a redirection that redirects (a host of its table or "
 	    "backup table is up), else 0.", metric_each_rdr, rdr_up },
@@ -493,6 +501,21 @@ metric_each_relay(struct metrics *m, FILE *f, const struct metric_def *md)
 		fprintf(f, "%s{", md->name);
 		metric_label(f, "relay", m->m_relays[i].name);
 		metric_value(f, md->value(&m->m_relays[i].st));
+	}
+}
+
+/* Only the relays with a TLS listener have a certificate to expire. */
+static void
+metric_relay_expiry(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	size_t	 i;
+
+	for (i = 0; i < m->m_nrelays; i++) {
+		if (m->m_relays[i].notafter <= 0)
+			continue;
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "relay", m->m_relays[i].name);
+		metric_value(f, (uint64_t)m->m_relays[i].notafter);
 	}
 }
 

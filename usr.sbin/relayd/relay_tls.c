@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -58,6 +59,7 @@ static int	 tls_check_key(struct relay *, int, enum relay_certtype,
 static int	 tls_nopass(char *, int, int, void *);
 static void	 tls_cert_why(const uint8_t *, size_t, const char *, char *,
 		    size_t);
+static void	 tls_cert_dates(struct relay *, int, const char *);
 static int	 tls_load_pair(struct relayd *, struct relay *, const char *,
 		    int, char *, size_t);
 static int	 relay_cert_add(struct relay *, enum relay_certtype, int,
@@ -202,8 +204,10 @@ tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
 		if (tls_load_one(rlay, files[i].type, index, path, NULL,
 		    err, errlen) == -1)
 			return (-1);
-		if (files[i].type == RELAY_CERT_CERT)
+		if (files[i].type == RELAY_CERT_CERT) {
 			(void)strlcpy(certpath, path, sizeof(certpath));
+			tls_cert_dates(rlay, index, path);
+		}
 		else if (files[i].type == RELAY_CERT_KEY &&
 		    tls_check_key(rlay, index, RELAY_CERT_CERT,
 		    RELAY_CERT_KEY, path, certpath, err, errlen) == -1)
@@ -241,6 +245,54 @@ tls_cert_why(const uint8_t *pem, size_t len, const char *path, char *err,
 		    "public key", path);
 	X509_free(x509);
 	ERR_clear_error();
+}
+
+/*
+ * A keypair's certificate: the first to expire of the relay's goes to
+ * rl_conf for the metrics, and one that is not valid now (expired, or
+ * valid from a date to come: a clock that is wrong) is said, as a
+ * reload after an automated renewal is where it shows.
+ */
+static void
+tls_cert_dates(struct relay *rlay, int index, const char *path)
+{
+	struct relay_cert	*rc;
+	BIO			*bio;
+	X509			*x509 = NULL;
+	struct tm		 tm;
+	time_t			 before, after, now = time(NULL);
+	char			 date[32];
+
+	if ((rc = relay_cert_find(rlay, RELAY_CERT_CERT, index)) == NULL)
+		return;
+	if ((bio = BIO_new_mem_buf(rc->rc_data, rc->rc_len)) != NULL) {
+		x509 = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+		BIO_free(bio);
+	}
+	ERR_clear_error();
+	if (x509 == NULL)
+		return;
+	memset(&tm, 0, sizeof(tm));
+	before = ASN1_TIME_to_tm(X509_get0_notBefore(x509), &tm) == 1 ?
+	    timegm(&tm) : -1;
+	memset(&tm, 0, sizeof(tm));
+	after = ASN1_TIME_to_tm(X509_get0_notAfter(x509), &tm) == 1 ?
+	    timegm(&tm) : -1;
+	X509_free(x509);
+	if (after != -1 && (rlay->rl_conf.tls_notafter == 0 ||
+	    after < rlay->rl_conf.tls_notafter))
+		rlay->rl_conf.tls_notafter = after;
+	if (after != -1 && after < now) {
+		(void)strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC",
+		    gmtime(&after));
+		log_warnx("relay %s: the certificate %s expired on %s",
+		    rlay->rl_conf.name, path, date);
+	} else if (before != -1 && before > now) {
+		(void)strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC",
+		    gmtime(&before));
+		log_warnx("relay %s: the certificate %s is not valid before "
+		    "%s", rlay->rl_conf.name, path, date);
+	}
 }
 
 /* A key that asks for a password is not read: relayd has none for it. */

@@ -817,6 +817,8 @@ struct relay_config {
 	/* listen on ... proxy-protocol from: who may send a header */
 	int			 pp_nfrom;	/* RELAY_PPFROM_ALL: all */
 	struct rule_addr	 pp_from[RELAY_PPFROM_MAX];
+	/* when the first of its listener's certificates expires; 0: none */
+	int64_t			 tls_notafter;
 };
 
 struct relay_table {
