@@ -46,8 +46,60 @@ parser_errors_body()
 	atf_check -s exit:1 -e match:"^missing argument:" "$RELAYCTL" host disable
 	atf_check -s exit:1 -e match:"^superfluous argument: extra" \
 	    "$RELAYCTL" reload extra
-	atf_check -s exit:1 -e match:"^usage: relayctl \[-s socket\] command" \
+	atf_check -s exit:1 -e match:"^usage: relayctl \[-s socket\] \[-t seconds\] command" \
 	    "$RELAYCTL" -x
+	atf_check -s exit:1 -e match:"^relayctl: timeout x: invalid\$" \
+	    "$RELAYCTL" -t x status
+}
+
+atf_test_case no_answer cleanup
+no_answer_head()
+{
+	atf_set descr "a relayd that stopped answering does not hold relayctl: -t seconds, 60 unless told; monitor waits"
+	atf_set require.user root
+	atf_set timeout 60
+}
+no_answer_body()
+{
+	require_daemon
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+relay r {
+	listen on 127.0.0.1 port $(freeport)
+	forward to 127.0.0.1 port 9
+}
+CONF
+	PREFORK=1 start_relayd
+	# pfe holds the control sockets: stopped, the kernel still takes
+	# the connection, and nobody answers it
+	pfe=$(pgrep -P "$(cat relayd.pid)" -f "relayd: pfe")
+	[ -n "$pfe" ] || atf_fail "no pfe"
+	echo "$pfe" >pfe.stopped
+	kill -STOP "$pfe"
+	t0=$(date +%s)
+	atf_check -s exit:1 -o ignore \
+	    -e inline:"relayctl: no answer from relayd in 2 s\n" \
+	    "$RELAYCTL" -s relayd.sock -t 2 show summary
+	atf_check -s exit:1 -e match:"no answer from relayd in 1 s" \
+	    "$RELAYCTL" -s relayd.sock -t 1 reload
+	t=$(($(date +%s) - t0))
+	[ "$t" -le 6 ] || atf_fail "relayctl took ${t} s"
+	# a monitor has nothing to say until something happens
+	"$RELAYCTL" -s relayd.sock -t 1 monitor >monitor.out 2>&1 &
+	mon=$!
+	echo "$mon" >monitor.pid
+	sleep 2
+	kill -0 "$mon" || atf_fail "monitor gave up: $(cat monitor.out)"
+	kill -CONT "$pfe"
+	rm pfe.stopped
+	atf_check -o match:"relay[[:space:]]+r[[:space:]]+active" \
+	    "$RELAYCTL" -s relayd.sock -t 2 show summary
+}
+no_answer_cleanup()
+{
+	[ -f pfe.stopped ] && kill -CONT "$(cat pfe.stopped)"
+	stop_all
 }
 
 atf_test_case show_summary cleanup
@@ -534,6 +586,7 @@ atf_init_test_cases()
 	atf_add_test_case restricted_socket
 	atf_add_test_case not_running
 	atf_add_test_case parser_errors
+	atf_add_test_case no_answer
 	atf_add_test_case show_summary
 	atf_add_test_case show_hosts_and_relays
 	atf_add_test_case status

@@ -24,6 +24,7 @@
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,8 @@ static const struct imsgname imsgs[] = {
 	{ 0,				NULL }
 };
 
+#define RELAYCTL_TIMEOUT	60	/* seconds without a word from relayd */
+
 static struct imsgbuf	*ibuf;
 static int		 error;
 
@@ -72,8 +75,8 @@ usage(void)
 {
 	extern char	*__progname;
 
-	fprintf(stderr, "usage: %s [-s socket] command [argument ...]\n",
-	    __progname);
+	fprintf(stderr, "usage: %s [-s socket] [-t seconds] command "
+	    "[argument ...]\n", __progname);
 	exit(1);
 }
 
@@ -240,14 +243,21 @@ main(int argc, char *argv[])
 {
 	struct parse_result	*res = NULL;
 	struct imsg		 imsg;
-	const char		*sockname = RELAYD_SOCKET;
+	const char		*sockname = RELAYD_SOCKET, *errstr;
+	struct pollfd		 pfd;
 	ssize_t			 n;
 	int			 ctl_sock, done = 0, ch;
+	int			 timeout = RELAYCTL_TIMEOUT;
 
-	while ((ch = getopt(argc, argv, "s:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:t:")) != -1) {
 		switch (ch) {
 		case 's':
 			sockname = optarg;
+			break;
+		case 't':
+			timeout = strtonum(optarg, 0, INT_MAX / 1000, &errstr);
+			if (errstr != NULL)
+				errx(1, "timeout %s: %s", optarg, errstr);
 			break;
 		default:
 			usage();
@@ -271,7 +281,19 @@ main(int argc, char *argv[])
 	if (imsg_flush(ibuf) == -1)
 		err(1, "write error");
 
+	/* a daemon that stopped answering must not hold a script */
+	pfd.fd = ctl_sock;
+	pfd.events = POLLIN;
+	if (res->action == MONITOR)
+		timeout = 0;
 	while (!done) {
+		if ((n = poll(&pfd, 1, timeout > 0 ? timeout * 1000 : -1)) ==
+		    -1 && errno != EINTR)
+			err(1, "poll");
+		if (n == 0)
+			errx(1, "no answer from relayd in %d s", timeout);
+		if (n == -1)
+			continue;
 		if ((n = imsg_read(ibuf)) == -1 && errno != EAGAIN)
 			err(1, "read error");
 		if (n == 0)
