@@ -685,12 +685,81 @@ rdr_streams_conntrackd_cleanup()
 	cleanup_ns
 }
 
+atf_test_case process_stalled cleanup
+process_stalled_head()
+{
+	atf_set descr "hce, ca or pfe stopped (SIGSTOP): demotes every group within a few seconds and starves the watchdog, until it answers again"
+	atf_set require.user root
+	atf_set timeout 90
+}
+process_stalled_body()
+{
+	require_daemon
+	eport=$(start_backend echo echo)
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+interval 1
+socket "$PWD/relayd.sock"
+demote directory "$PWD/demote"
+table <up> { 127.0.0.1 }
+relay r1 {
+	listen on 127.0.0.1 port $lport
+	forward to <up> port $eport check tcp demote grp1
+}
+CONF
+	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
+	    notify.out "$lport" 80 &
+	echo $! >notify.pid
+	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
+	NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=10000000 \
+	    "$RELAYD" -dv -f relayd.conf 2>relayd.log &
+	echo $! >relayd.pid
+	PREFORK=1 wait_started
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
+	    atf_fail "grp1: $(cat demote/grp1)"
+	for proc in hce ca pfe; do
+		cp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: $proc")
+		[ -n "$cp" ] || atf_fail "no $proc process"
+		wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
+		    atf_fail "no watchdog: $(cat notify.out)"
+		kill -STOP "$cp"
+		echo "$cp" >stopped
+		wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
+		    atf_fail "grp1 not demoted with $proc stopped"
+		atf_check -o match:"$proc process 0 \(pid $cp\) does not answer: demoting" \
+		    cat relayd.log
+		# no watchdog while it hangs
+		n=$(grep -c WATCHDOG=1 notify.out)
+		sleep 2
+		[ "$(grep -c WATCHDOG=1 notify.out)" -eq "$n" ] ||
+		    atf_fail "the watchdog was fed while $proc hung"
+		kill -CONT "$cp"
+		rm -f stopped
+		wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
+		    atf_fail "grp1 still demoted after $proc: $(cat demote/grp1)"
+		wait_log 10 "$proc process 0 (pid $cp) answers again" ||
+		    atf_fail "$proc: not logged"
+		wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -gt $n ]" ||
+		    atf_fail "no watchdog after $proc"
+		: >notify.out
+	done
+	# relaying went on through it all
+	atf_check -o ignore "$RTOOL" client "$lport" 1 1000
+}
+process_stalled_cleanup()
+{
+	[ -f stopped ] && kill -CONT "$(cat stopped)" 2>/dev/null
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case failover
 	atf_add_test_case rdr_streams_hash
 	atf_add_test_case rdr_streams_conntrackd
 	atf_add_test_case relay_stalled
+	atf_add_test_case process_stalled
 	atf_add_test_case demote_count
 	atf_add_test_case standby_without_address
 }

@@ -39,10 +39,12 @@ static struct imsgev *
 static void	 proc_accept(struct privsep *, struct imsg *);
 static void	 proc_sig_handler(int, short, void *);
 static void	 proc_log_relay(const char *, size_t, int);
+static void	 proc_heartbeat(int, short, void *);
 static __dead void
 		 proc_shutdown(struct privsep *);
 
 static struct privsep	*proc_log_ps;	/* a child's, for its log lines */
+static struct event	 proc_heartbeat_ev;
 
 static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_NONE] = "none",
@@ -414,8 +416,26 @@ proc_run(struct privsep *ps, struct privsep_proc *p,
 	if (run != NULL)
 		run(ps, p, arg);
 
+	/* alive: the parent demotes when this stops (parent_liveness()) */
+	evtimer_set(&proc_heartbeat_ev, proc_heartbeat, ps);
+	proc_heartbeat(-1, 0, ps);
+
 	event_dispatch();
 	proc_shutdown(ps);
+}
+
+/* Every second, from the event loop: this process turns. */
+static void
+proc_heartbeat(int fd, short event, void *arg)
+{
+	struct privsep	*ps = arg;
+	struct timeval	 tv = { 1, 0 };
+
+	(void)fd;
+	(void)event;
+	proc_compose(ps, PROC_PARENT, IMSG_HEARTBEAT, &ps->ps_instance,
+	    sizeof(ps->ps_instance));
+	evtimer_add(&proc_heartbeat_ev, &tv);
 }
 
 /* A child's syslog line that its own socket did not take. */

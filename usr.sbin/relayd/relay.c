@@ -2390,9 +2390,6 @@ relay_statistics(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
-	/* alive: the parent demotes when this stops (liveness) */
-	proc_compose(ps, PROC_PARENT, IMSG_HEARTBEAT, &ps->ps_instance,
-	    sizeof(ps->ps_instance));
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		cur = &rlay->rl_stats[ps->ps_instance];
 		if (++cur->tick >= RELAY_STATINTERVAL) {

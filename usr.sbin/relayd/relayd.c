@@ -75,9 +75,9 @@ static struct privsep_proc procs[] = {
 	{ "ca",		PROC_CA,	parent_dispatch_child,	ca, NULL }
 };
 
-/* liveness: when each relay process last said it is alive */
-static struct timespec	 relay_alive[PROC_MAX_INSTANCES];
-static int		 relay_stalled[PROC_MAX_INSTANCES];
+/* liveness: when each child process last said it is alive */
+static struct timespec	 proc_alive[PROC_MAX][PROC_MAX_INSTANCES];
+static int		 proc_stalled[PROC_MAX][PROC_MAX_INSTANCES];
 static struct event	 parent_liveness_ev;
 
 /* the relayctl connection waiting for the end of a reload */
@@ -612,48 +612,62 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 }
 
 /*
- * Every second: has each relay process said it is alive (a heartbeat
- * from its statistics timer) in the last RELAY_HEARTBEAT_DEAD seconds?
- * One that has not, stopped or stuck while pfe and hce still answer,
- * demotes every demote group until it answers again; pfe shows how many
- * do not.  The service manager's watchdog is fed only while all answer.
+ * Every second: has each child process said it is alive (a heartbeat
+ * from its event loop, proc_run()) in the last RELAY_HEARTBEAT_DEAD
+ * seconds?  One that has not, stopped or stuck, demotes every demote
+ * group until it answers again: a relay process serves no client, hce
+ * sees no backend fail, pfe moves no host state to the relays and
+ * answers no relayctl, ca signs no handshake.  pfe shows how many relay
+ * processes do not answer.  The service manager's watchdog is fed only
+ * while all answer.
  */
 static void
 parent_liveness(int fd, short event, void *arg)
 {
-	static unsigned int	 last;
+	static unsigned int	 last, relays_last;
 	struct relayd		*env = arg;
 	struct privsep		*ps = env->sc_ps;
 	struct timeval		 tv = { 1, 0 };
 	struct timespec		 now;
-	unsigned int		 i, stalled = 0;
-	int			 late;
+	unsigned int		 i, stalled = 0, relays = 0;
+	int			 id, late;
 
 	(void)fd;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (event == 0) {
 		/* the start: each has its time to say so */
-		for (i = 0; i < PROC_MAX_INSTANCES; i++)
-			relay_alive[i] = now;
+		for (id = PROC_PARENT + 1; id < PROC_MAX; id++)
+			for (i = 0; i < PROC_MAX_INSTANCES; i++)
+				proc_alive[id][i] = now;
 		evtimer_set(&parent_liveness_ev, parent_liveness, env);
 	}
-	for (i = 0; i < ps->ps_instances[PROC_RELAY]; i++) {
-		late = now.tv_sec - relay_alive[i].tv_sec >=
-		    RELAY_HEARTBEAT_DEAD;
-		if (late && !relay_stalled[i])
-			log_warnx("relay process %u (pid %d) does not answer: "
-			    "demoting", i, (int)ps->ps_pids[PROC_RELAY][i]);
-		else if (!late && relay_stalled[i])
-			log_warnx("relay process %u (pid %d) answers again",
-			    i, (int)ps->ps_pids[PROC_RELAY][i]);
-		relay_stalled[i] = late;
-		stalled += late;
+	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
+		for (i = 0; i < ps->ps_instances[id]; i++) {
+			late = now.tv_sec - proc_alive[id][i].tv_sec >=
+			    RELAY_HEARTBEAT_DEAD;
+			if (late && !proc_stalled[id][i])
+				log_warnx("%s process %u (pid %d) does not "
+				    "answer: demoting", proc_name(id), i,
+				    (int)ps->ps_pids[id][i]);
+			else if (!late && proc_stalled[id][i])
+				log_warnx("%s process %u (pid %d) answers "
+				    "again", proc_name(id), i,
+				    (int)ps->ps_pids[id][i]);
+			proc_stalled[id][i] = late;
+			stalled += late;
+			if (id == PROC_RELAY)
+				relays += late;
+		}
 	}
 	if (stalled != last) {
 		demote_stalled(env, stalled > 0);
-		proc_compose(ps, PROC_PFE, IMSG_CTL_STALLED, &stalled,
-		    sizeof(stalled));
 		last = stalled;
+	}
+	/* what pfe counts: relay processes (it cannot say it hangs) */
+	if (relays != relays_last) {
+		proc_compose(ps, PROC_PFE, IMSG_CTL_STALLED, &relays,
+		    sizeof(relays));
+		relays_last = relays;
 	}
 	if (stalled == 0 && compat_sdnotify_watchdog())
 		(void)compat_sdnotify("WATCHDOG=1");
@@ -785,12 +799,11 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 		parent_unixconnect(p->p_ps, imsg, p->p_id);
 		break;
 	case IMSG_HEARTBEAT:
-		if (p->p_id != PROC_RELAY)
-			return (-1);
 		IMSG_EXACT_SIZE_CHECK(imsg, &n);
 		memcpy(&n, imsg->data, sizeof(n));
 		if (n < PROC_MAX_INSTANCES)
-			clock_gettime(CLOCK_MONOTONIC, &relay_alive[n]);
+			clock_gettime(CLOCK_MONOTONIC,
+			    &proc_alive[p->p_id][n]);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)
