@@ -949,7 +949,8 @@ service_installed_body()
 	[ -n "$level" ] || { cat security >&2; atf_fail "no exposure level"; }
 	awk -v l="$level" 'BEGIN { exit !(l <= 3.5) }' ||
 	    atf_fail "exposure level $level, above 3.5"
-	atf_check -o match:"^Type=notify$" cat "$unit"
+	atf_check -o match:"^Type=notify$" -o match:"^WatchdogSec=30s$" \
+	    cat "$unit"
 	# the unit and the rc.d scripts rely on relayctl status
 	write_conf
 	atf_check -s not-exit:0 -o ignore -e ignore "$RELAYCTL" -s relayd.sock status
