@@ -65,7 +65,8 @@ static const struct imsgname imsgs[] = {
 	{ 0,				NULL }
 };
 
-#define RELAYCTL_TIMEOUT	60	/* seconds without a word from relayd */
+/* seconds without a word from relayd */
+#define RELAYCTL_TIMEOUT	60
 
 static struct imsgbuf	*ibuf;
 static int		 error;

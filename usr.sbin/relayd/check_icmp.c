@@ -52,7 +52,7 @@ struct icmp_payload {
 
 static int		 icmp_s[2] = { -1, -1 };	/* inet, inet6 */
 static int		 icmp_errno[2];
-static int		 icmp_dgram[2];	/* a ping socket, not a raw one */
+static int		 icmp_dgram[2];	/* a ping socket, not raw */
 static struct event	 icmp_ev[2];
 static struct event	 icmp_tev;
 static int		 icmp_evset;
@@ -255,7 +255,8 @@ icmp_read(int fd, short event, void *arg)
 				continue;
 			i4 = (struct icmp *)(buf + hlen);
 			if (i4->icmp_type != ICMP_ECHOREPLY ||
-			    (!icmp_dgram[0] && ntohs(i4->icmp_id) != icmp_ident))
+			    (!icmp_dgram[0] && ntohs(i4->icmp_id) !=
+			    icmp_ident))
 				continue;
 			p = buf + hlen + ICMP_MINLEN;
 		} else {

@@ -54,10 +54,11 @@ static int		 log_asked;
 static time_t		 log_retry;	/* no socket to be had before */
 static int		 log_relaying;
 static void		(*log_relay)(const char *, size_t, int);
-static time_t		 log_nowait;	/* no waiting for room before */
-static size_t		 log_dropped;	/* lines lost since one went */
-static int		 log_noroom;	/* the first of them for want of room */
-static char		 log_rest[LOG_MAXLINE + 1];	/* a stream's unsent */
+static time_t		 log_nowait;	/* no wait for room before */
+static size_t		 log_dropped;	/* lost since one went */
+static int		 log_noroom;	/* the first for want of room */
+/* what a stream socket has not taken yet of a line */
+static char		 log_rest[LOG_MAXLINE + 1];
 static size_t		 log_restlen;
 
 #define LOG_WAIT_MS	10		/* the longest wait for room */
@@ -66,7 +67,8 @@ static void		 log_send(const char *, size_t);
 static int		 log_out(const char *, size_t);
 static int		 log_put(const char *, size_t);
 static void		 log_lost(int);
-static int		 log_format(char *, size_t, int, const char *, va_list);
+static int		 log_format(char *, size_t, int, const char *,
+			    va_list);
 static int		 log_line(char *, size_t, int, const char *, ...)
 			    __attribute__((__format__ (printf, 4, 5)));
 static void		 vlog_syslog(int, const char *, va_list);
@@ -256,7 +258,8 @@ log_put(const char *buf, size_t n)
 	int		 waited = 0;
 
 	while (off < n) {
-		w = send(log_fd, buf + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w = send(log_fd, buf + off, n - off,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w > 0) {
 			off += w;
 			continue;

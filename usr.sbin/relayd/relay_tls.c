@@ -207,8 +207,7 @@ tls_load_pair(struct relayd *conf, struct relay *rlay, const char *name,
 		if (files[i].type == RELAY_CERT_CERT) {
 			(void)strlcpy(certpath, path, sizeof(certpath));
 			tls_cert_dates(rlay, index, path);
-		}
-		else if (files[i].type == RELAY_CERT_KEY &&
+		} else if (files[i].type == RELAY_CERT_KEY &&
 		    tls_check_key(rlay, index, RELAY_CERT_CERT,
 		    RELAY_CERT_KEY, path, certpath, err, errlen) == -1)
 			return (-1);
