@@ -104,6 +104,16 @@ wait_started()
 	atf_fail "relayd did not start"
 }
 
+# libfaketime's library in $_ft, or skip.
+faketime_lib()
+{
+	_ft=
+	for _f in /usr/lib/*/faketime/libfaketime.so.1; do
+		[ -f "$_f" ] && _ft=$_f
+	done
+	[ -n "$_ft" ] || atf_skip "libfaketime is not installed (make deps)"
+}
+
 # start_relayd_clockstep STEP SECONDS [relayd args]: start relayd whose
 # processes see the wall clock stepped by STEP ("+1h", "-1h") SECONDS
 # after each of them started, and the monotonic clock as it is: what an
@@ -113,11 +123,7 @@ wait_started()
 # timers are the real ones.
 start_relayd_clockstep()
 {
-	_ft=
-	for _f in /usr/lib/*/faketime/libfaketime.so.1; do
-		[ -f "$_f" ] && _ft=$_f
-	done
-	[ -n "$_ft" ] || atf_skip "libfaketime is not installed (make deps)"
+	faketime_lib
 	_step=$1
 	_after=$2
 	shift 2

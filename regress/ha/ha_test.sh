@@ -341,14 +341,9 @@ demote_count_cleanup()
 	stop_all
 }
 
-atf_test_case relay_stalled cleanup
-relay_stalled_head()
-{
-	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within a few seconds, shows in status and metrics, starves the service manager's watchdog, and all comes back when it answers"
-	atf_set require.user root
-	atf_set timeout 60
-}
-relay_stalled_body()
+# relayd under a service manager with a watchdog, one relay process
+# whose check demotes grp1; the notify socket's receiver lives $1 s.
+start_watched()
 {
 	require_daemon
 	eport=$(start_backend echo echo)
@@ -365,7 +360,7 @@ relay r1 {
 }
 CONF
 	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
-	    notify.out "$lport" 50 &
+	    notify.out "$lport" "$1" &
 	echo $! >notify.pid
 	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
 	NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=10000000 \
@@ -374,6 +369,18 @@ CONF
 	PREFORK=1 wait_started
 	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
 	    atf_fail "grp1: $(cat demote/grp1)"
+}
+
+atf_test_case relay_stalled cleanup
+relay_stalled_head()
+{
+	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within a few seconds, shows in status and metrics, starves the service manager's watchdog, and all comes back when it answers"
+	atf_set require.user root
+	atf_set timeout 60
+}
+relay_stalled_body()
+{
+	start_watched 50
 	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
 	    atf_fail "no watchdog: $(cat notify.out)"
 	rp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
@@ -694,30 +701,7 @@ process_stalled_head()
 }
 process_stalled_body()
 {
-	require_daemon
-	eport=$(start_backend echo echo)
-	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-interval 1
-socket "$PWD/relayd.sock"
-demote directory "$PWD/demote"
-table <up> { 127.0.0.1 }
-relay r1 {
-	listen on 127.0.0.1 port $lport
-	forward to <up> port $eport check tcp demote grp1
-}
-CONF
-	python3 "$TOP/regress/tools/notifyrecv.py" "$PWD/notify.sock" \
-	    notify.out "$lport" 80 &
-	echo $! >notify.pid
-	wait_for 10 test -S notify.sock || atf_fail "no notify socket"
-	NOTIFY_SOCKET=$PWD/notify.sock WATCHDOG_USEC=10000000 \
-	    "$RELAYD" -dv -f relayd.conf 2>relayd.log &
-	echo $! >relayd.pid
-	PREFORK=1 wait_started
-	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
-	    atf_fail "grp1: $(cat demote/grp1)"
+	start_watched 80
 	for proc in hce ca pfe; do
 		cp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: $proc")
 		[ -n "$cp" ] || atf_fail "no $proc process"

@@ -1179,18 +1179,16 @@ tls_certificate_renewed_cleanup()
 	stop_all
 }
 
-# openssl with its clock at $1 (libfaketime's FAKETIME: "@2020-01-01
-# 00:00:00", "+30d"); $2... its arguments.
-openssl_at()
+# ssl/127.0.0.1.crt signed again, for $2 days, by a CA whose clock says
+# $1 (libfaketime's FAKETIME: "@2020-01-01 00:00:00", "+30d").
+sign_at()
 {
-	_ft=
-	for _f in /usr/lib/*/faketime/libfaketime.so.1; do
-		[ -f "$_f" ] && _ft=$_f
-	done
-	[ -n "$_ft" ] || atf_skip "libfaketime is not installed (make deps)"
-	_at=$1
-	shift
-	LD_PRELOAD=$_ft FAKETIME=$_at openssl "$@"
+	faketime_lib
+	# shellcheck disable=SC2154	# _ft: set by faketime_lib, in lib.sh
+	LD_PRELOAD=$_ft FAKETIME=$1 openssl x509 -req -in 127.0.0.1.csr \
+	    -CA ca.crt -CAkey ca.key -CAcreateserial -days "$2" \
+	    -extfile 127.0.0.1.ext -out ssl/127.0.0.1.crt 2>/dev/null ||
+	    atf_fail "no certificate signed at $1"
 }
 
 atf_test_case tls_certificate_expiry cleanup
@@ -1222,10 +1220,7 @@ CONF
 	atf_check -s exit:1 -x "grep -q 'expired on\|not valid before' relayd.log"
 
 	# renewed, by an automation whose clock was years behind: expired
-	openssl_at "@2020-01-01 00:00:00" x509 -req -in 127.0.0.1.csr \
-	    -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-	    -extfile 127.0.0.1.ext -out ssl/127.0.0.1.crt 2>/dev/null ||
-	    atf_fail "no certificate of 2020"
+	sign_at "@2020-01-01 00:00:00" 2
 	atf_check -o ignore -e match:"^relay r: the certificate $PWD/ssl/127.0.0.1.crt expired on 2020-01-03 00:00:[0-9]{2} UTC$" \
 	    "$RELAYD" -n -f relayd.conf
 	atf_check "$RELAYCTL" -s relayd.sock reload
@@ -1234,10 +1229,7 @@ CONF
 	    "$RELAYCTL" -s relayd.sock show metrics
 
 	# and one whose clock was ahead: not valid yet
-	openssl_at "+30d" x509 -req -in 127.0.0.1.csr \
-	    -CA ca.crt -CAkey ca.key -CAcreateserial -days 60 \
-	    -extfile 127.0.0.1.ext -out ssl/127.0.0.1.crt 2>/dev/null ||
-	    atf_fail "no certificate of next month"
+	sign_at "+30d" 60
 	atf_check -o ignore -e match:"^relay r: the certificate $PWD/ssl/127.0.0.1.crt is not valid before [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$" \
 	    "$RELAYD" -n -f relayd.conf
 }
