@@ -371,6 +371,40 @@ CONF
 	    atf_fail "grp1: $(cat demote/grp1)"
 }
 
+# stall PROC: its process (pid in $sp) stopped once the watchdog is fed:
+# grp1 demoted, the parent says so.
+stall()
+{
+	sp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: $1")
+	[ -n "$sp" ] || atf_fail "no $1 process"
+	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
+	    atf_fail "no watchdog: $(cat notify.out)"
+	kill -STOP "$sp"
+	echo "$sp" >stopped
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
+	    atf_fail "grp1 not demoted with $1 stopped: $(cat demote/grp1)"
+	atf_check -o match:"$1 process 0 \(pid $sp\) does not answer: demoting" \
+	    cat relayd.log
+}
+
+# unstall PROC: no watchdog while it hangs; once it goes on, grp1 back to
+# 0, the parent says so, the watchdog fed again.
+unstall()
+{
+	_n=$(grep -c WATCHDOG=1 notify.out)
+	sleep 2
+	[ "$(grep -c WATCHDOG=1 notify.out)" -eq "$_n" ] ||
+	    atf_fail "the watchdog was fed while $1 hung"
+	kill -CONT "$sp"
+	rm -f stopped
+	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
+	    atf_fail "grp1 still demoted after $1: $(cat demote/grp1)"
+	wait_log 10 "$1 process 0 (pid $sp) answers again" ||
+	    atf_fail "$1: not logged"
+	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -gt $_n ]" ||
+	    atf_fail "no watchdog after $1"
+}
+
 atf_test_case relay_stalled cleanup
 relay_stalled_head()
 {
@@ -381,33 +415,12 @@ relay_stalled_head()
 relay_stalled_body()
 {
 	start_watched 50
-	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
-	    atf_fail "no watchdog: $(cat notify.out)"
-	rp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
-	[ -n "$rp" ] || atf_fail "no relay process"
-	kill -STOP "$rp"
-	echo "$rp" >stopped
-	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
-	    atf_fail "grp1 not demoted: $(cat demote/grp1)"
-	atf_check -o match:"relay process 0 \(pid $rp\) does not answer: demoting" \
-	    cat relayd.log
+	stall relay
 	atf_check -o match:"^relay processes not answering: 1 " \
 	    "$RELAYCTL" -s relayd.sock status
 	atf_check -o match:"^relayd_relay_processes_stalled 1$" \
 	    "$RELAYCTL" -s relayd.sock show metrics
-	# no watchdog while it hangs
-	n=$(grep -c WATCHDOG=1 notify.out)
-	sleep 2
-	[ "$(grep -c WATCHDOG=1 notify.out)" -eq "$n" ] ||
-	    atf_fail "the watchdog was fed while a relay process hung"
-	kill -CONT "$rp"
-	rm -f stopped
-	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
-	    atf_fail "grp1 still demoted: $(cat demote/grp1)"
-	wait_log 10 "relay process 0 (pid $rp) answers again" ||
-	    atf_fail "not logged"
-	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -gt $n ]" ||
-	    atf_fail "no watchdog after"
+	unstall relay
 }
 relay_stalled_cleanup()
 {
@@ -703,29 +716,8 @@ process_stalled_body()
 {
 	start_watched 80
 	for proc in hce ca pfe; do
-		cp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: $proc")
-		[ -n "$cp" ] || atf_fail "no $proc process"
-		wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
-		    atf_fail "no watchdog: $(cat notify.out)"
-		kill -STOP "$cp"
-		echo "$cp" >stopped
-		wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
-		    atf_fail "grp1 not demoted with $proc stopped"
-		atf_check -o match:"$proc process 0 \(pid $cp\) does not answer: demoting" \
-		    cat relayd.log
-		# no watchdog while it hangs
-		n=$(grep -c WATCHDOG=1 notify.out)
-		sleep 2
-		[ "$(grep -c WATCHDOG=1 notify.out)" -eq "$n" ] ||
-		    atf_fail "the watchdog was fed while $proc hung"
-		kill -CONT "$cp"
-		rm -f stopped
-		wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 0 ]" ||
-		    atf_fail "grp1 still demoted after $proc: $(cat demote/grp1)"
-		wait_log 10 "$proc process 0 (pid $cp) answers again" ||
-		    atf_fail "$proc: not logged"
-		wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -gt $n ]" ||
-		    atf_fail "no watchdog after $proc"
+		stall "$proc"
+		unstall "$proc"
 		: >notify.out
 	done
 	# relaying went on through it all
