@@ -2,7 +2,8 @@
 # The fuzz targets build and run: the parser's over the compatibility
 # corpus, the imsg framing's from nothing, the control socket's from one
 # request of each kind, the HTTP parser's from a few messages, the PROXY header parser's
-# from a few headers, the DNS parser's from a few messages, briefly,
+# from a few headers, the DNS parser's from a few messages, the
+# ClientHello reader's from a few hellos, briefly,
 # so make fuzz keeps working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
@@ -10,7 +11,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control, http, pp, dns, agentx and h2 fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http, pp, dns, agentx, h2 and hello fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -56,6 +57,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/h2_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
 	    h2 "$_dir/h2-seeds"
+	mkdir hello
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/hello_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    hello "$_dir/hello-seeds"
 }
 
 atf_init_test_cases()

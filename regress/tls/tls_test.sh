@@ -654,6 +654,77 @@ tls_inspection_cleanup()
 	stop_all
 }
 
+atf_test_case tls_inspection_sni cleanup
+tls_inspection_sni_head()
+{
+	atf_set descr "TLS inspection asks the backend for the server name the client asks for (SNI): a backend with a certificate per name gives the client's, re-issued"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_inspection_sni_body()
+{
+	require_tls
+	mkca
+	mkcert back.test ec "DNS:back.test"
+	mkcert other.test rsa "DNS:other.test"
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+	    -keyout ica.key -passout pass:s3cret -out ica.crt -days 2 \
+	    -subj "/CN=inspection CA" 2>/dev/null ||
+	    atf_fail "no inspection CA"
+	# the backend's certificate for other.test goes to a client that
+	# asks for it; a client asking for another name gets an alert
+	bport=$(freeport)
+	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
+	    -key ssl/private/back.test.key -servername other.test \
+	    -cert2 ssl/other.test.crt -key2 ssl/private/other.test.key \
+	    -servername_fatal -www -quiet >sserver.out 2>&1 &
+	echo $! >sserver.pid
+	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
+	    atf_fail "s_server did not start"
+	lport=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 1
+socket "$PWD/relayd.sock"
+log connection
+tls directory "$PWD/ssl"
+protocol p {
+	tls ca file "$PWD/ca.crt"
+	tls ca cert "$PWD/ica.crt"
+	tls ca key "$PWD/ica.key" password "s3cret"
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	PREFORK=1 start_relayd
+	s_client -CAfile ica.crt -servername other.test
+	atf_check -o match:"subject=CN = other.test" \
+	    -o match:"issuer=CN = inspection CA" \
+	    -o match:"Verify return code: 0" cat sc.out
+	s_client -CAfile ica.crt -noservername
+	atf_check -o match:"subject=CN = back.test" \
+	    -o match:"issuer=CN = inspection CA" cat sc.out
+	# curl checks the name it asked for against the re-issued SAN
+	atf_check -o match:"^<HTML>" curl -s --cacert ica.crt \
+	    --resolve "other.test:$lport:127.0.0.1" \
+	    "https://other.test:$lport/"
+	# the name goes as the client wrote it: this backend refuses it
+	s_client -CAfile ica.crt -servername wrong.test
+	end_line "TLS handshake error"
+	atf_check -s exit:1 grep -q "subject=" sc.out
+	# a client that leaves before its hello
+	atf_check -o ignore "$RTOOL" probe "$lport"
+	wait_log 10 "^relay r, session [0-9]* (.*), 0, 127.0.0.1 -> :0, done" ||
+	    atf_fail "no end line for a client gone before its hello"
+}
+tls_inspection_sni_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_session_tickets cleanup
 tls_session_tickets_head()
 {
@@ -1255,6 +1326,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_end_without_close_notify
 	atf_add_test_case tls_no_session_tickets
 	atf_add_test_case tls_inspection
+	atf_add_test_case tls_inspection_sni
 	atf_add_test_case tls_session_tickets
 	atf_add_test_case tls_tickets_survive_reload
 	atf_add_test_case tls_ocsp_staple

@@ -97,6 +97,8 @@ static int	 relay_wait_start(struct rsession *, struct event *, int,
 		    short, void (*)(int, short, void *), void *);
 static void	 relay_pp_wait(struct rsession *);
 static void	 relay_pp_read(int, short, void *);
+static void	 relay_hello_wait(struct rsession *);
+static void	 relay_hello_read(int, short, void *);
 static int	 relay_pp_send(struct rsession *);
 static void	 relay_connected(int, short, void *);
 static int	 relay_retry(struct rsession *, enum relay_cfail, int);
@@ -705,7 +707,7 @@ relay_session_begin(struct rsession *con)
 
 	/* TLS inspection: the backend's certificate first */
 	if (rlay->rl_conf.flags & F_TLSINSPECT) {
-		(void)relay_connect(con);
+		relay_hello_wait(con);
 		return;
 	}
 	if (rlay->rl_conf.flags & F_TLS) {
@@ -792,6 +794,69 @@ relay_pp_read(int fd, short event, void *arg)
 	free(con->se_pp);
 	con->se_pp = NULL;
 	relay_session_begin(con);
+}
+
+/*
+ * TLS inspection asks the backend for the name the client asks for
+ * (SNI): the client's ClientHello is read first, into the read-ahead of
+ * its TLS side (tin), where its handshake finds it later.  It must come
+ * within the session timeout; one that is not TLS, or has no name, or
+ * is longer than RELAY_HELLO_READ, goes on without a name.
+ */
+#define RELAY_HELLO_READ	(TLS_HELLO_MAX + 1024)
+
+static void
+relay_hello_wait(struct rsession *con)
+{
+	if (relay_wait_start(con, &con->se_ev, con->se_in.s, EV_READ,
+	    relay_hello_read, con) == -1)
+		relay_close(con, "TLS handshake timeout", 1);
+}
+
+static void
+relay_hello_read(int fd, short event, void *arg)
+{
+	struct rsession		*con = arg;
+	struct relay_tlsin	*tin = &con->se_in.tin;
+	char			 name[TLS_HELLO_NAMEMAX + 1];
+	ssize_t			 n;
+	int			 ret = -1;
+
+	if (event & EV_TIMEOUT) {
+		relay_close(con, "TLS handshake timeout", 1);
+		return;
+	}
+	if (tin->buf == NULL &&
+	    (tin->buf = malloc(RELAY_HELLO_READ)) == NULL) {
+		relay_close(con, "TLS hello: out of memory", 1);
+		return;
+	}
+	while ((n = read(fd, tin->buf + tin->len,
+	    RELAY_HELLO_READ - tin->len)) > 0) {
+		tin->len += n;
+		ret = tls_hello_servername(tin->buf, tin->len, name,
+		    sizeof(name));
+		if (ret != -1 || tin->len == RELAY_HELLO_READ)
+			break;
+	}
+	if (ret == -1 && n == -1 && (errno == EAGAIN || errno == EINTR)) {
+		relay_hello_wait(con);
+		return;
+	}
+	if (tin->len == 0) {
+		/* gone before its hello: as when it leaves before a backend */
+		relay_close(con, "done", 0);
+		return;
+	}
+	if (ret == 1) {
+		log_debug("relay %s, session %u: the client asks for %s",
+		    con->se_relay->rl_conf.name, con->se_id, name);
+		if ((con->se_sni = strdup(name)) == NULL) {
+			relay_close(con, "TLS hello: out of memory", 1);
+			return;
+		}
+	}
+	(void)relay_connect(con);
 }
 
 /* The client is there (and its TLS handshake done): on to the backend. */
@@ -1439,7 +1504,7 @@ relay_connected(int fd, short event, void *arg)
 		return;
 	if (con->se_relay->rl_conf.flags & F_TLSCLIENT) {
 		if (relay_tls_connect(&con->se_out,
-		    con->se_relay->rl_tls_client_cfg) == -1) {
+		    con->se_relay->rl_tls_client_cfg, con->se_sni) == -1) {
 			relay_close(con, con->se_out.tls != NULL ?
 			    tls_error(con->se_out.tls) : "TLS connect failed",
 			    1);
@@ -2310,6 +2375,7 @@ relay_session_free(struct rsession *con)
 	tls_free(con->se_tls_ctx);
 	tls_config_free(con->se_tls_cfg);
 	free(con->se_pp);
+	free(con->se_sni);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	if (con->se_parent != NULL) {
 		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);

@@ -228,6 +228,8 @@ struct rsession {
 	struct sockaddr_storage	 se_sockname;	/* what the client reached */
 	int			 se_socknamed;	/* se_sockname is known */
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
+	char			*se_sni;	/* TLS inspection: the name the
+						   client's hello asks for */
 	unsigned int		 se_streams;	/* HTTP/2: streams open */
 	unsigned int		 se_requests;	/* HTTP/2: requests so far */
 	struct rsession		*se_parent;	/* a link: whose it is */
@@ -316,7 +318,7 @@ unsigned int	 relay_dns_sockets(void);
 int		 relay_tls_inspect(struct rsession *);
 int		 relay_tls_accept(struct tls *, struct ctl_relay_event *);
 int		 relay_tls_connect(struct ctl_relay_event *,
-		    struct tls_config *);
+		    struct tls_config *, const char *);
 void		 relay_tls_handshake(int, short, void *);
 void		 relay_tls_in_free(struct ctl_relay_event *);
 void		 relay_tls_abandon(struct ctl_relay_event *);

@@ -701,13 +701,15 @@ relay_tls_accept(struct tls *ctx, struct ctl_relay_event *cre)
 	    relay_tls_send, cre));
 }
 
+/* servername: the name to ask the backend for (SNI), or NULL */
 int
-relay_tls_connect(struct ctl_relay_event *cre, struct tls_config *cfg)
+relay_tls_connect(struct ctl_relay_event *cre, struct tls_config *cfg,
+    const char *servername)
 {
 	if ((cre->tls = tls_client()) == NULL ||
 	    tls_configure(cre->tls, cfg) == -1 ||
 	    tls_connect_cbs(cre->tls, relay_tls_recv, relay_tls_send, cre,
-	    NULL) == -1)
+	    servername) == -1)
 		return (-1);
 	return (0);
 }

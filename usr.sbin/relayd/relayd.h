@@ -1282,6 +1282,12 @@ ssize_t		 pp_header(int, struct sockaddr_storage *,
 int		 pp_parse(const uint8_t *, size_t, size_t *,
 		    struct sockaddr_storage *, struct sockaddr_storage *);
 
+/* tls_hello.c */
+#define TLS_HELLO_MAX		16384	/* the ClientHello read for SNI */
+#define TLS_HELLO_NAMEMAX	255
+int		 tls_hello_servername(const uint8_t *, size_t, char *,
+		    size_t);
+
 /* util.c */
 int		 demote_group_valid(const char *);
 void		 relay_socket_opts(int, int, struct protocol *, int);
