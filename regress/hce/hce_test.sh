@@ -234,6 +234,68 @@ tls_cleanup()
 	stop_all
 }
 
+atf_test_case https_sni cleanup
+https_sni_head()
+{
+	atf_set descr "check https with host asks the backend's TLS for that name (SNI): a backend with a site per name answers that site"
+	atf_set require.user root
+	atf_set timeout 60
+}
+https_sni_body()
+{
+	require_daemon
+	for _c in openssl python3; do
+		command -v $_c >/dev/null || atf_skip "$_c is not installed"
+	done
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem \
+	    -out cert.pem -subj /CN=www.test -days 1 >/dev/null 2>&1 ||
+	    atf_fail "no certificate"
+	# a backend with one site, www.test: another name, or none, is a 404
+	cat >sni.py <<'PY'
+import socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("cert.pem", "key.pem")
+def sni(sock, name, c):
+	sock.sni = name
+ctx.sni_callback = sni
+ls = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+while True:
+	c, _ = ls.accept()
+	try:
+		t = ctx.wrap_socket(c, server_side=True)
+		t.recv(4096)
+		ok = getattr(t, "sni", None) == "www.test"
+		t.sendall(b"HTTP/1.0 200 OK\r\n\r\n" if ok else
+		    b"HTTP/1.0 404 Not Found\r\n\r\n")
+		t.close()
+	except (OSError, ssl.SSLError):
+		c.close()
+PY
+	tp=$(freeport)
+	python3 sni.py "$tp" 2>sni.err &
+	echo $! >sni.pid
+	wait_for 10 "$RTOOL" probe "$tp" || atf_fail "the backend did not start"
+	hce_conf "table <www> { 127.0.0.1 }
+table <other> { 127.0.0.1 }
+relay r {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <www> port $tp check https \"/\" host \"www.test\" code 200
+}
+relay s {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <other> port $tp check https \"/\" host \"other.test\" code 200
+}"
+	RELAYS=2 start_hce
+	expect_check 127.0.0.1 "http code use tls" "http code ok" up
+	expect_check 127.0.0.1 "http code use tls" "http code mismatch,404" down
+	atf_check -o match:"www:$tp .*active" -o match:"other:$tp .*empty" \
+	    "$RELAYCTL" -s "$PWD/relayd.sock" show hosts
+}
+https_sni_cleanup()
+{
+	stop_all
+}
+
 atf_test_case icmp cleanup
 icmp_head()
 {
@@ -695,6 +757,7 @@ atf_init_test_cases()
 	atf_add_test_case digest
 	atf_add_test_case send_expect
 	atf_add_test_case tls
+	atf_add_test_case https_sni
 	atf_add_test_case icmp
 	atf_add_test_case icmp_no_net_raw
 	atf_add_test_case script

@@ -297,9 +297,11 @@ cte_connected(struct check_event *cte)
 	struct table	*tb = cte->table;
 
 	if (tb->conf.flags & F_TLS) {
+		/* check https ... host NAME asks for NAME (SNI) */
 		if (cte_tlscfg == NULL || (cte->tls = tls_client()) == NULL ||
 		    tls_configure(cte->tls, cte_tlscfg) == -1 ||
-		    tls_connect_socket(cte->tls, cte->s, NULL) == -1) {
+		    tls_connect_socket(cte->tls, cte->s,
+		    tb->conf.host[0] != '\0' ? tb->conf.host : NULL) == -1) {
 			cte_done(cte, HCE_TLS_CONNECT_ERROR);
 			return;
 		}

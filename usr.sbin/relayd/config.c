@@ -418,6 +418,7 @@ config_gettable(struct relayd *env, struct imsg *imsg)
 	tb->conf.path[sizeof(tb->conf.path) - 1] = '\0';
 	tb->conf.exbuf[sizeof(tb->conf.exbuf) - 1] = '\0';
 	tb->conf.digest[sizeof(tb->conf.digest) - 1] = '\0';
+	tb->conf.host[sizeof(tb->conf.host) - 1] = '\0';
 	TAILQ_INIT(&tb->hosts);
 	TAILQ_INSERT_TAIL(env->sc_tables, tb, entry);
 	return (0);

@@ -104,6 +104,7 @@ struct table_opts {
 	char			 digest[41];
 	char			 exbuf[TABLE_EXBUF_SIZE];
 	char			 path[PATH_MAX];
+	char			 host[RELAYD_HOSTNAME_MAX + 1];
 	char			*sendbuf;
 	size_t			 sendbuf_len;
 	char			 demote[DEMOTE_GROUP_SIZE];
@@ -2053,10 +2054,18 @@ httptype	: HTTP				{ $$ = 0; }
 		;
 
 hostname	: /* empty */			{
+			topts.host[0] = '\0';
 			if (($$ = strdup("")) == NULL)
 				fatal("out of memory");
 		}
 		| HOST STRING			{
+			/* the Host header, and the name TLS asks for */
+			if (strlcpy(topts.host, $2, sizeof(topts.host)) >=
+			    sizeof(topts.host)) {
+				yyerror("host name too long: %s", $2);
+				FREEARG($2);
+				YYERROR;
+			}
 			if (asprintf(&$$, "Host: %s\r\nConnection: close"
 			    "\r\n", $2) == -1)
 				fatal("out of memory");
@@ -3833,6 +3842,7 @@ table_samecheck(struct table *tb, struct table_opts *o)
 	    strcmp(tb->conf.digest, o->digest) == 0 &&
 	    strcmp(tb->conf.exbuf, o->exbuf) == 0 &&
 	    strcmp(tb->conf.path, o->path) == 0 &&
+	    strcmp(tb->conf.host, o->host) == 0 &&
 	    strcmp(tb->conf.demote_group, o->demote) == 0 &&
 	    tb->sendbuf_len == o->sendbuf_len &&
 	    (o->sendbuf_len == 0 ||
@@ -3985,6 +3995,7 @@ table_use(struct table *def, struct table_opts *o)
 	(void)strlcpy(tb->conf.digest, o->digest, sizeof(tb->conf.digest));
 	(void)strlcpy(tb->conf.exbuf, o->exbuf, sizeof(tb->conf.exbuf));
 	(void)strlcpy(tb->conf.path, o->path, sizeof(tb->conf.path));
+	(void)strlcpy(tb->conf.host, o->host, sizeof(tb->conf.host));
 	if (o->demote[0] != '\0') {
 		tb->conf.flags |= F_DEMOTE;
 		(void)strlcpy(tb->conf.demote_group, o->demote,

@@ -107,15 +107,9 @@ print_check(struct table *tb)
 	case CHECK_HTTP_DIGEST:
 		printf("check %s ", tb->conf.flags & F_TLS ? "https" : "http");
 		print_str(tb->conf.path);
-		if (tb->sendbuf != NULL &&
-		    strstr(tb->sendbuf, "\r\nHost: ") != NULL) {
-			const char	*h = strstr(tb->sendbuf, "Host: ") + 6;
-			char		 host[256];
-
-			(void)strlcpy(host, h, sizeof(host));
-			host[strcspn(host, "\r")] = '\0';
+		if (tb->conf.host[0] != '\0') {
 			printf(" host ");
-			print_str(host);
+			print_str(tb->conf.host);
 		}
 		if (tb->conf.check == CHECK_HTTP_CODE)
 			printf(" code %d", tb->conf.retcode);

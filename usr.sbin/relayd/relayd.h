@@ -457,6 +457,8 @@ struct table_config {
 	char			 exbuf[TABLE_EXBUF_SIZE];
 	char			 digest[41];
 	int			 digest_type;
+	/* check http(s) ... host: the Host header, and https's SNI */
+	char			 host[RELAYD_HOSTNAME_MAX + 1];
 	enum forwardmode	 fwdmode;
 	char			 demote_group[DEMOTE_GROUP_SIZE];
 };
