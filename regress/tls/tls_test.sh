@@ -715,6 +715,40 @@ CONF
 	s_client -CAfile ica.crt -servername wrong.test
 	end_line "TLS handshake error"
 	atf_check -s exit:1 grep -q "subject=" sc.out
+	# a TLS 1.2 hello for other.test cut in two records, sent in two
+	# writes 300 ms apart: the answer's certificate (in the clear in
+	# TLS 1.2) is the one for other.test
+	cat >hello.py <<'PY'
+import socket, subprocess, sys, time
+ls = socket.create_server(("127.0.0.1", 0))
+p = subprocess.Popen(["openssl", "s_client", "-tls1_2", "-servername",
+    "other.test", "-connect", "127.0.0.1:%d" % ls.getsockname()[1]],
+    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL)
+c, _ = ls.accept()
+hello = b""
+while len(hello) < 5 or len(hello) < 5 + int.from_bytes(hello[3:5], "big"):
+	hello += c.recv(4096)
+c.close()
+p.kill()
+body = hello[5:]
+h = len(body) // 2
+rec = lambda b: bytes([22, 3, 1]) + len(b).to_bytes(2, "big") + b
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(rec(body[:h])[:20])
+time.sleep(0.3)
+s.sendall(rec(body[:h])[20:] + rec(body[h:]))
+s.settimeout(5)
+got = b""
+while b"other.test" not in got:
+	d = s.recv(65536)
+	if not d:
+		break
+	got += d
+print("other.test" if b"other.test" in got else
+    "back.test" if b"back.test" in got else "nothing")
+PY
+	atf_check -o inline:"other.test\n" python3 hello.py "$lport"
 	# a client that leaves before its hello
 	atf_check -o ignore "$RTOOL" probe "$lport"
 	wait_log 10 "^relay r, session [0-9]* (.*), 0, 127.0.0.1 -> :0, done" ||
