@@ -1343,6 +1343,54 @@ tls_certificate_expiry_cleanup()
 	stop_all
 }
 
+atf_test_case tls_chain cleanup
+tls_chain_head()
+{
+	atf_set descr "a keypair whose file holds the chain (a fullchain.pem): the intermediate is served, the expiry is the certificate's own; a chain in the wrong order is refused"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_chain_body()
+{
+	require_tls
+	mkca
+	# the root (ca.crt, all the client trusts), an intermediate valid
+	# for 30 days, and the relay's certificate, for 2, signed by it
+	openssl req -new -newkey rsa:2048 -nodes -keyout int.key -out int.csr \
+	    -subj "/CN=relayd test intermediate" 2>/dev/null &&
+	    printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n' \
+	    >int.ext &&
+	    openssl x509 -req -in int.csr -CA ca.crt -CAkey ca.key \
+	    -CAcreateserial -days 30 -extfile int.ext -out int.crt 2>/dev/null ||
+	    atf_fail "no intermediate"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout ssl/private/127.0.0.1.key -out leaf.csr -subj /CN=127.0.0.1 \
+	    2>/dev/null && printf 'subjectAltName=IP:127.0.0.1\n' >leaf.ext &&
+	    openssl x509 -req -in leaf.csr -CA int.crt -CAkey int.key \
+	    -CAcreateserial -days 2 -extfile leaf.ext -out leaf.crt 2>/dev/null ||
+	    atf_fail "no certificate"
+	cat leaf.crt int.crt >ssl/127.0.0.1.crt
+	start_httpd
+	tls_conf http ""
+	PREFORK=1 start_relayd
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	s_client
+	atf_check -o match:"^ *1 s:CN = relayd test intermediate" \
+	    -o match:"Verify return code: 0" cat sc.out
+	end=$(date -u -d "$(openssl x509 -noout -enddate -in leaf.crt |
+	    cut -d= -f2)" +%s)
+	atf_check -o match:"^relayd_relay_certificate_expiry_timestamp_seconds\{relay=\"r\"\} $end\$" \
+	    "$RELAYCTL" -s relayd.sock show metrics
+	# the intermediate first: its key is not the relay's
+	cat int.crt leaf.crt >ssl/127.0.0.1.crt
+	atf_check -s exit:1 -e match:"not the key of the certificate $PWD/ssl/127.0.0.1.crt" \
+	    "$RELAYD" -n -f relayd.conf
+}
+tls_chain_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tls_versions_keys
@@ -1369,6 +1417,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_missing_files
 	atf_add_test_case tls_certificate_renewed
 	atf_add_test_case tls_certificate_expiry
+	atf_add_test_case tls_chain
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions
