@@ -73,6 +73,17 @@ get10()
 	    -w '%{http_code} %{size_download}\n' -o /dev/null "$@"
 }
 
+# openssl s_server on 127.0.0.1:$bport as a TLS backend with the
+# certificate back.test and $@ besides; answers a GET with a page
+s_server_back()
+{
+	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
+	    -key ssl/private/back.test.key "$@" -www -quiet >sserver.out 2>&1 &
+	echo $! >sserver.pid
+	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
+	    atf_fail "s_server did not start"
+}
+
 # What openssl s_client says of the relay (subject, version, cipher,
 # signature) in sc.out; $@ more s_client options.
 s_client()
@@ -206,11 +217,7 @@ tls_forward_with_tls_body()
 	mkca
 	mkcert back.test ec DNS:back.test
 	bport=$(freeport)
-	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
-	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
-	echo $! >sserver.pid
-	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
-	    atf_fail "s_server did not start"
+	s_server_back
 	tls_forward_conf
 	PREFORK=1 start_relayd
 	atf_check -o match:"^HTTP/1.0 200 ok" -x \
@@ -222,11 +229,7 @@ tls_forward_with_tls_body()
 	    cat relayd.log
 	# the backend's certificate is not of the CA given: no session
 	stop_all
-	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
-	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
-	echo $! >sserver.pid
-	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
-	    atf_fail "s_server did not start again"
+	s_server_back
 	mv ca.crt ca.good
 	mkca
 	PREFORK=1 start_relayd
@@ -593,11 +596,7 @@ tls_inspection_body()
 	openssl pkey -in ica.key -passin pass:s3cret -out ica-clear.key ||
 	    atf_fail "no clear key"
 	bport=$(freeport)
-	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
-	    -key ssl/private/back.test.key -www -quiet >sserver.out 2>&1 &
-	echo $! >sserver.pid
-	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
-	    atf_fail "s_server did not start"
+	s_server_back
 	lport=$(freeport)
 	hport=$(freeport)
 	cat >relayd.conf <<CONF
@@ -675,13 +674,8 @@ tls_inspection_sni_body()
 	# the backend's certificate for other.test goes to a client that
 	# asks for it; a client asking for another name gets an alert
 	bport=$(freeport)
-	openssl s_server -accept "127.0.0.1:$bport" -cert ssl/back.test.crt \
-	    -key ssl/private/back.test.key -servername other.test \
-	    -cert2 ssl/other.test.crt -key2 ssl/private/other.test.key \
-	    -servername_fatal -www -quiet >sserver.out 2>&1 &
-	echo $! >sserver.pid
-	wait_for 10 socat -u /dev/null "TCP:127.0.0.1:$bport" ||
-	    atf_fail "s_server did not start"
+	s_server_back -servername other.test -cert2 ssl/other.test.crt \
+	    -key2 ssl/private/other.test.key -servername_fatal
 	lport=$(freeport)
 	cat >relayd.conf <<CONF
 prefork 1
