@@ -677,11 +677,9 @@ tls_inspection_sni_body()
 	s_server_back -servername other.test -cert2 ssl/other.test.crt \
 	    -key2 ssl/private/other.test.key -servername_fatal
 	lport=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-log connection
-tls directory "$PWD/ssl"
+	{
+		conf_head
+		cat <<CONF
 protocol p {
 	tls ca file "$PWD/ca.crt"
 	tls ca cert "$PWD/ica.crt"
@@ -693,6 +691,7 @@ relay r {
 	forward with tls to 127.0.0.1 port $bport
 }
 CONF
+	} >relayd.conf
 	PREFORK=1 start_relayd
 	s_client -CAfile ica.crt -servername other.test
 	atf_check -o match:"subject=CN = other.test" \
