@@ -752,6 +752,117 @@ tls_inspection_sni_cleanup()
 	stop_all
 }
 
+atf_test_case tls_inspection_kept cleanup
+tls_inspection_kept_head()
+{
+	atf_set descr "TLS inspection keeps the re-issued certificate of a backend for its next sessions; a renewed one is re-issued; more sites than are kept all work"
+	atf_set require.user root
+	atf_set timeout 120
+}
+tls_inspection_kept_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+	    -keyout ica.key -passout pass:s3cret -out ica.crt -days 2 \
+	    -subj "/CN=inspection CA" 2>/dev/null ||
+	    atf_fail "no inspection CA"
+	# a backend with a certificate for each of s1.test to s40.test
+	i=1
+	while [ $i -le 40 ]; do
+		mkcert "s$i.test" ec "DNS:s$i.test"
+		i=$((i + 1))
+	done
+	cat >sites.py <<'PY'
+import socket, ssl, sys, threading
+ctxs = {}
+for i in range(1, 41):
+	c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	n = "s%d.test" % i
+	c.load_cert_chain("ssl/%s.crt" % n, "ssl/private/%s.key" % n)
+	ctxs[n] = c
+def sni(sock, name, c):
+	if name in ctxs:
+		sock.context = ctxs[name]
+ctxs["s1.test"].sni_callback = sni
+ls = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+def serve(c):
+	try:
+		t = ctxs["s1.test"].wrap_socket(c, server_side=True)
+		t.recv(4096)
+		t.sendall(b"HTTP/1.0 200 OK\r\n\r\nhello\n")
+		t.close()
+	except (OSError, ssl.SSLError):
+		c.close()
+while True:
+	c, _ = ls.accept()
+	threading.Thread(target=serve, args=(c,)).start()
+PY
+	bport=$(freeport)
+	python3 sites.py "$bport" 2>sites.err &
+	echo $! >sites.pid
+	wait_for 10 "$RTOOL" probe "$bport" || atf_fail "the backend did not start"
+	lport=$(freeport)
+	{
+		conf_head
+		cat <<CONF
+protocol p {
+	tls ca cert "$PWD/ica.crt"
+	tls ca key "$PWD/ica.key" password "s3cret"
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	} >relayd.conf
+	PREFORK=1 start_relayd
+	# an EC CA signs differently every time: the same certificate twice
+	# is one kept
+	s_client -CAfile ica.crt -servername s1.test
+	atf_check -o match:"subject=CN = s1.test" cat sc.out
+	fp1=$(openssl x509 -in sc.out -noout -fingerprint -sha256)
+	s_client -CAfile ica.crt -servername s1.test
+	fp2=$(openssl x509 -in sc.out -noout -fingerprint -sha256)
+	[ -n "$fp1" ] && [ "$fp1" = "$fp2" ] ||
+	    atf_fail "s1.test re-issued again: $fp1, then $fp2"
+	# every site, more than are kept, then the first again: each its own
+	i=1
+	while [ $i -le 40 ]; do
+		s_client -CAfile ica.crt -servername "s$i.test"
+		grep -q "subject=CN = s$i.test" sc.out &&
+		    grep -q "Verify return code: 0" sc.out ||
+		    atf_fail "s$i.test: $(grep -m1 'subject=\|error' sc.out)"
+		i=$((i + 1))
+	done
+	s_client -CAfile ica.crt -servername s1.test
+	atf_check -o match:"subject=CN = s1.test" \
+	    -o match:"Verify return code: 0" cat sc.out
+	# a renewed backend certificate is re-issued
+	kill "$(cat sites.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat sites.pid) 2>/dev/null" ||
+	    atf_fail "the backend did not stop"
+	cp ssl/s1.test.crt s1.old
+	mkcert s1.test ec "DNS:s1.test"
+	python3 sites.py "$bport" 2>sites.err &
+	echo $! >sites.pid
+	wait_for 10 "$RTOOL" probe "$bport" || atf_fail "the backend did not start again"
+	s_client -CAfile ica.crt -servername s1.test
+	fp3=$(openssl x509 -in sc.out -noout -fingerprint -sha256)
+	old=$(openssl x509 -in s1.old -noout -serial)
+	new=$(openssl x509 -in sc.out -noout -serial)
+	[ "$new" != "$old" ] && [ "$fp3" != "$fp2" ] ||
+	    atf_fail "the renewed certificate was not re-issued ($old, $new)"
+	atf_check -o match:"^hello" curl -s --cacert ica.crt \
+	    --resolve "s1.test:$lport:127.0.0.1" "https://s1.test:$lport/"
+}
+tls_inspection_kept_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_session_tickets cleanup
 tls_session_tickets_head()
 {
@@ -1402,6 +1513,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_no_session_tickets
 	atf_add_test_case tls_inspection
 	atf_add_test_case tls_inspection_sni
+	atf_add_test_case tls_inspection_kept
 	atf_add_test_case tls_session_tickets
 	atf_add_test_case tls_tickets_survive_reload
 	atf_add_test_case tls_ocsp_staple

@@ -2372,8 +2372,7 @@ relay_session_free(struct rsession *con)
 		event_del(&con->se_ev);
 	relay_side_close(&con->se_in);
 	relay_side_close(&con->se_out);
-	tls_free(con->se_tls_ctx);
-	tls_config_free(con->se_tls_cfg);
+	relay_tls_inspected_drop(con);
 	free(con->se_pp);
 	free(con->se_sni);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);

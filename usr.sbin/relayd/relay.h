@@ -207,8 +207,8 @@ struct rsession {
 	struct host		*se_host;
 	struct relay_table	*se_table;	/* a rule's forward to */
 	uint64_t		 se_hash;	/* what rules' hash fed */
-	struct tls		*se_tls_ctx;	/* TLS inspection: the */
-	struct tls_config	*se_tls_cfg;	/* session's own server */
+	struct relay_inspected	*se_inspected;	/* TLS inspection: the
+						   server context it uses */
 	int			 se_nconnects;
 	char			*se_log;	/* texts for the end line */
 	int			 se_haslog;	/* a rule logged */
@@ -316,6 +316,7 @@ unsigned int	 relay_dns_sockets(void);
 
 /* The TLS side of a session (relay_tls.c, tls_keyops.c). */
 int		 relay_tls_inspect(struct rsession *);
+void		 relay_tls_inspected_drop(struct rsession *);
 int		 relay_tls_accept(struct tls *, struct ctl_relay_event *);
 int		 relay_tls_connect(struct ctl_relay_event *,
 		    struct tls_config *, const char *);

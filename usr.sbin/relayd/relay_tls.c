@@ -606,41 +606,153 @@ relay_tls_client(struct relay *rlay)
 }
 
 /*
- * TLS inspection, once the backend's handshake is done: the client gets
- * the backend's certificate, re-issued by the inspection CA for the key
- * of the relay's keypair (tls_keyops_resign()), from a server context
- * of the session's own.  -1 on failure.
+ * TLS inspection serves the backend's certificate re-issued by the
+ * inspection CA for the key of the relay's keypair (tls_keyops_resign())
+ * from a server context of its own: some milliseconds of work (a
+ * signature in ca, OpenSSL's SSL_CTX), five times a plain TLS relay's
+ * handshake.  Each relay process keeps the last RELAY_INSPECT_CACHE of
+ * them per relay, by the backend's chain, for the sessions to the same
+ * site; one dropped from the list is freed by its last session, as
+ * libtls's callbacks still point to it while a handshake goes on.
  */
-int
-relay_tls_inspect(struct rsession *con)
-{
-	struct relay		*rlay = con->se_relay;
-	struct relay_cert	*ca, *kc;
-	const uint8_t		*peer;
-	uint8_t			*pem;
-	size_t			 peerlen, len;
+#define RELAY_INSPECT_CACHE	32
 
-	if ((peer = tls_peer_cert_chain_pem(con->se_out.tls,
-	    &peerlen)) == NULL ||
-	    (ca = relay_cert_find(rlay, RELAY_CERT_CACERT, 0)) == NULL ||
+struct relay_inspected {
+	TAILQ_ENTRY(relay_inspected)	 ri_entry;
+	uint8_t				*ri_peer;	/* the backend's chain */
+	size_t				 ri_peerlen;
+	struct tls			*ri_ctx;
+	struct tls_config		*ri_cfg;
+	unsigned int			 ri_users;	/* sessions */
+	int				 ri_dropped;	/* not in the list */
+};
+TAILQ_HEAD(relay_inspectedq, relay_inspected);
+
+struct relay_icache {
+	struct relay_inspectedq		 ic_list;	/* last used first */
+	unsigned int			 ic_n;
+};
+
+static void
+relay_inspected_free(struct relay_inspected *ri)
+{
+	tls_free(ri->ri_ctx);
+	tls_config_free(ri->ri_cfg);
+	free(ri->ri_peer);
+	free(ri);
+}
+
+/* Out of the list: freed now, or by its last session. */
+static void
+relay_inspected_unlist(struct relay_icache *ic, struct relay_inspected *ri)
+{
+	TAILQ_REMOVE(&ic->ic_list, ri, ri_entry);
+	ic->ic_n--;
+	if (ri->ri_users == 0)
+		relay_inspected_free(ri);
+	else
+		ri->ri_dropped = 1;
+}
+
+/* A server context for the backend's chain peer: kept, or made. */
+static struct relay_inspected *
+relay_tls_inspected(struct relay *rlay, const uint8_t *peer, size_t peerlen)
+{
+	struct relay_icache	*ic = rlay->rl_icache;
+	struct relay_inspected	*ri;
+	struct relay_cert	*ca, *kc;
+	uint8_t			*pem;
+	size_t			 len;
+
+	if (ic == NULL) {
+		if ((ic = calloc(1, sizeof(*ic))) == NULL)
+			return (NULL);
+		TAILQ_INIT(&ic->ic_list);
+		rlay->rl_icache = ic;
+	}
+	TAILQ_FOREACH(ri, &ic->ic_list, ri_entry)
+		if (ri->ri_peerlen == peerlen &&
+		    memcmp(ri->ri_peer, peer, peerlen) == 0) {
+			TAILQ_REMOVE(&ic->ic_list, ri, ri_entry);
+			TAILQ_INSERT_HEAD(&ic->ic_list, ri, ri_entry);
+			return (ri);
+		}
+	if ((ca = relay_cert_find(rlay, RELAY_CERT_CACERT, 0)) == NULL ||
 	    (kc = relay_cert_find(rlay, RELAY_CERT_CERT, 0)) == NULL)
-		return (-1);
+		return (NULL);
 	if ((pem = tls_keyops_resign(peer, peerlen, ca->rc_data, ca->rc_len,
 	    kc->rc_data, kc->rc_len, &len)) == NULL) {
 		log_warnx("relay %s: cannot re-issue the backend's "
 		    "certificate", rlay->rl_conf.name);
-		return (-1);
+		return (NULL);
 	}
-	if ((con->se_tls_cfg = relay_tls_server_cfg(rlay)) == NULL ||
-	    tls_config_set_keypair_mem(con->se_tls_cfg, pem, len, NULL,
-	    0) != 0 || tls_config_use_fake_private_key(con->se_tls_cfg) ==
-	    -1 || (con->se_tls_ctx = tls_server()) == NULL ||
-	    tls_configure(con->se_tls_ctx, con->se_tls_cfg) != 0 ||
-	    relay_tls_accept(con->se_tls_ctx, &con->se_in) != 0) {
+	if ((ri = calloc(1, sizeof(*ri))) == NULL ||
+	    (ri->ri_peer = malloc(peerlen)) == NULL ||
+	    (ri->ri_cfg = relay_tls_server_cfg(rlay)) == NULL ||
+	    tls_config_set_keypair_mem(ri->ri_cfg, pem, len, NULL, 0) != 0 ||
+	    tls_config_use_fake_private_key(ri->ri_cfg) == -1 ||
+	    (ri->ri_ctx = tls_server()) == NULL ||
+	    tls_configure(ri->ri_ctx, ri->ri_cfg) != 0) {
+		if (ri != NULL)
+			relay_inspected_free(ri);
 		free(pem);
-		return (-1);
+		return (NULL);
 	}
 	free(pem);
+	memcpy(ri->ri_peer, peer, peerlen);
+	ri->ri_peerlen = peerlen;
+	TAILQ_INSERT_HEAD(&ic->ic_list, ri, ri_entry);
+	if (++ic->ic_n > RELAY_INSPECT_CACHE)
+		relay_inspected_unlist(ic,
+		    TAILQ_LAST(&ic->ic_list, relay_inspectedq));
+	return (ri);
+}
+
+/* The session is over: its server context has one user less. */
+void
+relay_tls_inspected_drop(struct rsession *con)
+{
+	struct relay_inspected	*ri = con->se_inspected;
+
+	if (ri == NULL)
+		return;
+	con->se_inspected = NULL;
+	if (--ri->ri_users == 0 && ri->ri_dropped)
+		relay_inspected_free(ri);
+}
+
+static void
+relay_icache_free(struct relay *rlay)
+{
+	struct relay_icache	*ic = rlay->rl_icache;
+
+	if (ic == NULL)
+		return;
+	while (!TAILQ_EMPTY(&ic->ic_list))
+		relay_inspected_unlist(ic, TAILQ_FIRST(&ic->ic_list));
+	free(ic);
+	rlay->rl_icache = NULL;
+}
+
+/*
+ * TLS inspection, once the backend's handshake is done: the client's
+ * handshake starts with the backend's certificate, re-issued.  -1 on
+ * failure.
+ */
+int
+relay_tls_inspect(struct rsession *con)
+{
+	struct relay_inspected	*ri;
+	const uint8_t		*peer;
+	size_t			 peerlen;
+
+	if ((peer = tls_peer_cert_chain_pem(con->se_out.tls,
+	    &peerlen)) == NULL ||
+	    (ri = relay_tls_inspected(con->se_relay, peer, peerlen)) == NULL ||
+	    relay_tls_accept(ri->ri_ctx, &con->se_in) != 0)
+		return (-1);
+	ri->ri_users++;
+	con->se_inspected = ri;
 	return (0);
 }
 
@@ -667,6 +779,7 @@ relay_tls_free(struct relay *rlay)
 	rlay->rl_tls_ctx = NULL;
 	rlay->rl_tls_cfg = NULL;
 	rlay->rl_tls_client_cfg = NULL;
+	relay_icache_free(rlay);
 	relay_certs_free(rlay);
 }
 
