@@ -653,6 +653,34 @@ tls_inspection_cleanup()
 	stop_all
 }
 
+# An inspection CA with an EC key (ica.crt, ica.key with the password
+# s3cret; its signatures differ every time) and relayd.conf with relay r
+# on a new $lport inspecting what goes to 127.0.0.1:$bport; $1: another
+# line for the protocol
+inspect_conf()
+{
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+	    -keyout ica.key -passout pass:s3cret -out ica.crt -days 2 \
+	    -subj "/CN=inspection CA" 2>/dev/null ||
+	    atf_fail "no inspection CA"
+	lport=$(freeport)
+	{
+		conf_head
+		cat <<CONF
+protocol p {
+	${1:-}
+	tls ca cert "$PWD/ica.crt"
+	tls ca key "$PWD/ica.key" password "s3cret"
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward with tls to 127.0.0.1 port $bport
+}
+CONF
+	} >relayd.conf
+}
+
 atf_test_case tls_inspection_sni cleanup
 tls_inspection_sni_head()
 {
@@ -667,31 +695,12 @@ tls_inspection_sni_body()
 	mkcert back.test ec "DNS:back.test"
 	mkcert other.test rsa "DNS:other.test"
 	mkcert 127.0.0.1 ec IP:127.0.0.1
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-	    -keyout ica.key -passout pass:s3cret -out ica.crt -days 2 \
-	    -subj "/CN=inspection CA" 2>/dev/null ||
-	    atf_fail "no inspection CA"
 	# the backend's certificate for other.test goes to a client that
 	# asks for it; a client asking for another name gets an alert
 	bport=$(freeport)
 	s_server_back -servername other.test -cert2 ssl/other.test.crt \
 	    -key2 ssl/private/other.test.key -servername_fatal
-	lport=$(freeport)
-	{
-		conf_head
-		cat <<CONF
-protocol p {
-	tls ca file "$PWD/ca.crt"
-	tls ca cert "$PWD/ica.crt"
-	tls ca key "$PWD/ica.key" password "s3cret"
-}
-relay r {
-	listen on 127.0.0.1 port $lport tls
-	protocol p
-	forward with tls to 127.0.0.1 port $bport
-}
-CONF
-	} >relayd.conf
+	inspect_conf "tls ca file \"$PWD/ca.crt\""
 	PREFORK=1 start_relayd
 	s_client -CAfile ica.crt -servername other.test
 	atf_check -o match:"subject=CN = other.test" \
@@ -764,10 +773,6 @@ tls_inspection_kept_body()
 	require_tls
 	mkca
 	mkcert 127.0.0.1 ec IP:127.0.0.1
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-	    -keyout ica.key -passout pass:s3cret -out ica.crt -days 2 \
-	    -subj "/CN=inspection CA" 2>/dev/null ||
-	    atf_fail "no inspection CA"
 	# a backend with a certificate for each of s1.test to s40.test
 	i=1
 	while [ $i -le 40 ]; do
@@ -803,21 +808,7 @@ PY
 	python3 sites.py "$bport" 2>sites.err &
 	echo $! >sites.pid
 	wait_for 10 "$RTOOL" probe "$bport" || atf_fail "the backend did not start"
-	lport=$(freeport)
-	{
-		conf_head
-		cat <<CONF
-protocol p {
-	tls ca cert "$PWD/ica.crt"
-	tls ca key "$PWD/ica.key" password "s3cret"
-}
-relay r {
-	listen on 127.0.0.1 port $lport tls
-	protocol p
-	forward with tls to 127.0.0.1 port $bport
-}
-CONF
-	} >relayd.conf
+	inspect_conf
 	PREFORK=1 start_relayd
 	# an EC CA signs differently every time: the same certificate twice
 	# is one kept

@@ -619,7 +619,7 @@ relay_tls_client(struct relay *rlay)
 
 struct relay_inspected {
 	TAILQ_ENTRY(relay_inspected)	 ri_entry;
-	uint8_t				*ri_peer;	/* the backend's chain */
+	uint8_t				*ri_peer;	/* backend's chain */
 	size_t				 ri_peerlen;
 	struct tls			*ri_ctx;
 	struct tls_config		*ri_cfg;

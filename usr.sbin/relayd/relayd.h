@@ -971,7 +971,7 @@ struct relay {
 	struct tls_config	*rl_tls_cfg;		/* listen ... tls */
 	struct tls		*rl_tls_ctx;
 	struct tls_config	*rl_tls_client_cfg;	/* forward with tls */
-	struct relay_icache	*rl_icache;	/* TLS inspection's, relay_tls.c */
+	struct relay_icache	*rl_icache;	/* TLS inspection's */
 };
 TAILQ_HEAD(relaylist, relay);
 
