@@ -177,6 +177,8 @@ static int			 ruletag, rulelabel;
 static enum key_type		 rulekey;
 static int			 valmatch;	/* of the last value */
 static int			 rlay_proto_set;
+static int			 rlay_fwd_tls;	/* forward lines: 1 with tls, */
+static int			 rlay_fwd_plain; /* 1 without, 2 warned */
 
 int		 parse_noresolve;	/* fuzzing: numeric addresses only */
 
@@ -1501,6 +1503,7 @@ relaydef	: RELAY STRING			{
 			rlay = r;
 			nlisten = 0;
 			rlay_proto_set = 0;
+			rlay_fwd_tls = rlay_fwd_plain = 0;
 		} '{' optnl relayopts_l '}'	{
 			if (relay_finish(rlay) == -1) {
 				rlay = NULL;
@@ -1556,6 +1559,18 @@ relayoptsl	: LISTEN ON STRING optport opttls	{
 				rlay->rl_conf.flags |= F_TRANSPARENT;
 			if ($2)
 				rlay->rl_conf.flags |= F_TLSCLIENT;
+			/* TLS is the relay's: OpenBSD speaks it to all */
+			if ($2)
+				rlay_fwd_tls = 1;
+			else if (rlay_fwd_plain == 0)
+				rlay_fwd_plain = 1;
+			if (rlay_fwd_tls && rlay_fwd_plain == 1) {
+				log_warnx("%s:%d: relay %s: forward lines with "
+				    "and without tls: all of them speak TLS",
+				    file->name, yylval.lineno,
+				    rlay->rl_conf.name);
+				rlay_fwd_plain = 2;
+			}
 		} forwardspec dstaf optproxyproto {
 			if ($7 != 0 && (rlay->rl_conf.flags &
 			    (F_PROXYV1 | F_PROXYV2)) != 0 &&
