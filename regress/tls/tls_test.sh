@@ -1438,6 +1438,76 @@ tls_certificate_expiry_cleanup()
 	stop_all
 }
 
+atf_test_case tls_idle_memory cleanup
+tls_idle_memory_head()
+{
+	atf_set descr "an idle TLS session that moved bytes gives its TLS buffers back: a relay process holds less than 32 KiB for each"
+	atf_set require.user root
+	atf_set timeout 120
+}
+# Clients that open $1 TLS sessions through the relay on $lport, move
+# 32 KiB each way on each (checked), write "held" to held.out and keep
+# them idle until held.stop appears.
+hold_tls_sessions()
+{
+	python3 - "$1" "$lport" "$PWD/ca.crt" >held.out 2>&1 <<'PY' &
+import os, socket, ssl, sys, time
+n, port, ca = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ctx = ssl.create_default_context(cafile=ca)
+msg = os.urandom(32768)
+held = []
+for i in range(n):
+    t = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port),
+        timeout=10), server_hostname="127.0.0.1")
+    t.sendall(msg)
+    got = b""
+    while len(got) < len(msg):
+        d = t.recv(65536)
+        if not d:
+            sys.exit("session %d: closed after %d bytes" % (i, len(got)))
+        got += d
+    if got != msg:
+        sys.exit("session %d: the bytes came back changed" % i)
+    held.append(t)
+print("held", len(held), flush=True)
+for i in range(1000):
+    if os.path.exists("held.stop"):
+        break
+    time.sleep(0.1)
+PY
+	echo $! >held.pid
+}
+tls_idle_memory_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	bport=$(start_backend echo echo 110)
+	tls_conf tcp "tls keypair 127.0.0.1"
+	PREFORK=1 start_relayd
+	relay=$(children_titled relay)
+	n=400
+	before=$(rss_kib "$relay")
+	hold_tls_sessions $n
+	wait_for 60 grep -q "^held" held.out ||
+	    atf_fail "sessions not held: $(cat held.out)"
+	after=$(rss_kib "$relay")
+	per=$(( (after - before) / n ))
+	echo "relay process: $before KiB, $after KiB with $n idle TLS" \
+	    "sessions: $per KiB each"
+	[ "$per" -lt 32 ] ||
+	    atf_fail "an idle TLS session holds $per KiB of the relay process"
+	touch held.stop
+	wait "$(cat held.pid)" || atf_fail "the client failed: $(cat held.out)"
+	wait_log 10 "^relay r, session [0-9]* (.*, done$" ||
+	    atf_fail "no session end line"
+}
+tls_idle_memory_cleanup()
+{
+	touch held.stop
+	stop_all
+}
+
 atf_test_case tls_chain cleanup
 tls_chain_head()
 {
@@ -1514,6 +1584,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_certificate_renewed
 	atf_add_test_case tls_certificate_expiry
 	atf_add_test_case tls_chain
+	atf_add_test_case tls_idle_memory
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions

@@ -67,6 +67,9 @@ hce_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	(void)p;
 	(void)arg;
 	evtimer_set(&hce_ev, hce_launch_checks, NULL);
+	/* check tls and https make libtls contexts */
+	if (compat_tlsbuf_init() == -1)
+		log_warnx("%s: libssl's SSL_CTX_ctrl not found", __func__);
 	if (compat_sandbox("hce") == -1)
 		fatal("%s: sandbox", __func__);
 }

@@ -211,6 +211,8 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 	if (compat_tlsticket_init() == -1)
 		log_warnx("%s: no session tickets: libssl's "
 		    "SSL_CTX_callback_ctrl not found", __func__);
+	if (compat_tlsbuf_init() == -1)
+		log_warnx("%s: libssl's SSL_CTX_ctrl not found", __func__);
 	if (tls_init() == -1 || tls_keyops_init(ps) == -1)
 		fatalx("%s: TLS initialisation failed", __func__);
 	/* handshakes pause while ca works; else they wait for it */

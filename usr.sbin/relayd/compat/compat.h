@@ -29,9 +29,10 @@
 #define nitems(_a)	(sizeof((_a)) / sizeof((_a)[0]))
 #endif
 
-/* tlsticket.c: session tickets with libtls on OpenSSL (see there) */
+/* tlsticket.c: session tickets and buffers of libtls on OpenSSL */
 int	 compat_tlsticket_init(void);
 int	 compat_tlsconf_init(void);
+int	 compat_tlsbuf_init(void);
 
 /* sdnotify.c: a service manager's readiness protocol (see there) */
 int	 compat_sdnotify_init(void);
