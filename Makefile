@@ -153,7 +153,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
 .PHONY: all deps test check run install lint lint-so-splice bench deb \
-	bench-deps bench-hce bench-syscalls bench-instructions bench-reload fuzz \
+	bench-deps bench-hce bench-syscalls bench-instructions bench-reload \
+	bench-forward-tls fuzz \
 	clean h2spec-deps
 
 all: $(RELAYD) $(RELAYCTL)
@@ -319,6 +320,9 @@ bench-instructions: bench-deps all regress/perf/relaybench \
 
 bench-reload: bench-deps all regress/perf/relaybench
 	@sh regress/perf/reloadbench.sh
+
+bench-forward-tls: all
+	@sh regress/perf/fwdtlsbench.sh
 
 fuzz: $(RD)/parse.c
 	@$(DEPS_CHECK_FUZZ) || $(DEPS_INSTALL_FUZZ)

@@ -1508,6 +1508,94 @@ tls_idle_memory_cleanup()
 	stop_all
 }
 
+atf_test_case tls_forward_ca_bundle cleanup
+tls_forward_ca_bundle_head()
+{
+	atf_set descr "forward with tls and a tls ca file of many CAs (the system's bundle): a chain through an intermediate verifies; another CA's, an expired and a client-only certificate are refused with libtls's reasons"
+	atf_set require.user root
+	atf_set timeout 90
+}
+# A certificate back.test for the backend signed by $1 (name of .crt and
+# .key) with $2 as its extensions, in ssl/; $3 a libfaketime offset
+# for its start (or none).
+back_cert()
+{
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout ssl/private/back.test.key -out back.csr \
+	    -subj /CN=back.test 2>/dev/null || atf_fail "no key"
+	printf '%s\n' "$2" >back.ext
+	env ${3:+LD_PRELOAD=$_ft FAKETIME=$3} openssl x509 -req \
+	    -in back.csr -CA "$1.crt" -CAkey "$1.key" -CAcreateserial \
+	    -days 2 -extfile back.ext -out ssl/back.test.crt 2>/dev/null ||
+	    atf_fail "no certificate signed by $1"
+}
+# Session $1 through the relay to a backend with chain $2 (a file of
+# certificates it sends besides its own, or none); its end line must
+# end with $3.
+bundle_session()
+{
+	if [ -f sserver.pid ]; then
+		kill "$(cat sserver.pid)" 2>/dev/null
+		wait "$(cat sserver.pid)" 2>/dev/null
+	fi
+	# shellcheck disable=SC2086
+	s_server_back ${2:+-cert_chain "$2"}
+	printf 'GET / HTTP/1.0\r\n\r\n' |
+	    timeout 10 socat -t 5 - "TCP:127.0.0.1:$lport" >got.out
+	wait_log 10 "^relay r, session $1 (.*$3\$" ||
+	    atf_fail "session $1 did not end with: $3: $(grep "session $1 (" relayd.log)"
+}
+tls_forward_ca_bundle_body()
+{
+	require_tls
+	faketime_lib
+	mkca
+	# an intermediate of the test CA signs the backend's certificate
+	openssl req -new -newkey rsa:2048 -nodes -keyout ica.key -out ica.csr \
+	    -subj "/CN=relayd test intermediate" 2>/dev/null &&
+	    printf 'basicConstraints=critical,CA:true\nkeyUsage=keyCertSign\n' \
+	    >ica.ext && openssl x509 -req -in ica.csr -CA ca.crt \
+	    -CAkey ca.key -CAcreateserial -days 2 -extfile ica.ext \
+	    -out ica.crt 2>/dev/null || atf_fail "no intermediate"
+	# another CA, in no bundle
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key \
+	    -out other.crt -days 2 -subj "/CN=another CA" 2>/dev/null ||
+	    atf_fail "no other CA"
+	# the test CA among the system's (when it has them)
+	bundle=/etc/ssl/certs/ca-certificates.crt
+	[ -f $bundle ] || bundle=/dev/null
+	cat $bundle ca.crt >bundle.pem
+	echo "CAs in the bundle: $(grep -c 'BEGIN CERT' bundle.pem)"
+	bport=$(freeport)
+	tls_forward_conf
+	sed -i "s|$PWD/ca.crt|$PWD/bundle.pem|" relayd.conf
+	san="subjectAltName=DNS:back.test"
+	back_cert ica "$san"
+	PREFORK=1 start_relayd
+	bundle_session 1 ica.crt done
+	atf_check -o match:"^HTTP/1.0 200 ok" cat got.out
+	# without the intermediate the chain leads nowhere
+	why="certificate verification failed"
+	bundle_session 2 "" "$why: unable to get local issuer certificate"
+	atf_check -o empty cat got.out
+	back_cert other "$san"
+	bundle_session 3 "" "$why: unable to get local issuer certificate"
+	back_cert ica "$san" -10d
+	bundle_session 4 ica.crt "$why: certificate has expired"
+	back_cert ica "$san
+extendedKeyUsage=clientAuth"
+	bundle_session 5 ica.crt "$why: unsuitable certificate purpose"
+	atf_check -o empty cat got.out
+	# and it serves again
+	back_cert ica "$san"
+	bundle_session 6 ica.crt done
+	atf_check -o match:"^HTTP/1.0 200 ok" cat got.out
+}
+tls_forward_ca_bundle_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_chain cleanup
 tls_chain_head()
 {
@@ -1585,6 +1673,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_certificate_expiry
 	atf_add_test_case tls_chain
 	atf_add_test_case tls_idle_memory
+	atf_add_test_case tls_forward_ca_bundle
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions

@@ -971,6 +971,7 @@ struct relay {
 	struct tls_config	*rl_tls_cfg;		/* listen ... tls */
 	struct tls		*rl_tls_ctx;
 	struct tls_config	*rl_tls_client_cfg;	/* forward with tls */
+	struct relay_verify	*rl_tls_verify;	/* its tls ca file, read */
 	struct relay_icache	*rl_icache;	/* TLS inspection's */
 };
 TAILQ_HEAD(relaylist, relay);
