@@ -18,6 +18,8 @@
 # and 99th percentile latency of the answers at RATE).
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=regress/perf/cpulib.sh
+. "$TOP/regress/perf/cpulib.sh"
 ECHO=$TOP/regress/perf/dnsecho
 RELAYD=$TOP/usr.sbin/relayd/relayd
 secs=${1:-10}
@@ -63,14 +65,8 @@ echo "probe.bench.test A" >"$work/probe"
 
 proxy_ticks()
 {
-	t=0
 	[ -f "$work/proxy.pid" ] || { echo 0; return; }
-	p=$(cat "$work/proxy.pid")
-	for q in $p $(pgrep -P "$p"); do
-		v=$(awk '{ print $14 + $15 }' "/proc/$q/stat" 2>/dev/null)
-		t=$((t + ${v:-0}))
-	done
-	echo "$t"
+	tree_ticks "$(cat "$work/proxy.pid")"
 }
 
 # an answer from PORT, or give up after 5 s

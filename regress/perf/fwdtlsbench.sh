@@ -16,6 +16,8 @@
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 RELAYD=$TOP/usr.sbin/relayd/relayd
+# shellcheck source=regress/perf/cpulib.sh
+. "$TOP/regress/perf/cpulib.sh"
 sessions=${1:-300} rounds=${2:-3}
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 
@@ -52,16 +54,6 @@ bport=$((20000 + $$ % 5000)) port=$((25000 + $$ % 5000))
 openssl s_server -accept "127.0.0.1:$bport" -cert back.crt -key back.key \
     -www -quiet >/dev/null 2>&1 &
 pids="$pids $!"
-
-ticks()
-{
-	t=0
-	for p in $rpid $(pgrep -P "$rpid"); do
-		v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
-		t=$((t + ${v:-0}))
-	done
-	echo "$t"
-}
 
 # SESSIONS sessions through the relay: their seconds, or "failed"
 client()
@@ -112,9 +104,9 @@ socket.create_connection(('127.0.0.1', $port)).close()" 2>/dev/null; do
 		[ $i -gt 100 ] && { cat relayd.log >&2; exit 1; }
 		sleep 0.1
 	done
-	c0=$(ticks)
+	c0=$(tree_ticks "$rpid")
 	secs=$(client)
-	c1=$(ticks)
+	c1=$(tree_ticks "$rpid")
 	kill "$rpid"; wait "$rpid" 2>/dev/null; rpid=""
 	[ "$secs" = failed ] &&
 	    { echo "fwdtlsbench: $1: a session failed" >&2; exit 1; }

@@ -20,6 +20,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 RB=$TOP/regress/perf/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
 RELAYCTL=$TOP/usr.sbin/relayctl/relayctl
+# shellcheck source=regress/perf/cpulib.sh
+. "$TOP/regress/perf/cpulib.sh"
 rounds=${1:-3} reloads=${2:-100} secs=${3:-10}
 
 [ "$(id -u)" -eq 0 ] || { echo "reloadbench: run as root" >&2; exit 2; }
@@ -57,22 +59,12 @@ relay h {
 CONF
 chmod 600 "$work/relayd.conf"
 
-ticks()
-{
-	t=0
-	for p in $rpid $(pgrep -P "$rpid"); do
-		v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
-		t=$((t + ${v:-0}))
-	done
-	echo "$t"
-}
-
 # one wrk run: its line
 run()
 {
-	c0=$(ticks)
+	c0=$(tree_ticks "$rpid")
 	wrk -t 1 -c 64 -d "${secs}s" "http://127.0.0.1:$port/1024" >"$work/wrk.out"
-	c1=$(ticks)
+	c1=$(tree_ticks "$rpid")
 	relay=$(pgrep -P "$rpid" -f 'relayd: relay')
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$relay/status")
 	awk -v what="$1" -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" \
