@@ -18,8 +18,8 @@
 # and 99th percentile latency of the answers at RATE).
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=regress/perf/cpulib.sh
-. "$TOP/regress/perf/cpulib.sh"
+# shellcheck source=regress/perf/benchlib.sh
+. "$TOP/regress/perf/benchlib.sh"
 ECHO=$TOP/regress/perf/dnsecho
 RELAYD=$TOP/usr.sbin/relayd/relayd
 secs=${1:-10}

@@ -16,8 +16,8 @@
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 RELAYD=$TOP/usr.sbin/relayd/relayd
-# shellcheck source=regress/perf/cpulib.sh
-. "$TOP/regress/perf/cpulib.sh"
+# shellcheck source=regress/perf/benchlib.sh
+. "$TOP/regress/perf/benchlib.sh"
 sessions=${1:-300} rounds=${2:-3}
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 
@@ -30,15 +30,7 @@ done
     { echo "fwdtlsbench: no $BUNDLE (ca-certificates)" >&2; exit 2; }
 sh "$TOP/etc/mkuser.sh" || exit 1
 
-work=$(mktemp -d)
-pids="" rpid=""
-cleanup()
-{
-	for p in $rpid $pids; do kill "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+bench_work
 
 cd "$work" || exit 1
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \

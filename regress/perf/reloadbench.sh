@@ -20,8 +20,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 RB=$TOP/regress/perf/relaybench
 RELAYD=$TOP/usr.sbin/relayd/relayd
 RELAYCTL=$TOP/usr.sbin/relayctl/relayctl
-# shellcheck source=regress/perf/cpulib.sh
-. "$TOP/regress/perf/cpulib.sh"
+# shellcheck source=regress/perf/benchlib.sh
+. "$TOP/regress/perf/benchlib.sh"
 rounds=${1:-3} reloads=${2:-100} secs=${3:-10}
 
 [ "$(id -u)" -eq 0 ] || { echo "reloadbench: run as root" >&2; exit 2; }
@@ -29,15 +29,7 @@ command -v wrk >/dev/null || { echo "reloadbench: no wrk (make bench-deps)" >&2;
 [ -x "$RB" ] || { echo "reloadbench: build $RB first" >&2; exit 2; }
 sh "$TOP/etc/mkuser.sh" || exit 1
 
-work=$(mktemp -d)
-pids="" rpid=""
-cleanup()
-{
-	for p in $rpid $pids; do kill "$p" 2>/dev/null; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+bench_work
 
 "$RB" http "$work/http.port" 100000 & pids="$pids $!"
 i=0
