@@ -204,6 +204,48 @@ tls_client_ca_cleanup()
 	stop_all
 }
 
+atf_test_case tls_ca_files_empty cleanup
+tls_ca_files_empty_head()
+{
+	atf_set descr "a tls client ca, crl or tls ca file that holds nothing of the kind is refused by relayd -n and by relayctl load, and the running daemon serves on"
+	atf_set require.user root
+	atf_set timeout 60
+}
+tls_ca_files_empty_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa IP:127.0.0.1
+	start_httpd
+	tls_conf http "tls client ca \"$PWD/ca.crt\""
+	PREFORK=1 start_relayd
+	echo "no certificate here" >empty.pem
+	cp relayd.conf good.conf
+	why="cannot load certificates for relay r:$lport: $PWD/[a-z.]*"
+	what="(CA certificate|certificate revocation list)"
+	for opt in "tls client ca \"$PWD/empty.pem\"" \
+	    "tls client ca \"$PWD/ca.crt\" crl \"$PWD/ca.crt\"" \
+	    "tls ca file \"$PWD/empty.pem\""; do
+		sed "s|tls client ca \"$PWD/ca.crt\"|$opt|" good.conf >bad.conf
+		grep -q "tls ca file" bad.conf &&
+		    sed -i "s|forward to|forward with tls to|" bad.conf
+		atf_check -s exit:1 -e match:"bad.conf:[0-9]*: $why: no $what" \
+		    "$RELAYD" -n -f bad.conf
+		atf_check -s exit:1 -o ignore -e ignore \
+		    "$RELAYCTL" -s relayd.sock load "$PWD/bad.conf"
+		atf_check -o match:"running configuration stays" cat relayd.log
+		atf_check -s not-exit:0 -o ignore curl -s --cacert ca.crt \
+		    -o /dev/null "https://127.0.0.1:$lport/bytes/10"
+		running "$(cat relayd.pid)" || atf_fail "relayd died: $opt"
+	done
+	atf_check -s exit:0 -o match:"relay[[:space:]]+r[[:space:]]" \
+	    "$RELAYCTL" -s relayd.sock show relays
+}
+tls_ca_files_empty_cleanup()
+{
+	stop_all
+}
+
 atf_test_case tls_forward_with_tls cleanup
 tls_forward_with_tls_head()
 {
@@ -1674,6 +1716,7 @@ atf_init_test_cases()
 	atf_add_test_case tls_chain
 	atf_add_test_case tls_idle_memory
 	atf_add_test_case tls_forward_ca_bundle
+	atf_add_test_case tls_ca_files_empty
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions
