@@ -61,6 +61,7 @@ static int	 tls_check_key(struct relay *, int, enum relay_certtype,
 static int	 tls_nopass(char *, int, int, void *);
 static int	 tls_check_pem(struct relay *, enum relay_certtype,
 		    const char *, char *, size_t);
+static STACK_OF(X509_INFO) *tls_pem_read(const uint8_t *, size_t);
 static void	 tls_cert_why(const uint8_t *, size_t, const char *, char *,
 		    size_t);
 static void	 tls_cert_dates(struct relay *, int, const char *);
@@ -410,6 +411,25 @@ tls_load_relay(struct relayd *conf, struct relay *rlay, struct protocol *p,
 }
 
 /*
+ * The certificates and CRLs of a PEM file, as libtls reads a CA file;
+ * NULL when it has none it can read.
+ */
+static STACK_OF(X509_INFO) *
+tls_pem_read(const uint8_t *data, size_t len)
+{
+	STACK_OF(X509_INFO)	*xis = NULL;
+	BIO			*bio;
+
+	if (len <= INT_MAX &&
+	    (bio = BIO_new_mem_buf(data, (int)len)) != NULL) {
+		xis = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+		BIO_free(bio);
+	}
+	ERR_clear_error();
+	return (xis);
+}
+
+/*
  * A CA file must hold a certificate, a CRL file a revocation list: the
  * relay processes would fail to set up the relay with the file, fatal
  * to the daemon, where relayd -n is the place to say so.
@@ -419,25 +439,20 @@ tls_check_pem(struct relay *rlay, enum relay_certtype type, const char *path,
     char *err, size_t errlen)
 {
 	struct relay_cert	*rc;
-	STACK_OF(X509_INFO)	*xis = NULL;
+	STACK_OF(X509_INFO)	*xis;
 	X509_INFO		*xi;
-	BIO			*bio = NULL;
 	int			 i, n = 0;
 
 	if ((rc = relay_cert_find(rlay, type, 0)) == NULL)
 		return (0);
-	if (rc->rc_len <= INT_MAX &&
-	    (bio = BIO_new_mem_buf(rc->rc_data, (int)rc->rc_len)) != NULL &&
-	    (xis = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL)) != NULL)
-		for (i = 0; i < sk_X509_INFO_num(xis); i++) {
-			xi = sk_X509_INFO_value(xis, i);
-			if (type == RELAY_CERT_CRL ? xi->crl != NULL :
-			    xi->x509 != NULL)
-				n++;
-		}
-	ERR_clear_error();
+	xis = tls_pem_read(rc->rc_data, rc->rc_len);
+	for (i = 0; i < sk_X509_INFO_num(xis); i++) {
+		xi = sk_X509_INFO_value(xis, i);
+		if (type == RELAY_CERT_CRL ? xi->crl != NULL :
+		    xi->x509 != NULL)
+			n++;
+	}
 	sk_X509_INFO_pop_free(xis, X509_INFO_free);
-	BIO_free(bio);
 	if (n > 0)
 		return (0);
 	(void)snprintf(err, errlen, "%s: no %s", path, type == RELAY_CERT_CRL ?
@@ -664,10 +679,9 @@ relay_verify_new(const uint8_t *pem, size_t len)
 	STACK_OF(X509_INFO)	*xis = NULL;
 	X509_INFO		*xi;
 	SSL_CTX			*sctx;
-	BIO			*bio = NULL;
 	int			 i, n = 0;
 
-	if (len > INT_MAX || (rv = calloc(1, sizeof(*rv))) == NULL)
+	if ((rv = calloc(1, sizeof(*rv))) == NULL)
 		return (NULL);
 	/* the level a context of libtls would have had */
 	if ((sctx = SSL_CTX_new(TLS_client_method())) == NULL)
@@ -676,8 +690,7 @@ relay_verify_new(const uint8_t *pem, size_t len)
 	SSL_CTX_free(sctx);
 	/* the certificates of the file, as libtls reads them */
 	if ((rv->rv_store = X509_STORE_new()) == NULL ||
-	    (bio = BIO_new_mem_buf(pem, (int)len)) == NULL ||
-	    (xis = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL)) == NULL)
+	    (xis = tls_pem_read(pem, len)) == NULL)
 		goto fail;
 	for (i = 0; i < sk_X509_INFO_num(xis); i++) {
 		xi = sk_X509_INFO_value(xis, i);
@@ -690,12 +703,10 @@ relay_verify_new(const uint8_t *pem, size_t len)
 	if (n == 0)
 		goto fail;
 	sk_X509_INFO_pop_free(xis, X509_INFO_free);
-	BIO_free(bio);
 	return (rv);
  fail:
 	ERR_clear_error();
 	sk_X509_INFO_pop_free(xis, X509_INFO_free);
-	BIO_free(bio);
 	relay_verify_free(rv);
 	return (NULL);
 }
@@ -724,10 +735,11 @@ relay_tls_client(struct relay *rlay)
 
 /*
  * The backend's chain, when the relay has a tls ca file: 0 when it is
- * good (or there is nothing to check), else -1 with why in *why.
+ * good (or there is nothing to check), else -1 with why in why, as
+ * libtls says it.
  */
 static int
-relay_tls_verify(struct ctl_relay_event *cre, const char **why)
+relay_tls_verify(struct ctl_relay_event *cre, char *why, size_t whylen)
 {
 	struct relay_verify	*rv = cre->con->se_relay->rl_tls_verify;
 	X509_STORE_CTX		*xctx = NULL;
@@ -737,15 +749,15 @@ relay_tls_verify(struct ctl_relay_event *cre, const char **why)
 	BIO			*bio = NULL;
 	X509			*x;
 	size_t			 len;
+	const char		*reason = NULL;
 	int			 ret = -1, err;
 
-	*why = "X509 verify cert failed";
 	if (rv == NULL || cre->dir != RELAY_DIR_RESPONSE)
 		return (0);
 	if ((pem = tls_peer_cert_chain_pem(cre->tls, &len)) == NULL ||
 	    len > INT_MAX) {
-		*why = "no certificate";
-		return (-1);
+		reason = "no certificate";
+		goto done;
 	}
 	if ((chain = sk_X509_new_null()) == NULL ||
 	    (bio = BIO_new_mem_buf(pem, (int)len)) == NULL)
@@ -757,7 +769,7 @@ relay_tls_verify(struct ctl_relay_event *cre, const char **why)
 		}
 	ERR_clear_error();
 	if (sk_X509_num(chain) == 0) {
-		*why = "no certificate";
+		reason = "no certificate";
 		goto done;
 	}
 	/* the first is the backend's, the others may lead to a CA */
@@ -772,8 +784,13 @@ relay_tls_verify(struct ctl_relay_event *cre, const char **why)
 	if (X509_verify_cert(xctx) == 1)
 		ret = 0;
 	else if ((err = X509_STORE_CTX_get_error(xctx)) != X509_V_OK)
-		*why = X509_verify_cert_error_string(err);
+		reason = X509_verify_cert_error_string(err);
  done:
+	if (ret == -1 && reason != NULL)
+		(void)snprintf(why, whylen,
+		    "certificate verification failed: %s", reason);
+	else if (ret == -1)
+		(void)strlcpy(why, "X509 verify cert failed", whylen);
 	ERR_clear_error();
 	X509_STORE_CTX_free(xctx);
 	sk_X509_pop_free(chain, X509_free);
@@ -1157,8 +1174,7 @@ static void
 relay_tls_handshake_on(struct ctl_relay_event *cre)
 {
 	struct rsession		*con = cre->con;
-	const char		*why;
-	char			*msg;
+	char			 why[160], *msg;
 	int			 ret;
 
 	do {
@@ -1178,18 +1194,9 @@ relay_tls_handshake_on(struct ctl_relay_event *cre)
 			relay_close(con, "TLS handshake timeout", 1);
 		return;
 	}
-	if (ret != 0) {
+	if (ret != 0 || relay_tls_verify(cre, why, sizeof(why)) == -1) {
 		if (asprintf(&msg, "TLS handshake error: %s",
-		    tls_error(cre->tls)) == -1)
-			msg = NULL;
-		relay_close(con, msg != NULL ? msg : "TLS handshake error",
-		    1);
-		free(msg);
-		return;
-	}
-	if (relay_tls_verify(cre, &why) == -1) {
-		if (asprintf(&msg, "TLS handshake error: certificate "
-		    "verification failed: %s", why) == -1)
+		    ret != 0 ? tls_error(cre->tls) : why) == -1)
 			msg = NULL;
 		relay_close(con, msg != NULL ? msg : "TLS handshake error",
 		    1);
