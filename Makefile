@@ -321,7 +321,7 @@ bench-instructions: bench-deps all regress/perf/relaybench \
 bench-reload: bench-deps all regress/perf/relaybench
 	@sh regress/perf/reloadbench.sh
 
-bench-forward-tls: all
+bench-forward-tls: bench-deps all
 	@sh regress/perf/fwdtlsbench.sh
 
 fuzz: $(RD)/parse.c

@@ -27,7 +27,7 @@ for c in openssl python3; do
 	    { echo "fwdtlsbench: no $c (make deps)" >&2; exit 2; }
 done
 [ -f $BUNDLE ] ||
-    { echo "fwdtlsbench: no $BUNDLE (ca-certificates)" >&2; exit 2; }
+    { echo "fwdtlsbench: no $BUNDLE (make bench-deps)" >&2; exit 2; }
 sh "$TOP/etc/mkuser.sh" || exit 1
 
 bench_work
