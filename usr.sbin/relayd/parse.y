@@ -86,6 +86,11 @@ struct sym {
 	char			*val;
 };
 static int		 symset(const char *, const char *, int);
+/* a macro's value, and all the macro text of one parse, are bounded */
+#define MACRO_MAXLEN	65536
+#define MACRO_MAXTOTAL	(8 * 1024 * 1024)
+static size_t		 expanded;	/* macro bytes pushed back, this parse */
+static size_t		 stringlen;	/* of the string the rule is joining */
 static char		*symget(const char *);
 
 /* What one forward-to-table line asks of its copy of the table. */
@@ -310,12 +315,27 @@ include		: INCLUDE STRING		{
 		;
 
 string		: string STRING			{
-			if (asprintf(&$$, "%s %s", $1, $2) == -1)
-				fatal("string: asprintf");
-			FREEARG($1);
+			size_t	 len = strlen($2);
+
+			/* linear: a long macro is many words */
+			if (stringlen + 1 + len > MACRO_MAXLEN) {
+				yyerror("macro value longer than %d bytes",
+				    MACRO_MAXLEN);
+				FREEARG($1);
+				FREEARG($2);
+				YYERROR;
+			}
+			if (($$ = realloc($1, stringlen + len + 2)) == NULL)
+				fatal("string: realloc");
+			$$[stringlen] = ' ';
+			memcpy($$ + stringlen + 1, $2, len + 1);
+			stringlen += 1 + len;
 			FREEARG($2);
 		}
-		| STRING
+		| STRING			{
+			stringlen = strlen($1);
+			$$ = $1;
+		}
 		;
 
 macroval	: string
@@ -3381,6 +3401,14 @@ yylex_macro(char *buf, size_t len, int *token)
 		*token = findeol();
 		return (-1);
 	}
+	/* a macro that doubles itself must fail fast, not parse for hours */
+	if (strlen(val) > MACRO_MAXTOTAL - expanded) {
+		yyerror("macros expand to more than %d bytes",
+		    MACRO_MAXTOTAL);
+		*token = findeol();
+		return (-1);
+	}
+	expanded += strlen(val);
 	p = val + strlen(val) - 1;
 	lungetc(DONE_EXPAND);
 	while (p >= val) {
@@ -3534,6 +3562,7 @@ parse_config(const char *filename, struct relayd *x_conf)
 	rule = NULL;
 	rulefile = NULL;
 	yylval.lineno = 0;
+	expanded = 0;
 
 	if ((file = pushfile(filename)) == NULL)
 		return (-1);
