@@ -164,7 +164,7 @@ status_body()
 	    -o match:"^relays: 1, tables: 1, hosts: 2\$" \
 	    -o match:"^processes: parent $pid, pfe [0-9]+, hce [0-9]+, relay [0-9]+ [0-9]+, ca [0-9]+ [0-9]+\$" \
 	    -o match:"^relay www: active, sessions: 0 active, 0 total\$" \
-	    -o match:"table webhosts:9: active, hosts 0/2 up \(no check\)" \
+	    -o match:"table webhosts:9: active, hosts 2/2 usable \(no check\)" \
 	    "$RELAYCTL" -s relayd.sock status
 }
 status_cleanup()

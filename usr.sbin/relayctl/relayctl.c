@@ -39,6 +39,7 @@ __dead void	 usage(void);
 static int	 show_summary_msg(struct imsg *, int);
 static int	 show_session_msg(struct imsg *);
 static int	 show_status_msg(struct imsg *);
+static void	 status_table(struct table *, int, int, int);
 static int	 show_metrics_msg(struct imsg *);
 static int	 show_command_output(struct imsg *);
 static int	 monitor(struct imsg *);
@@ -706,6 +707,27 @@ status_relay(struct imsg *imsg)
 		    (unsigned long long)crs.dropped);
 }
 
+/*
+ * A table's line in relayctl status.  Nothing checks the hosts of a
+ * table without a check: relayd uses all that are enabled, so they are
+ * counted as usable, not as up (which would read as an outage).
+ */
+static void
+status_table(struct table *tb, int nup, int nusable, int nhosts)
+{
+	const char	*state;
+
+	state = (tb->conf.flags & F_DISABLE) ? "disabled" : "active";
+	if (tb->conf.check == CHECK_NOCHECK) {
+		printf("\ttable %s: %s, hosts %d/%d usable (no check)\n",
+		    tb->conf.name, state, nusable, nhosts);
+		return;
+	}
+	printf("\ttable %s: %s, hosts %d/%d up, check %s%s\n",
+	    tb->conf.name, state, nup, nhosts, table_check(tb->conf.check),
+	    (tb->conf.flags & F_TLS) ? " use tls" : "");
+}
+
 static int
 show_status_msg(struct imsg *imsg)
 {
@@ -716,20 +738,12 @@ show_status_msg(struct imsg *imsg)
 	struct router			*rt;
 	struct table			*tb;
 	struct host			*h;
-	static int			 nhosts, nup;
+	static int			 nhosts, nup, nusable;
 	static struct table		 lasttb;
 	static int			 havetb;
 
 	if (havetb && imsg->hdr.type != IMSG_CTL_HOST) {
-		printf("\ttable %s: %s, hosts %d/%d up%s%s%s\n",
-		    lasttb.conf.name,
-		    (lasttb.conf.flags & F_DISABLE) ? "disabled" : "active",
-		    nup, nhosts,
-		    lasttb.conf.check == CHECK_NOCHECK ? " (no check)" :
-		    ", check ", lasttb.conf.check == CHECK_NOCHECK ? "" :
-		    table_check(lasttb.conf.check),
-		    lasttb.conf.check != CHECK_NOCHECK &&
-		    (lasttb.conf.flags & F_TLS) ? " use tls" : "");
+		status_table(&lasttb, nup, nusable, nhosts);
 		havetb = 0;
 	}
 
@@ -794,7 +808,7 @@ show_status_msg(struct imsg *imsg)
 		tb->conf.name[sizeof(tb->conf.name) - 1] = '\0';
 		lasttb = *tb;
 		havetb = 1;
-		nhosts = nup = 0;
+		nhosts = nup = nusable = 0;
 		break;
 	case IMSG_CTL_HOST:
 		if (IMSG_DATA_SIZE(imsg) != sizeof(*h))
@@ -802,6 +816,7 @@ show_status_msg(struct imsg *imsg)
 		h = imsg->data;
 		nhosts++;
 		nup += h->up == HOST_UP;
+		nusable += (h->flags & F_DISABLE) == 0;
 		break;
 	case IMSG_CTL_END:
 		if (lastproc != PROC_MAX)
