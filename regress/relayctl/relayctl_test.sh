@@ -558,15 +558,33 @@ CONF
 	    $as_nobody "$RELAYCTL" -s "$rdir/r.sock" show metrics
 	atf_check -o ignore $as_nobody "$RELAYCTL" -s "$rdir/r.sock" \
 	    show sessions
-	# what would change anything fails, and nothing changes
-	atf_check -s exit:1 -o inline:"command failed\n" $as_nobody \
-	    "$RELAYCTL" -s "$rdir/r.sock" table disable webhosts
-	atf_check -s exit:1 -o inline:"command failed\n" $as_nobody \
-	    "$RELAYCTL" -s "$rdir/r.sock" stop
-	atf_check -s exit:1 -o match:"reload failed" $as_nobody \
-	    "$RELAYCTL" -s "$rdir/r.sock" reload
-	wait_log 10 "control: ctl_table_disable from uid 65534 refused on the restricted socket" ||
-	    atf_fail "the refusal was not logged"
+	# what would change anything fails, says why, and nothing changes
+	for verb in "table disable webhosts" "table enable webhosts" \
+	    "host disable 127.0.0.1" "host enable 127.0.0.1" \
+	    "redirect disable 1" "poll" "stop" "reload" \
+	    "load $PWD/relayd.conf" "log verbose" "log brief"; do
+		# shellcheck disable=SC2086
+		atf_check -s exit:1 -e inline:"not permitted on this socket\n" \
+		    $as_nobody "$RELAYCTL" -s "$rdir/r.sock" $verb
+	done
+	# twice more: still one line a minute for each kind of request
+	for i in 1 2; do
+		atf_check -s exit:1 -e ignore $as_nobody "$RELAYCTL" \
+		    -s "$rdir/r.sock" table disable webhosts
+	done
+	for t in ctl_table_disable ctl_table_enable ctl_host_disable \
+	    ctl_host_enable ctl_rdr_disable ctl_poll ctl_shutdown \
+	    ctl_reload ctl_verbose; do
+		wait_log 10 "control: $t from uid 65534 refused on the restricted socket" ||
+		    atf_fail "the refusal of $t was not logged"
+	done
+	[ "$(grep -c 'control: ctl_table_disable from uid 65534 refused' \
+	    relayd.log)" -eq 1 ] || atf_fail "more than a line a minute"
+	[ "$(grep -c 'control: ctl_reload from uid 65534 refused' \
+	    relayd.log)" -eq 1 ] || atf_fail "reload and load: one kind"
+	# on the control socket, log waits for relayd's answer
+	atf_check -o inline:"logging request sent.\n" "$RELAYCTL" \
+	    -s relayd.sock log brief
 	atf_check -o match:"table[[:space:]]+webhosts:9[[:space:]]+active" \
 	    "$RELAYCTL" -s relayd.sock show summary
 	kill -0 "$(cat relayd.pid)" || atf_fail "relayd stopped"

@@ -186,8 +186,7 @@ ctl_request(struct parse_result *res)
 		/* FALLTHROUGH */
 	case LOG_BRIEF:
 		imsg_compose(ibuf, IMSG_CTL_VERBOSE, 0, 0, -1, &v, sizeof(v));
-		printf("logging request sent.\n");
-		return (1);
+		break;
 	}
 	return (0);
 }
@@ -196,6 +195,12 @@ ctl_request(struct parse_result *res)
 static int
 ctl_answer(struct parse_result *res, struct imsg *imsg)
 {
+	/* the restricted socket's answer to what it does not take */
+	if (imsg->hdr.type == IMSG_CTL_DENIED) {
+		fprintf(stderr, "not permitted on this socket\n");
+		error = 1;
+		return (1);
+	}
 	switch (res->action) {
 	case SHOW_SUM:
 	case SHOW_HOSTS:
@@ -230,9 +235,14 @@ ctl_answer(struct parse_result *res, struct imsg *imsg)
 			error = 2;
 		}
 		return (1);
-	case NONE:
 	case LOG_VERBOSE:
 	case LOG_BRIEF:
+		/* OpenBSD's words, once relayd has taken it */
+		if (imsg->hdr.type != IMSG_CTL_OK)
+			errx(1, "wrong answer to log: %u", imsg->hdr.type);
+		printf("logging request sent.\n");
+		return (1);
+	case NONE:
 		break;
 	case MONITOR:
 		return (monitor(imsg));

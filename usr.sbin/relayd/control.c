@@ -52,6 +52,8 @@ static struct relayd		*ctl_env;
 static void	 control_accept(int, short, void *);
 static void	 control_close(struct ctl_conn *);
 static void	 control_dispatch_imsg(int, short, void *);
+static int	 control_permitted(uint32_t);
+static void	 control_deny(struct ctl_conn *, uint32_t);
 
 /* Parent: create the socket, refusing to steal a live one. */
 int
@@ -268,27 +270,45 @@ control_drop(struct ctl_conn *c, const char *why)
 	    (unsigned int)c->uid);
 	control_close(c);
 }
+/* What the restricted socket answers: show, status, sessions, monitor. */
+static int
+control_permitted(uint32_t type)
+{
+	return (type == IMSG_CTL_SHOW_SUM || type == IMSG_CTL_STATUS ||
+	    type == IMSG_CTL_SESSION || type == IMSG_CTL_NOTIFY);
+}
+
+/*
+ * A request the restricted socket does not take: the client is told
+ * why, and the log says so once a minute for each kind of request.
+ */
+static void
+control_deny(struct ctl_conn *c, uint32_t type)
+{
+	static struct log_ratelimit	 rl[IMSG_MAX];
+
+	if (rl[type].interval == 0)
+		rl[type].interval = 60;
+	if (log_ratelimit(&rl[type]))
+		log_warnx("control: %s from uid %u refused on the "
+		    "restricted socket (%llu times)", imsg_type_name(type),
+		    (unsigned int)c->uid, (unsigned long long)rl[type].count);
+	imsg_compose_event(&c->iev, IMSG_CTL_DENIED, 0, 0, -1, NULL, 0);
+}
+
 /* One request of a client: -1 for one that is not valid. */
 static int
 control_request(struct ctl_conn *c, struct imsg *imsg)
 {
-	static struct log_ratelimit	 rl = LOG_RATELIMIT(60);
 	struct privsep			*ps = ctl_env->sc_ps;
 	struct ctl_id			 id;
 	int				 verbose;
 
-	/* the restricted socket: show, status, sessions and monitor only */
+	if (imsg->hdr.type >= IMSG_MAX)
+		return (-1);
 	if ((c->flags & CTL_CONN_RESTRICTED) &&
-	    imsg->hdr.type != IMSG_CTL_SHOW_SUM &&
-	    imsg->hdr.type != IMSG_CTL_STATUS &&
-	    imsg->hdr.type != IMSG_CTL_SESSION &&
-	    imsg->hdr.type != IMSG_CTL_NOTIFY) {
-		if (log_ratelimit(&rl))
-			log_warnx("control: %s from uid %u refused on the "
-			    "restricted socket (%llu times)",
-			    imsg_type_name(imsg->hdr.type),
-			    (unsigned int)c->uid, (unsigned long long)rl.count);
-		imsg_compose_event(&c->iev, IMSG_CTL_FAIL, 0, 0, -1, NULL, 0);
+	    !control_permitted(imsg->hdr.type)) {
+		control_deny(c, imsg->hdr.type);
 		return (0);
 	}
 	switch (imsg->hdr.type) {
@@ -341,6 +361,8 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 		log_setverbose(verbose);
 		proc_compose(ps, PROC_PARENT, IMSG_CTL_VERBOSE,
 		    &verbose, sizeof(verbose));
+		imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1,
+		    NULL, 0);
 		break;
 	case IMSG_CTL_POLL:
 		if (IMSG_DATA_SIZE(imsg) != 0)

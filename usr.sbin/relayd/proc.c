@@ -114,6 +114,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_LOG_LINE] = "log_line",
 	[IMSG_LOG_RECONNECT] = "log_reconnect",
 	[IMSG_LOG_SOCKET] = "log_socket",
+	[IMSG_CTL_DENIED] = "ctl_denied",
 };
 
 static const char *const proc_names[PROC_MAX] = {

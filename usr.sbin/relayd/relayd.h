@@ -163,6 +163,8 @@ enum imsg_type {
 					   its own socket did not take */
 	IMSG_LOG_RECONNECT,		/* the same, and a socket asked */
 	IMSG_LOG_SOCKET,		/* parent -> child: a new one */
+	IMSG_CTL_DENIED,		/* pfe -> relayctl: not permitted on
+					   the restricted socket */
 	IMSG_MAX
 };
 
