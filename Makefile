@@ -121,7 +121,7 @@ COMPAT_SRCS =	$(RD)/compat/imsg.c $(RD)/compat/getdtablecount.c \
 		$(RD)/compat/tcpstate.c $(RD)/compat/transparent.c \
 		$(RD)/compat/sockopt.c $(RD)/compat/tlsticket.c \
 		$(RD)/compat/tlsjob.c $(RD)/compat/siphash.c $(RD)/compat/sdnotify.c \
-		$(RD)/compat/ifgroup.c
+		$(RD)/compat/ifgroup.c $(RD)/compat/memtrim.c
 SPLICE_SRCS =	$(RD)/splice.c $(RD)/splice_copy.c $(SPLICE_NATIVE) \
 		$(RD)/splice_none.c
 LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \

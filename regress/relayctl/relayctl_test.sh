@@ -246,11 +246,14 @@ client_not_reading_body()
 	atf_check -o inline:"closed\n" \
 	    "$TOP/regress/tools/ctlflood" relayd.sock -pipeline 42000
 	# a request's answers are several messages, and what the socket took
-	# is not counted: at least the cap waits when it closes
-	wait_log 10 "control: client of uid 0 does not read its answers ([0-9]* waiting), connection closed" ||
+	# is not counted: at least a cap waits when it closes (1024 messages
+	# or 256 KiB)
+	wait_log 10 "control: client of uid 0 does not read its answers ([0-9]* waiting, [0-9]* bytes), connection closed" ||
 	    atf_fail "no log line"
-	n=$(sed -n 's/.*does not read its answers (\([0-9]*\) waiting).*/\1/p' relayd.log)
-	[ "$n" -ge 1024 ] || atf_fail "closed with $n answers waiting, under the cap"
+	n=$(sed -n 's/.*does not read its answers (\([0-9]*\) waiting.*/\1/p' relayd.log)
+	b=$(sed -n 's/.*does not read its answers ([0-9]* waiting, \([0-9]*\) bytes.*/\1/p' relayd.log)
+	[ "$n" -ge 1024 ] || [ "$b" -ge 262144 ] ||
+	    atf_fail "closed with $n answers, $b bytes waiting, under the caps"
 	after=$(pfe_rss)
 	echo "pfe: $before KiB before, $after KiB after" >&2
 	[ "$after" -lt $((before + 16384)) ] ||
@@ -266,6 +269,95 @@ client_not_reading_body()
 client_not_reading_cleanup()
 {
 	stop_all
+}
+
+# Start ctlflood -clients on socket $1 ($2 clients, $3 requests each) as
+# user $4 (or root), holding its clients open until hold_end; its line
+# in flood.out.
+hold_clients()
+{
+	rm -f hold
+	mkfifo hold
+	: >flood.out
+	# shellcheck disable=SC2086
+	$4 "$TOP/regress/tools/ctlflood" "$1" -clients "$2" "$3" <hold \
+	    >flood.out 2>flood.err &
+	echo $! >flood.pid
+	exec 7>hold
+	wait_for 30 test -s flood.out || atf_fail "ctlflood said nothing"
+}
+pfe_below()
+{
+	[ "$(pfe_rss)" -lt "$1" ]
+}
+hold_end()
+{
+	exec 7>&-
+	wait_for 10 sh -c "! kill -0 $(cat flood.pid) 2>/dev/null" ||
+	    atf_fail "ctlflood did not end"
+}
+
+atf_test_case control_clients_bounded cleanup
+control_clients_bounded_head()
+{
+	atf_set descr "600 control clients that ask and do not read: 128 served, the rest refused and logged, pfe bounded and back near its base after they go; the restricted socket takes 16 of one user and cannot fill the control socket"
+	atf_set require.user root
+	atf_set timeout 120
+}
+control_clients_bounded_body()
+{
+	require_daemon
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	rdir=$(mktemp -d /tmp/relayd-rsock.XXXXXX)
+	echo "$rdir" >rdir
+	chmod 755 "$rdir"
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+prefork 2
+socket "$PWD/relayd.sock"
+socket "$rdir/r.sock" restricted
+table <webhosts> { 127.0.0.1, 127.0.0.2 }
+relay www {
+	listen on 127.0.0.1 port $port
+	forward to <webhosts> port 9
+}
+CONF
+	PREFORK=2 start_relayd
+	base=$(pfe_rss)
+	[ -n "$base" ] || atf_fail "no pfe"
+	# 20 status requests each, unread: some 6 MB of answers a client
+	hold_clients relayd.sock 600 20
+	atf_check -o inline:"open 128 closed 472\n" cat flood.out
+	held=$(pfe_rss)
+	echo "pfe: $base KiB, $held KiB with 128 clients holding" >&2
+	[ "$held" -lt $((base + 98304)) ] ||
+	    atf_fail "pfe grew from $base to $held KiB"
+	wait_log 10 "control: connection of uid 0 refused: 128 clients already" ||
+	    atf_fail "the refusal was not logged"
+	# the restricted socket's clients have a count of their own
+	atf_check -o match:"^relayd " setpriv --reuid=65534 --regid=65534 \
+	    --clear-groups "$RELAYCTL" -s "$rdir/r.sock" status
+	hold_end
+	wait_for 10 pfe_below $((base + 8192)) ||
+	    atf_fail "pfe kept $(pfe_rss) KiB after the clients left (base $base)"
+	echo "pfe: $(pfe_rss) KiB after they left" >&2
+
+	# one user on the restricted socket: 16 at once
+	hold_clients "$rdir/r.sock" 40 1 \
+	    "setpriv --reuid=65534 --regid=65534 --clear-groups"
+	atf_check -o inline:"open 16 closed 24\n" cat flood.out
+	wait_log 10 "control: connection of uid 65534 refused: 16 of its clients on the restricted socket already" ||
+	    atf_fail "the refusal was not logged"
+	# root on the control socket is not held up by them
+	atf_check -o match:"www" "$RELAYCTL" -s relayd.sock show relays
+	hold_end
+}
+control_clients_bounded_cleanup()
+{
+	[ -f flood.pid ] && kill "$(cat flood.pid)" 2>/dev/null
+	stop_all
+	[ -f rdir ] && rm -rf "$(cat rdir)"
+	return 0
 }
 
 atf_test_case monitor_not_reading cleanup
@@ -616,6 +708,7 @@ atf_init_test_cases()
 	atf_add_test_case monitor
 	atf_add_test_case monitor_not_reading
 	atf_add_test_case client_not_reading
+	atf_add_test_case control_clients_bounded
 	atf_add_test_case show_metrics
 	atf_add_test_case show_metrics_promtool
 	atf_add_test_case metrics_listener

@@ -32,6 +32,14 @@
  * sends N "show summary" requests on one connection without reading
  * an answer, then waits at most 10 seconds for the daemon to hang up,
  * still reading nothing: "closed" when it did, "open" when not.
+ *
+ *   ctlflood SOCKET -clients N REQUESTS
+ *
+ * opens N connections at once and sends REQUESTS "status" requests on
+ * each without reading an answer; once every connection has sent them
+ * all or been closed by the daemon (10 seconds at most), it prints
+ * "open O closed C" and holds the open ones until its standard input
+ * ends.
  */
 
 #include <sys/socket.h>
@@ -39,6 +47,7 @@
 
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,6 +131,80 @@ pipeline(const char *path, int n)
 	return (0);
 }
 
+/* Send what ib holds; 0 when all is sent, -1 when the daemon hung up. */
+static int
+send_some(struct imsgbuf *ib)
+{
+	if (msgbuf_write(&ib->w) == -1 && errno != EAGAIN)
+		return (-1);
+	return (ib->w.queued > 0);
+}
+
+static int
+clients(const char *path, int n, int reqs)
+{
+	struct imsgbuf	*ib;
+	struct pollfd	*pfd;
+	char		 c;
+	int		 i, j, busy, open = 0, closed = 0, waited;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((ib = calloc(n, sizeof(*ib))) == NULL ||
+	    (pfd = calloc(n, sizeof(*pfd))) == NULL)
+		err(1, NULL);
+	for (i = 0; i < n; i++) {
+		imsg_init(&ib[i], ctl_connect(path));
+		if (fcntl(ib[i].fd, F_SETFL, O_NONBLOCK) == -1)
+			err(1, "fcntl");
+		for (j = 0; j < reqs; j++)
+			if (imsg_compose(&ib[i], IMSG_CTL_STATUS, 0, 0, -1,
+			    NULL, 0) == -1)
+				err(1, "compose");
+		pfd[i].fd = ib[i].fd;
+	}
+	for (waited = 0; waited < 10000; waited += 10) {
+		busy = 0;
+		for (i = 0; i < n; i++) {
+			if (pfd[i].fd == -1)
+				continue;
+			switch (send_some(&ib[i])) {
+			case -1:
+				msgbuf_clear(&ib[i].w);
+				pfd[i].fd = -1;
+				closed++;
+				break;
+			case 1:
+				busy++;
+				pfd[i].events = POLLOUT | POLLRDHUP;
+				break;
+			default:
+				pfd[i].events = POLLRDHUP;
+				break;
+			}
+		}
+		if (busy == 0)
+			break;
+		(void)poll(pfd, n, 10);
+	}
+	/* those the daemon hangs up on, until it has said nothing for 1 s */
+	for (i = 0; i < n; i++)
+		pfd[i].events = POLLRDHUP;
+	while (poll(pfd, n, 1000) > 0)
+		for (i = 0; i < n; i++)
+			if (pfd[i].fd != -1 && (pfd[i].revents &
+			    (POLLRDHUP | POLLHUP | POLLERR))) {
+				pfd[i].fd = -1;
+				closed++;
+			}
+	for (i = 0; i < n; i++)
+		open += pfd[i].fd != -1;
+	printf("open %d closed %d\n", open, closed);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -135,6 +218,8 @@ main(int argc, char *argv[])
 
 	if (argc == 4 && strcmp(argv[2], "-pipeline") == 0)
 		return (pipeline(argv[1], atoi(argv[3])));
+	if (argc == 5 && strcmp(argv[2], "-clients") == 0)
+		return (clients(argv[1], atoi(argv[3]), atoi(argv[4])));
 	if (argc != 4)
 		errx(2, "usage: ctlflood SOCKET HOST PAIRS");
 	pairs = atoi(argv[3]);

@@ -33,7 +33,12 @@
 #include "relayd.h"
 
 #define CONTROL_BACKLOG	5
-#define CONTROL_MAXQUEUED	1024	/* messages waiting for one client */
+/* what one client may leave unread before it asks again */
+#define CONTROL_MAXQUEUED	1024		/* messages */
+#define CONTROL_MAXQUEUEDLEN	(256 * 1024)	/* bytes */
+/* clients at once on a socket; on the restricted one, of one uid */
+#define CONTROL_MAXCONNS	128
+#define CONTROL_MAXCONNS_UID	16
 
 static struct ctl_connlist	 ctl_conns = TAILQ_HEAD_INITIALIZER(ctl_conns);
 /* the control socket, and the restricted one */
@@ -46,6 +51,7 @@ static struct ctl_listener	 ctl_ls[2];
 static int			 ctl_nls;
 static struct event		 ctl_evt;
 static uint32_t			 ctl_lastid;
+static unsigned int		 ctl_nconns;
 static volatile int		 ctl_inflight;
 static struct relayd		*ctl_env;
 
@@ -53,6 +59,8 @@ static void	 control_accept(int, short, void *);
 static void	 control_close(struct ctl_conn *);
 static void	 control_dispatch_imsg(int, short, void *);
 static int	 control_permitted(uint32_t);
+static int	 control_full(struct ctl_listener *, uid_t);
+static int	 control_backlog(struct ctl_conn *);
 static void	 control_deny(struct ctl_conn *, uint32_t);
 
 /* Parent: create the socket, refusing to steal a live one. */
@@ -208,6 +216,11 @@ control_accept(int listenfd, short event, void *arg)
 		return;
 	}
 
+	if (control_full(l, uid)) {
+		close(connfd);
+		return;
+	}
+
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("%s", __func__);
 		close(connfd);
@@ -224,6 +237,59 @@ control_accept(int listenfd, short event, void *arg)
 		c->flags |= CTL_CONN_RESTRICTED;
 	imsg_event_add(&c->iev);
 	TAILQ_INSERT_TAIL(&ctl_conns, c, entry);
+	ctl_nconns++;
+}
+
+/*
+ * No more clients on a socket than CONTROL_MAXCONNS, and on the
+ * restricted one, which anyone may reach, no more than
+ * CONTROL_MAXCONNS_UID of one user: each holds pfe's memory for its
+ * answers, and the restricted socket's clients cannot fill the other.
+ */
+static int
+control_full(struct ctl_listener *l, uid_t uid)
+{
+	static struct log_ratelimit	 rls[2] = {
+		LOG_RATELIMIT(60), LOG_RATELIMIT(60)
+	};
+	struct ctl_conn			*c;
+	unsigned int			 n = 0, nuid = 0;
+	int				 restricted = l->cl_sock.cs_restricted;
+	struct log_ratelimit		*rl = &rls[restricted != 0];
+
+	TAILQ_FOREACH(c, &ctl_conns, entry) {
+		if (((c->flags & CTL_CONN_RESTRICTED) != 0) != restricted)
+			continue;
+		n++;
+		nuid += c->uid == uid;
+	}
+	if (n < CONTROL_MAXCONNS &&
+	    (!restricted || nuid < CONTROL_MAXCONNS_UID))
+		return (0);
+	if (log_ratelimit(rl)) {
+		if (n >= CONTROL_MAXCONNS)
+			log_warnx("control: connection of uid %u refused: %u "
+			    "clients already (%llu times)", (unsigned int)uid,
+			    n, (unsigned long long)rl->count);
+		else
+			log_warnx("control: connection of uid %u refused: %u "
+			    "of its clients on the restricted socket already "
+			    "(%llu times)", (unsigned int)uid, nuid,
+			    (unsigned long long)rl->count);
+	}
+	return (1);
+}
+
+/*
+ * A client that asks again, or a monitor that is sent an event, while
+ * CONTROL_MAXQUEUED messages or CONTROL_MAXQUEUEDLEN bytes wait for it
+ * does not read what it is sent: its backlog would be pfe's memory.
+ */
+static int
+control_backlog(struct ctl_conn *c)
+{
+	return (c->iev.ibuf.w.queued >= CONTROL_MAXQUEUED ||
+	    c->iev.ibuf.w.queuedlen >= CONTROL_MAXQUEUEDLEN);
 }
 
 struct ctl_conn *
@@ -241,10 +307,14 @@ static void
 control_close(struct ctl_conn *c)
 {
 	TAILQ_REMOVE(&ctl_conns, c, entry);
+	ctl_nconns--;
 	event_del(&c->iev.ev);
 	imsg_clear(&c->iev.ibuf);
 	close(c->iev.ibuf.fd);
 	free(c);
+	/* the last client gone: what the answers took goes back */
+	if (ctl_nconns == 0)
+		compat_memtrim();
 
 	/* a descriptor is free again */
 	if (evtimer_pending(&ctl_evt, NULL)) {
@@ -441,15 +511,12 @@ control_dispatch_imsg(int fd, short event, void *arg)
 			control_drop(c, "request on a monitor connection");
 			return;
 		}
-		/*
-		 * A client that asks again before reading its answers
-		 * (relayctl asks once) is not given more: its backlog
-		 * would be pfe's memory.
-		 */
-		if (c->iev.ibuf.w.queued >= CONTROL_MAXQUEUED) {
+		/* relayctl asks once: one that asks on unread is not served */
+		if (control_backlog(c)) {
 			log_warnx("control: client of uid %u does not read "
-			    "its answers (%u waiting), connection closed",
-			    (unsigned int)c->uid, c->iev.ibuf.w.queued);
+			    "its answers (%u waiting, %zu bytes), connection "
+			    "closed", (unsigned int)c->uid,
+			    c->iev.ibuf.w.queued, c->iev.ibuf.w.queuedlen);
 			imsg_free(&imsg);
 			control_close(c);
 			return;
@@ -475,8 +542,7 @@ control_imsg_forward(struct privsep *ps, struct imsg *imsg)
 
 /*
  * An event for every relayctl monitor.  A monitor that does not read
- * is dropped once CONTROL_MAXQUEUED events wait for it beyond what its
- * socket holds: pfe's memory is not its backlog.
+ * is dropped once its backlog is full (control_backlog()).
  */
 void
 control_notify(uint32_t type, const void *data, size_t len)
@@ -487,7 +553,7 @@ control_notify(uint32_t type, const void *data, size_t len)
 		next = TAILQ_NEXT(c, entry);
 		if ((c->flags & CTL_CONN_NOTIFY) == 0)
 			continue;
-		if (c->iev.ibuf.w.queued >= CONTROL_MAXQUEUED) {
+		if (control_backlog(c)) {
 			log_warnx("control: monitor of uid %u does not read "
 			    "(%u events waiting), connection closed",
 			    (unsigned int)c->uid, c->iev.ibuf.w.queued);

@@ -76,6 +76,8 @@ int	 getdtablecount(void);
 /* tcpstate.c */
 int	 compat_tcp_connected(int);
 
+void	 compat_memtrim(void);
+
 /* transparent.c */
 struct sockaddr_storage;
 int	 compat_transparent(int, int);

@@ -213,6 +213,7 @@ imsg_compose(struct imsgbuf *ibuf, uint32_t type, uint32_t peerid, pid_t pid,
 
 	TAILQ_INSERT_TAIL(&ibuf->w.bufs, buf, entry);
 	ibuf->w.queued++;
+	ibuf->w.queuedlen += buf->size;
 	return (1);
 }
 
@@ -222,6 +223,7 @@ msgbuf_consume(struct msgbuf *msgbuf, size_t n)
 	struct ibuf	*buf;
 	size_t		 left;
 
+	msgbuf->queuedlen -= n;
 	while (n > 0 && (buf = TAILQ_FIRST(&msgbuf->bufs)) != NULL) {
 		/* the descriptor went with the first byte of its buffer */
 		if (buf->fd != -1) {
@@ -308,6 +310,7 @@ msgbuf_clear(struct msgbuf *msgbuf)
 		free(buf);
 	}
 	msgbuf->queued = 0;
+	msgbuf->queuedlen = 0;
 }
 
 /* Write everything queued, waiting for the socket when it is full. */
