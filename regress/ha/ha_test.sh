@@ -379,12 +379,25 @@ stall()
 	[ -n "$sp" ] || atf_fail "no $1 process"
 	wait_for 10 sh -c "[ \$(grep -c WATCHDOG=1 notify.out) -ge 2 ]" ||
 	    atf_fail "no watchdog: $(cat notify.out)"
+	_st=$(now)
 	kill -STOP "$sp"
 	echo "$sp" >stopped
 	wait_for 10 sh -c "[ \"\$(cat demote/grp1)\" = 1 ]" ||
 	    atf_fail "grp1 not demoted with $1 stopped: $(cat demote/grp1)"
+	_ms=$(python3 -c "print(int(($(now) - $_st) * 1000))")
+	echo "$1 stopped: demoted after $_ms ms" >&2
+	# a heartbeat every 250 ms, silent after 1 s (and the poll's 0.1 s)
+	[ "$_ms" -le 1700 ] || atf_fail "$1 stopped: demoted after $_ms ms"
 	atf_check -o match:"$1 process 0 \(pid $sp\) does not answer: demoting" \
 	    cat relayd.log
+	[ "$1" = pfe ] && return
+	# status and metrics say what the file says, and who is silent
+	atf_check -o match:"^not answering: $1 0 \(pid $sp\) \(every demote group demoted\)\$" \
+	    -o match:"^demote group grp1: 1 \(demoted\)\$" \
+	    "$RELAYCTL" -s relayd.sock status
+	atf_check -o match:"^relayd_demote_count\{group=\"grp1\"\} 1\$" \
+	    -o match:"^relayd_processes_not_answering 1\$" \
+	    "$RELAYCTL" -s relayd.sock show metrics
 }
 
 # unstall PROC: no watchdog while it hangs; once it goes on, grp1 back to
@@ -408,7 +421,7 @@ unstall()
 atf_test_case relay_stalled cleanup
 relay_stalled_head()
 {
-	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within a few seconds, shows in status and metrics, starves the service manager's watchdog, and all comes back when it answers"
+	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within 1.5 s, shows in status and metrics (named, the demote count the file has), starves the service manager's watchdog, and all comes back when it answers"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -416,11 +429,12 @@ relay_stalled_body()
 {
 	start_watched 50
 	stall relay
-	atf_check -o match:"^relay processes not answering: 1 " \
-	    "$RELAYCTL" -s relayd.sock status
 	atf_check -o match:"^relayd_relay_processes_stalled 1$" \
 	    "$RELAYCTL" -s relayd.sock show metrics
 	unstall relay
+	atf_check -o not-match:"not answering" \
+	    -o match:"^demote group grp1: 0\$" \
+	    "$RELAYCTL" -s relayd.sock status
 }
 relay_stalled_cleanup()
 {
@@ -708,7 +722,7 @@ rdr_streams_conntrackd_cleanup()
 atf_test_case process_stalled cleanup
 process_stalled_head()
 {
-	atf_set descr "hce, ca or pfe stopped (SIGSTOP): demotes every group within a few seconds and starves the watchdog, until it answers again"
+	atf_set descr "hce, ca or pfe stopped (SIGSTOP): demotes every group within 1.5 s, named in status, and starves the watchdog, until it answers again"
 	atf_set require.user root
 	atf_set timeout 90
 }

@@ -40,6 +40,8 @@ static int	 show_summary_msg(struct imsg *, int);
 static int	 show_session_msg(struct imsg *);
 static int	 show_status_msg(struct imsg *);
 static void	 status_table(struct table *, int, int, int);
+static void	 status_proc(struct ctl_procinfo *);
+static void	 status_procs_end(void);
 static int	 show_metrics_msg(struct imsg *);
 static int	 show_command_output(struct imsg *);
 static int	 monitor(struct imsg *);
@@ -685,9 +687,6 @@ status_info(struct imsg *imsg)
 		    "on average\n", (unsigned long long)st.keyops,
 		    (unsigned long long)st.keyops_failed,
 		    (unsigned long long)(st.keyops_us / st.keyops));
-	if (st.relays_stalled > 0)
-		printf("relay processes not answering: %u (every demote "
-		    "group demoted)\n", st.relays_stalled);
 	printf("processes:");
 }
 
@@ -717,6 +716,42 @@ status_relay(struct imsg *imsg)
 		    (unsigned long long)crs.dropped);
 }
 
+/* status: the processes on one line, then those that do not answer */
+static enum privsep_procid	 status_lastproc = PROC_MAX;
+static char			 status_silent[512];
+
+static void
+status_proc(struct ctl_procinfo *pi)
+{
+	char	 buf[64];
+
+	pi->pi_title[sizeof(pi->pi_title) - 1] = '\0';
+	if (pi->pi_id != status_lastproc)
+		printf("%s %s", status_lastproc == PROC_MAX ? "" : ",",
+		    pi->pi_title);
+	printf(" %d", (int)pi->pi_pid);
+	status_lastproc = pi->pi_id;
+	if (!pi->pi_silent)
+		return;
+	(void)snprintf(buf, sizeof(buf), "%s%s %u (pid %d)",
+	    status_silent[0] != '\0' ? ", " : "", pi->pi_title,
+	    pi->pi_instance, (int)pi->pi_pid);
+	(void)strlcat(status_silent, buf, sizeof(status_silent));
+}
+
+static void
+status_procs_end(void)
+{
+	if (status_lastproc == PROC_MAX)
+		return;
+	printf("\n");
+	status_lastproc = PROC_MAX;
+	if (status_silent[0] != '\0')
+		printf("not answering: %s (every demote group demoted)\n",
+		    status_silent);
+	status_silent[0] = '\0';
+}
+
 /*
  * A table's line in relayctl status.  Nothing checks the hosts of a
  * table without a check: relayd uses all that are enabled, so they are
@@ -741,7 +776,6 @@ status_table(struct table *tb, int nup, int nusable, int nhosts)
 static int
 show_status_msg(struct imsg *imsg)
 {
-	static enum privsep_procid	 lastproc = PROC_MAX;
 	struct ctl_procinfo		*pi;
 	struct ctl_demote		*cd;
 	struct rdr			*rdr;
@@ -762,39 +796,22 @@ show_status_msg(struct imsg *imsg)
 		status_info(imsg);
 		break;
 	case IMSG_CTL_PROC:
-		if (IMSG_DATA_SIZE(imsg) != sizeof(*pi))
-			errx(1, "bad process message");
-		pi = imsg->data;
-		pi->pi_title[sizeof(pi->pi_title) - 1] = '\0';
-		if (pi->pi_id != lastproc)
-			printf("%s %s", lastproc == PROC_MAX ? "" : ",",
-			    pi->pi_title);
-		printf(" %d", (int)pi->pi_pid);
-		lastproc = pi->pi_id;
+		status_proc(msg_data(imsg, sizeof(*pi), "process"));
 		break;
 	case IMSG_CTL_DEMOTE:
 		cd = msg_data(imsg, sizeof(*cd), "demote");
 		cd->group[sizeof(cd->group) - 1] = '\0';
-		if (lastproc != PROC_MAX) {
-			printf("\n");
-			lastproc = PROC_MAX;
-		}
+		status_procs_end();
 		printf("demote group %s: %d%s\n", cd->group, cd->count,
 		    cd->count > 0 ? " (demoted)" : "");
 		break;
 	case IMSG_CTL_RELAY:
-		if (lastproc != PROC_MAX) {
-			printf("\n");
-			lastproc = PROC_MAX;
-		}
+		status_procs_end();
 		status_relay(imsg);
 		break;
 	case IMSG_CTL_RDR:
 		rdr = msg_data(imsg, sizeof(*rdr), "redirect");
-		if (lastproc != PROC_MAX) {
-			printf("\n");
-			lastproc = PROC_MAX;
-		}
+		status_procs_end();
 		rdr->conf.name[sizeof(rdr->conf.name) - 1] = '\0';
 		printf("redirect %s: %s, states: %llu, sessions: %llu "
 		    "total\n", rdr->conf.name, rdr_status(rdr),
@@ -803,10 +820,7 @@ show_status_msg(struct imsg *imsg)
 		break;
 	case IMSG_CTL_ROUTER:
 		rt = msg_data(imsg, sizeof(*rt), "router");
-		if (lastproc != PROC_MAX) {
-			printf("\n");
-			lastproc = PROC_MAX;
-		}
+		status_procs_end();
 		rt->conf.name[sizeof(rt->conf.name) - 1] = '\0';
 		printf("router %s: %d routes, %u gateways\n", rt->conf.name,
 		    rt->conf.nroutes, rt->ks.nhosts);
@@ -829,8 +843,7 @@ show_status_msg(struct imsg *imsg)
 		nusable += (h->flags & F_DISABLE) == 0;
 		break;
 	case IMSG_CTL_END:
-		if (lastproc != PROC_MAX)
-			printf("\n");
+		status_procs_end();
 		return (1);
 	default:
 		errx(1, "wrong message in status: %u", imsg->hdr.type);

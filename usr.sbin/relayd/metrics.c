@@ -342,6 +342,7 @@ METRIC_FIELD(status_reloads, struct ctl_status,
     o->generation > 0 ? o->generation - 1 : 0)
 METRIC_FIELD(status_keyops_failed, struct ctl_status, o->keyops_failed)
 METRIC_FIELD(status_stalled, struct ctl_status, o->relays_stalled)
+METRIC_FIELD(status_silent, struct ctl_status, o->procs_stalled)
 METRIC_FIELD(relay_sessions, struct relay_stats, o->sessions)
 METRIC_FIELD(relay_active, struct relay_stats, o->active)
 METRIC_FIELD(relay_requests, struct relay_stats, o->requests)
@@ -383,8 +384,12 @@ static const struct metric_def metric_defs[] = {
 	    "Private-key operations that failed or got no answer in time.",
 	    metric_each_status, status_keyops_failed },
 	{ "relayd_relay_processes_stalled", "gauge",
-	    "Relay processes that have not answered the parent for 3 s.",
+	    "Relay processes that have not answered the parent for 1 s.",
 	    metric_each_status, status_stalled },
+	{ "relayd_processes_not_answering", "gauge",
+	    "Child processes of any kind (relay, ca, hce, pfe) that have "
+	    "not answered the parent for 1 s; while any does not, every "
+	    "demote group is demoted.", metric_each_status, status_silent },
 	{ "relayd_relay_sessions_total", "counter",
 	    "Sessions the relay accepted (dns relays: queries).",
 	    metric_each_relay, relay_sessions },

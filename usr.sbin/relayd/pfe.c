@@ -44,6 +44,7 @@ static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 
 static void	 status_info(struct ctl_status *);
 static void	 pfe_sync(int);
+static void	 pfe_silent(struct ctl_procinfo *);
 static void	 pfe_rdr_rate(struct rdr *, struct ctl_rdrstats *);
 static void	 pfe_metrics_listen(int);
 static void	 pfe_metrics_accept(int, short, void *);
@@ -59,8 +60,6 @@ static void	 pfe_metrics_close(struct bufferevent *);
 #define METRICS_MAXHEAD		4096	/* a request head's size */
 
 static struct relayd		*env;
-static unsigned int		 pfe_stalled;	/* relay processes that do
-					   not answer (the parent says) */
 static struct event		 metrics_ev;
 static unsigned int		 metrics_nconns;
 
@@ -124,8 +123,9 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		env->sc_procinfo[env->sc_nprocinfo++] = pi;
 		break;
 	case IMSG_CTL_STALLED:
-		IMSG_EXACT_SIZE_CHECK(imsg, &pfe_stalled);
-		memcpy(&pfe_stalled, imsg->data, sizeof(pfe_stalled));
+		IMSG_EXACT_SIZE_CHECK(imsg, &pi);
+		memcpy(&pi, imsg->data, sizeof(pi));
+		pfe_silent(&pi);
 		break;
 	case IMSG_CTL_START:
 		/* a new configuration: the kernel gets its state */
@@ -496,11 +496,33 @@ static void
 show_demote(struct ctl_conn *c)
 {
 	struct pfe_demote	*pd;
+	struct ctl_demote	 cd;
+	unsigned int		 i;
+	int			 silent = 0;
 
-	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry)
-		if (pfe_demote_current(pd))
-			imsg_compose_event(&c->iev, IMSG_CTL_DEMOTE, 0, 0, -1,
-			    &pd->pd, sizeof(pd->pd));
+	/* the parent adds one while a process does not answer: the file's */
+	for (i = 0; i < env->sc_nprocinfo; i++)
+		silent |= env->sc_procinfo[i].pi_silent;
+	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry) {
+		if (!pfe_demote_current(pd))
+			continue;
+		cd = pd->pd;
+		cd.count += silent;
+		imsg_compose_event(&c->iev, IMSG_CTL_DEMOTE, 0, 0, -1,
+		    &cd, sizeof(cd));
+	}
+}
+
+/* The parent's word: a process stops answering, or answers again. */
+static void
+pfe_silent(struct ctl_procinfo *pi)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < env->sc_nprocinfo; i++)
+		if (env->sc_procinfo[i].pi_id == pi->pi_id &&
+		    env->sc_procinfo[i].pi_instance == pi->pi_instance)
+			env->sc_procinfo[i].pi_silent = pi->pi_silent != 0;
 }
 
 /*
@@ -693,7 +715,13 @@ status_info(struct ctl_status *st)
 
 	memset(st, 0, sizeof(*st));
 	(void)strlcpy(st->version, RELAYD_VERSION, sizeof(st->version));
-	st->relays_stalled = pfe_stalled;
+	for (i = 0; i < env->sc_nprocinfo; i++) {
+		if (!env->sc_procinfo[i].pi_silent)
+			continue;
+		st->procs_stalled++;
+		if (env->sc_procinfo[i].pi_id == PROC_RELAY)
+			st->relays_stalled++;
+	}
 	st->parent_pid = env->sc_parentpid;
 	/*
 	 * When relayd started, on the wall clock: moved by a step of the

@@ -425,12 +425,12 @@ proc_run(struct privsep *ps, struct privsep_proc *p,
 	proc_shutdown(ps);
 }
 
-/* Every second, from the event loop: this process turns. */
+/* Every RELAY_HEARTBEAT_MS, from the event loop: this process turns. */
 static void
 proc_heartbeat(int fd, short event, void *arg)
 {
 	struct privsep	*ps = arg;
-	struct timeval	 tv = { 1, 0 };
+	struct timeval	 tv = { 0, RELAY_HEARTBEAT_MS * 1000 };
 
 	(void)fd;
 	(void)event;

@@ -57,6 +57,8 @@ static void	 parent_notify_ready(struct relayd *, const char *);
 static void	 parent_notify_reloading(void);
 static void	 parent_control_cleanup(struct relayd *);
 static void	 parent_liveness(int, short, void *);
+static long long timespec_ms(const struct timespec *, const struct timespec *);
+static void	 parent_silent(struct privsep *, int, unsigned int, int);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
 static void	 parent_tls_ticket_rekey(int, short, void *);
@@ -612,24 +614,25 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 }
 
 /*
- * Every second: has each child process said it is alive (a heartbeat
- * from its event loop, proc_run()) in the last RELAY_HEARTBEAT_DEAD
- * seconds?  One that has not, stopped or stuck, demotes every demote
- * group until it answers again: a relay process serves no client, hce
- * sees no backend fail, pfe moves no host state to the relays and
- * answers no relayctl, ca signs no handshake.  pfe shows how many relay
- * processes do not answer.  The service manager's watchdog is fed only
- * while all answer.
+ * Every RELAY_HEARTBEAT_MS: has each child process said it is alive (a
+ * heartbeat from its event loop, proc_run()) in the last
+ * RELAY_HEARTBEAT_DEAD_MS?  One that has not, stopped or stuck, demotes
+ * every demote group until it answers again: a relay process serves no
+ * client, hce sees no backend fail, pfe moves no host state to the
+ * relays and answers no relayctl, ca signs no handshake.  pfe is told
+ * of each, for relayctl status and the metrics.  The service manager's
+ * watchdog is fed only while all answer.
  */
 static void
 parent_liveness(int fd, short event, void *arg)
 {
-	static unsigned int	 last, relays_last;
+	static unsigned int	 last;
+	static struct timespec	 fed;
 	struct relayd		*env = arg;
 	struct privsep		*ps = env->sc_ps;
-	struct timeval		 tv = { 1, 0 };
+	struct timeval		 tv = { 0, RELAY_HEARTBEAT_MS * 1000 };
 	struct timespec		 now;
-	unsigned int		 i, stalled = 0, relays = 0;
+	unsigned int		 i, stalled = 0;
 	int			 id, late;
 
 	(void)fd;
@@ -643,35 +646,53 @@ parent_liveness(int fd, short event, void *arg)
 	}
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
 		for (i = 0; i < ps->ps_instances[id]; i++) {
-			late = now.tv_sec - proc_alive[id][i].tv_sec >=
-			    RELAY_HEARTBEAT_DEAD;
-			if (late && !proc_stalled[id][i])
-				log_warnx("%s process %u (pid %d) does not "
-				    "answer: demoting", proc_name(id), i,
-				    (int)ps->ps_pids[id][i]);
-			else if (!late && proc_stalled[id][i])
-				log_warnx("%s process %u (pid %d) answers "
-				    "again", proc_name(id), i,
-				    (int)ps->ps_pids[id][i]);
+			late = timespec_ms(&now, &proc_alive[id][i]) >=
+			    RELAY_HEARTBEAT_DEAD_MS;
+			if (late != proc_stalled[id][i])
+				parent_silent(ps, id, i, late);
 			proc_stalled[id][i] = late;
 			stalled += late;
-			if (id == PROC_RELAY)
-				relays += late;
 		}
 	}
 	if (stalled != last) {
 		demote_stalled(env, stalled > 0);
 		last = stalled;
 	}
-	/* what pfe counts: relay processes (it cannot say it hangs) */
-	if (relays != relays_last) {
-		proc_compose(ps, PROC_PFE, IMSG_CTL_STALLED, &relays,
-		    sizeof(relays));
-		relays_last = relays;
-	}
-	if (stalled == 0 && compat_sdnotify_watchdog())
+	/* the service manager's watchdog: once a second is plenty */
+	if (stalled == 0 && compat_sdnotify_watchdog() &&
+	    timespec_ms(&now, &fed) >= 1000) {
 		(void)compat_sdnotify("WATCHDOG=1");
+		fed = now;
+	}
 	evtimer_add(&parent_liveness_ev, &tv);
+}
+
+/* Milliseconds from then to now. */
+static long long
+timespec_ms(const struct timespec *now, const struct timespec *then)
+{
+	return ((long long)(now->tv_sec - then->tv_sec) * 1000 +
+	    (now->tv_nsec - then->tv_nsec) / 1000000);
+}
+
+/* Process id, instance i, stops answering (late) or answers again. */
+static void
+parent_silent(struct privsep *ps, int id, unsigned int i, int late)
+{
+	struct ctl_procinfo	 pi;
+
+	if (late)
+		log_warnx("%s process %u (pid %d) does not answer: "
+		    "demoting", proc_name(id), i, (int)ps->ps_pids[id][i]);
+	else
+		log_warnx("%s process %u (pid %d) answers again",
+		    proc_name(id), i, (int)ps->ps_pids[id][i]);
+	memset(&pi, 0, sizeof(pi));
+	pi.pi_id = id;
+	pi.pi_instance = i;
+	pi.pi_pid = ps->ps_pids[id][i];
+	pi.pi_silent = late;
+	proc_compose(ps, PROC_PFE, IMSG_CTL_STALLED, &pi, sizeof(pi));
 }
 
 /* The control sockets go: the files, the listeners are pfe's. */

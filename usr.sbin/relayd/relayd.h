@@ -48,7 +48,8 @@
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
 #define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
-#define RELAY_HEARTBEAT_DEAD	3		/* s without a heartbeat */
+#define RELAY_HEARTBEAT_MS	250		/* a child's heartbeat */
+#define RELAY_HEARTBEAT_DEAD_MS	1000		/* without one: silent */
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
 #endif
@@ -157,8 +158,8 @@ enum imsg_type {
 	IMSG_CTL_DEMOTE,		/* pfe -> relayctl: the same */
 	IMSG_HEARTBEAT,			/* relay -> parent: its instance,
 					   every second */
-	IMSG_CTL_STALLED,		/* parent -> pfe: relay processes
-					   not answering */
+	IMSG_CTL_STALLED,		/* parent -> pfe: a process stops or
+					   starts answering */
 	IMSG_LOG_LINE,			/* child -> parent: a syslog line
 					   its own socket did not take */
 	IMSG_LOG_RECONNECT,		/* the same, and a socket asked */
@@ -250,6 +251,7 @@ struct ctl_procinfo {
 	unsigned int		 pi_instance;
 	pid_t			 pi_pid;
 	char			 pi_title[16];
+	int			 pi_silent;	/* no heartbeat lately */
 };
 
 /* A relayctl argument: an id, or a name */
@@ -1022,6 +1024,7 @@ struct ctl_status {
 	uint64_t		 keyops_us;	/* their round trips, summed */
 	unsigned int		 relays_stalled; /* relay processes that
 						   do not answer */
+	unsigned int		 procs_stalled;	/* any process's */
 };
 
 /*
