@@ -350,7 +350,7 @@ h2_reload_cleanup()
 atf_test_case h2_limits cleanup
 h2_limits_head()
 {
-	atf_set "descr" "http2 streams, headerlen and header timeout hold for h2 streams"
+	atf_set "descr" "http2 streams, headerlen and header timeout hold for h2 streams; a second header list over headerlen ends the connection"
 	atf_set "require.user" "root"
 }
 h2_limits_body()
@@ -369,6 +369,12 @@ h2_limits_body()
 	big=$(head -c 1500 /dev/zero | tr '\0' a)
 	h2is "2 413.*" big -H "X-Big: $big" \
 	    "$url/bytes/10"
+	# a second one on the same connection ends it (an HPACK bomb would
+	# send them without end)
+	timeout 30 curl -sk --http2 -o /dev/null -w '%{http_code} ' \
+	    -H "X-Big: $big" "$url/bytes/10" "$url/bytes/10" >twice.out
+	atf_check -o match:"^413 000 " cat twice.out
+	wait_log 10 "http2 header lists too large" || atf_fail "not logged"
 	# a body that stops coming: 408 after the header timeout
 	(sleep 6) | timeout 30 curl -sk --http2 -T - -o slow.out \
 	    -w '%{http_code} %{time_starttransfer}\n' "$url/put" >slow.res
@@ -377,6 +383,32 @@ h2_limits_body()
 }
 h2_limits_cleanup()
 {
+	stop_all
+}
+
+atf_test_case h2_hpack_bomb cleanup
+h2_hpack_bomb_head()
+{
+	atf_set "descr" "header blocks that inflate far past headerlen (an HPACK bomb) end the connection at once (GOAWAY ENHANCE_YOUR_CALM) while another client is served"
+	atf_set "require.user" "root"
+}
+h2_hpack_bomb_body()
+{
+	h2_start
+	# 2000 streams of 4 MB each once decoded, behind 2 MB on the wire
+	python3 "$H2TOOL" bomb "$lport" 2000 >bomb.out &
+	echo $! >bomb.pid
+	# a bystander on the same relay process is answered meanwhile
+	atf_check -o inline:"200\n" timeout 10 curl -sk --http2 --max-time 5 \
+	    -o /dev/null -w '%{http_code}\n' "$url/bytes/10"
+	wait "$(cat bomb.pid)"
+	rm -f bomb.pid
+	atf_check -o match:"^goaway 11 closed" cat bomb.out
+	wait_log 10 "http2 header list too large" || atf_fail "not logged"
+}
+h2_hpack_bomb_cleanup()
+{
+	[ -f bomb.pid ] && kill "$(cat bomb.pid)" 2>/dev/null
 	stop_all
 }
 
@@ -552,6 +584,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_reload
 	atf_add_test_case h2_limits
 	atf_add_test_case h2_abuse
+	atf_add_test_case h2_hpack_bomb
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
 	atf_add_test_case h2_pool

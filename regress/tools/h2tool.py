@@ -8,6 +8,10 @@
 #                                  frames, none ending the header block
 #   h2tool.py ping PORT N          N PING frames
 #   h2tool.py settings PORT N      N empty SETTINGS frames
+#   h2tool.py bomb PORT N          an entry of 4 KB in the dynamic table,
+#                                  then N streams whose header blocks of
+#                                  1000 bytes refer to it 1000 times
+#                                  each (4 MB a stream once decoded)
 #   h2tool.py get PORT N           N GET requests, one after the other,
 #                                  each answered before the next
 #   h2tool.py target PORT 0        ACL with :scheme "hhost" and :path
@@ -157,6 +161,15 @@ def main():
         for i in range(n):
             batch += frame(CONTINUATION, 0, 1,
                            hpack([(b"x-a", b"%d" % i)]))
+    elif mode == "bomb":
+        big = request(port) + b"\x40" + hpack_str(b"x-b") + \
+            hpack_str(b"a" * 4000)
+        batch += frame(HEADERS, END_STREAM | END_HEADERS, 1, big)
+        for i in range(1, n + 1):
+            # dynamic index 62: the entry above, 1000 times
+            block = request(port) + b"\xbe" * 1000
+            batch += frame(HEADERS, END_STREAM | END_HEADERS, 1 + 2 * i,
+                           block)
     elif mode == "ping":
         for i in range(n):
             batch += frame(PING, 0, 0, struct.pack(">Q", i))

@@ -72,6 +72,7 @@
 #define H2_CTRL_BURST		500		/* PING, SETTINGS, PRIORITY */
 #define H2_CTRL_RATE		50		/* of them a second */
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
+#define H2_TOOLARGE_MAX		1		/* header lists over the limit */
 #define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
 #define H2_RESETS_KEPT		64		/* our last resets, kept */
@@ -172,6 +173,7 @@ struct h2_session {
 	/* abuse */
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
+	unsigned int		 h2_toolarge;	/* header lists refused */
 	int			 h2_tokens;
 	time_t			 h2_tokentime;
 	int			 h2_conts;
@@ -201,6 +203,8 @@ static enum relay_verdict
 static enum relay_verdict
 		 h2_run(struct h2_session *);
 static int	 h2_fail(struct h2_session *, const char *);
+static int	 h2_fault(struct h2_session *, const char *, uint32_t);
+static int	 h2_toolarge(struct h2_session *, struct h2_stream *);
 static void	 h2_refuse(struct h2_stream *, int, const char *);
 static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
 static void	 h2_stream_release(struct h2_stream *);
@@ -400,6 +404,32 @@ h2_error(struct h2_stream *st, int code, const char *msg)
 	}
 }
 
+/*
+ * A header list over the limit: 413 for the first of a connection.  A
+ * second one, or one that goes on to twice the limit, is an HPACK bomb
+ * (a small block whose fields refer to a large entry of the dynamic
+ * table again and again): decoding it would hold the relay process, so
+ * the connection ends at once.  -1 then.
+ */
+static int
+h2_toolarge(struct h2_session *h2, struct h2_stream *st)
+{
+	if (st->st_hdrlen > 2 * h2->h2_maxhdr) {
+		(void)h2_fault(h2, "http2 header list too large",
+		    NGHTTP2_ENHANCE_YOUR_CALM);
+		return (-1);
+	}
+	if (st->st_error == 413)
+		return (0);
+	if (++h2->h2_toolarge > H2_TOOLARGE_MAX) {
+		(void)h2_fault(h2, "http2 header lists too large",
+		    NGHTTP2_ENHANCE_YOUR_CALM);
+		return (-1);
+	}
+	h2_error(st, 413, "request headers too large");
+	return (0);
+}
+
 /* A field of a request head, or of its trailers. */
 static int
 h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
@@ -420,8 +450,8 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 		return (0);
 	/* as HTTP/1.1 counts a head: its lines without their ends */
 	st->st_hdrlen += namelen + 2 + valuelen;
-	if (st->st_hdrlen > h2->h2_maxhdr)
-		h2_error(st, 413, "request headers too large");
+	if (st->st_hdrlen > h2->h2_maxhdr && h2_toolarge(h2, st) == -1)
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
 	if (st->st_error != 0)
 		return (0);
 	if (frame->headers.cat == NGHTTP2_HCAT_HEADERS) {
