@@ -111,7 +111,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
 		snmpd snmp debhelper keepalived conntrackd conntrack \
-		libnghttp2-dev nghttp2-client libfaketime
+		libnghttp2-dev nghttp2-client libfaketime $(FUZZ_PKGS)
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -152,7 +152,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
-.PHONY: all deps test check run install lint lint-so-splice bench deb \
+.PHONY: all deps test test-tools check run install lint lint-so-splice \
+	bench deb \
 	bench-deps bench-hce bench-syscalls bench-instructions bench-reload \
 	bench-forward-tls fuzz \
 	clean h2spec-deps
@@ -245,9 +246,25 @@ deps:
 
 # A fresh machine has none of the packages: install them first, then
 # build in a new make so that pkg-config is asked again.
-test: deps
+test: deps test-tools
 	@$(MAKE) --no-print-directory all $(REGRESS_PROGS) lint-so-splice
 	@sh regress/run.sh
+
+# What three test cases need beyond Debian's installed packages: h2spec
+# (HTTP/2's conformance cases, from Go's module proxy) and promtool (the
+# metrics' checker, taken out of Debian's prometheus package into
+# regress/tools/bin: installing the package would start its server).
+# One that cannot be had leaves its test case skipped, with the reason.
+test-tools:
+	@if [ "$(UNAME_S)" = Linux ]; then \
+		command -v h2spec >/dev/null || [ -x "$$HOME/go/bin/h2spec" ] || \
+		    $(MAKE) --no-print-directory h2spec-deps || \
+		    echo "make test-tools: no h2spec, regress/h2 skips it"; \
+		command -v promtool >/dev/null || \
+		    [ -x regress/tools/bin/promtool ] || \
+		    sh regress/tools/getpromtool.sh regress/tools/bin || \
+		    echo "make test-tools: no promtool, its case skips"; \
+	fi
 
 check: all $(REGRESS_PROGS) lint-so-splice
 	@sh regress/run.sh

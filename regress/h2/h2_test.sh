@@ -560,7 +560,7 @@ h2_h2spec_head()
 h2_h2spec_body()
 {
 	_h2spec=$(command -v h2spec || echo "$HOME/go/bin/h2spec")
-	[ -x "$_h2spec" ] || atf_skip "no h2spec (make h2spec-deps installs it with Go's module proxy)"
+	[ -x "$_h2spec" ] || atf_skip "no h2spec (make test-tools installs it with Go's module proxy)"
 	h2_start
 	timeout 120 "$_h2spec" -t -k -h 127.0.0.1 -p "$lport" -o 3 \
 	    >h2spec.out 2>&1

@@ -76,6 +76,7 @@ int	 getdtablecount(void);
 /* tcpstate.c */
 int	 compat_tcp_connected(int);
 
+/* memtrim.c */
 void	 compat_memtrim(void);
 
 /* transparent.c */
