@@ -412,6 +412,51 @@ h2_hpack_bomb_cleanup()
 	stop_all
 }
 
+atf_test_case h2_memory_back cleanup
+h2_memory_back_head()
+{
+	atf_set "descr" "after 200 HTTP/2 clients of 100 streams each have gone, the relay process gives most of what they took back to the system"
+	atf_set "require.user" "root"
+	atf_set "timeout" "180"
+}
+# the relay process's resident memory, KiB
+relay_rss()
+{
+	for _c in $(pgrep -P "$(cat relayd.pid)"); do
+		case $(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1) in
+		"relayd: relay"*)
+			rss_kib "$_c" ;;
+		esac
+	done
+}
+relay_rss_below()
+{
+	[ "$(relay_rss)" -lt "$1" ]
+}
+h2_memory_back_body()
+{
+	h2_start 'http http2 streams 100'
+	h2is "2 200 10" first "$url/bytes/10"
+	base=$(relay_rss)
+	timeout 120 h2load -c 200 -m 100 -n 20000 "$url/bytes/1000" \
+	    >load.out 2>&1
+	atf_check -o match:"status codes: 20000 2xx" cat load.out
+	peak=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(pgrep -f 'relayd: relay' |
+	    head -1)/status")
+	echo "relay process: $base KiB before, peak $peak KiB" >&2
+	[ "$peak" -gt $((base + 16384)) ] ||
+	    atf_skip "the load took only $((peak - base)) KiB: nothing to give back"
+	# within the next seconds' statistics, down to a third of the growth
+	wait_for 10 relay_rss_below $((base + (peak - base) / 3)) ||
+	    atf_fail "the relay process kept $(relay_rss) KiB (base $base, peak $peak)"
+	echo "relay process: $(relay_rss) KiB after" >&2
+	h2is "2 200 10" after "$url/bytes/10"
+}
+h2_memory_back_cleanup()
+{
+	stop_all
+}
+
 atf_test_case h2_abuse cleanup
 h2_abuse_head()
 {
@@ -585,6 +630,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_limits
 	atf_add_test_case h2_abuse
 	atf_add_test_case h2_hpack_bomb
+	atf_add_test_case h2_memory_back
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
 	atf_add_test_case h2_pool
