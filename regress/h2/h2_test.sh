@@ -457,6 +457,61 @@ h2_memory_back_cleanup()
 	stop_all
 }
 
+atf_test_case h2_fd_limit cleanup
+h2_fd_limit_head()
+{
+	atf_set "descr" "at the open-files limit, HTTP/2 streams that wait for backend connections do not make the relay process spin: connects wait a second for a descriptor, and are served once there is one"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+# CPU ticks (user and system) of process $1
+cpu_ticks()
+{
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+# the open files of process $1 are $2 or more
+fds_at()
+{
+	_n=$(find "/proc/$1/fd" -mindepth 1 | wc -l)
+	echo "$_n open files" >&2
+	[ "$_n" -ge "$2" ]
+}
+h2_fd_limit_body()
+{
+	# relayd under a limit of 48 open files
+	printf '#!/bin/sh\nulimit -n 48 && exec "%s" "$@"\n' "$RELAYD" \
+	    >limited.sh
+	chmod +x limited.sh
+	RELAYD=$PWD/limited.sh h2_start 'http http2 connections 100'
+	rp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
+	[ -n "$rp" ] || atf_fail "no relay process"
+	atf_check -o match:"^Max open files +48 +48 " \
+	    grep "^Max open files" "/proc/$rp/limits"
+	# 60 streams that each hold a backend connection for 4 s
+	timeout 60 h2load -c 1 -m 60 -n 60 "$url/pause/4" >load.out 2>&1 &
+	echo $! >load.pid
+	wait_for 10 fds_at "$rp" 44 ||
+	    atf_fail "the limit was not reached: $(fds_at "$rp" 0)"
+	t0=$(cpu_ticks "$rp")
+	sleep 2
+	t1=$(cpu_ticks "$rp")
+	hz=$(getconf CLK_TCK)
+	echo "relay process at the limit: $((t1 - t0)) ticks of $((2 * hz))" >&2
+	# a loop on EMFILE took all of a core
+	[ $((t1 - t0)) -lt $((hz / 2)) ] ||
+	    atf_fail "the relay process used $((t1 - t0)) of $((2 * hz)) ticks at the limit"
+	wait_log 1 "out of file descriptors" || atf_fail "not logged"
+	wait "$(cat load.pid)"
+	rm -f load.pid
+	# every stream was answered once descriptors came free
+	atf_check -o match:"status codes: 60 2xx" cat load.out
+}
+h2_fd_limit_cleanup()
+{
+	[ -f load.pid ] && kill "$(cat load.pid)" 2>/dev/null
+	stop_all
+}
+
 atf_test_case h2_abuse cleanup
 h2_abuse_head()
 {
@@ -631,6 +686,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_abuse
 	atf_add_test_case h2_hpack_bomb
 	atf_add_test_case h2_memory_back
+	atf_add_test_case h2_fd_limit
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
 	atf_add_test_case h2_pool

@@ -52,6 +52,9 @@
 #define RELAY_PORTWAITS		5	/* tries without a local port, */
 #define RELAY_PORTWAIT_US	5000	/* the first after 5 ms, doubling */
 #define RELAY_PORTMOVES		2	/* then other hosts of the table */
+#define RELAY_FDWAITS		5	/* seconds a connect waits for a
+					   descriptor */
+#define RELAY_FDCOUNT_MS	1000	/* between counts of descriptors */
 #define RELAY_LOG_MAX		1024	/* texts of the end line */
 #define RELAY_MAX_PREFETCH	(256 * 1024)	/* unsent bytes before a
 						   side stops reading */
@@ -81,6 +84,7 @@ static int	 relay_portwait(struct rsession *, int);
 static void	 relay_portwait_done(int, short, void *);
 static void	 relay_portlog(struct rsession *, int, int);
 static int	 relay_fds_left(void);
+static int	 relay_fdwait(struct rsession *, int);
 static const struct relay_ops *
 		 relay_proto_ops(struct protocol *);
 static void	 relay_session_init(struct rsession *, struct relay *,
@@ -429,15 +433,30 @@ relay_reset(struct imsg *imsg)
 static int
 relay_fds_left(void)
 {
-	int	 left;
+	static struct timespec	 counted;
+	static int		 offset;	/* counted minus estimated */
+	struct timespec		 now;
+	int			 left;
 
 	/* a dns query's session holds no descriptor, its socket does */
 	left = relay_maxfds - relay_basefds -
 	    2 * (relay_nsessions - relay_ndgrams) - relay_nlinks -
 	    relay_dns_sockets() - splice_fds_held() - FD_RESERVE;
-	if (left < 8 * FD_NEEDED)
-		left = relay_maxfds - getdtablecount() - FD_RESERVE;
-	return (left - FD_NEEDED);
+	if (left >= 8 * FD_NEEDED)
+		return (left - FD_NEEDED);
+	/*
+	 * Near the limit the estimate is corrected by a count, made at
+	 * most once in RELAY_FDCOUNT_MS: a count looks at every slot of
+	 * the table, and a loop at the limit would make it all the time.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (counted.tv_sec == 0 || (now.tv_sec - counted.tv_sec) * 1000 +
+	    (now.tv_nsec - counted.tv_nsec) / 1000000 >= RELAY_FDCOUNT_MS) {
+		offset = relay_maxfds - getdtablecount() - FD_RESERVE - left;
+		counted = now;
+		counted.tv_sec += counted.tv_sec == 0;
+	}
+	return (left + offset - FD_NEEDED);
 }
 
 /*
@@ -1156,10 +1175,38 @@ relay_connect_socket(struct rsession *con)
 	}
 	if ((s = socket(con->se_out.ss.ss_family, SOCK_STREAM |
 	    SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP)) == -1) {
+		if ((errno == EMFILE || errno == ENFILE) &&
+		    con->se_fdwaits < RELAY_FDWAITS)
+			return (relay_fdwait(con, errno));
 		relay_close(con, "connect failed", 1);
 		return (-1);
 	}
 	return (relay_connect_start(con, s));
+}
+
+/*
+ * No descriptor for a backend connection: as accept does, every
+ * listener of this process stops for a second, and the connect tries
+ * again in a second, RELAY_FDWAITS times at most, instead of failing at
+ * once (an HTTP/2 client's waiting streams would ask again and again).
+ */
+static int
+relay_fdwait(struct rsession *con, int error)
+{
+	struct timeval	 tv = { 1, 0 };
+	struct relay	*rlay;
+
+	relay_accept_defer(con->se_relay, error);
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (rlay->rl_up && !evtimer_pending(&rlay->rl_evt, NULL)) {
+			event_del(&rlay->rl_ev);
+			evtimer_add(&rlay->rl_evt, &tv);
+		}
+	con->se_fdwaits++;
+	con->se_cstate = RELAY_CONN_PORTWAIT;
+	evtimer_set(&con->se_ev, relay_portwait_done, con);
+	evtimer_add(&con->se_ev, &tv);
+	return (0);
 }
 
 /*
