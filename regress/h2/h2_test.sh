@@ -134,7 +134,7 @@ h2_bodies_cleanup()
 atf_test_case h2_parallel cleanup
 h2_parallel_head()
 {
-	atf_set "descr" "100 streams at once on one connection, every one answered, one session; the same with http2 pipeline 1"
+	atf_set "descr" "100 streams at once on one connection, every one answered, one session; the same with 6 connections and 16 pipelined on each"
 	atf_set "require.user" "root"
 }
 h2_parallel_body()
@@ -151,16 +151,17 @@ h2_parallel_body()
 	[ "$(grep -c "GET /bytes/1024" back.port.requests)" -eq 100 ] ||
 	    atf_fail "the backend did not see 100 requests"
 
-	# one request at a time on the backend: the same answers
+	# 6 connections, 16 requests pipelined on each: the same answers
 	stop_all
-	sed -i 's/http http2$/http http2 pipeline 1/' relayd.conf
+	sed -i 's/http http2$/http http2 connections 6\n\thttp http2 pipeline 16/' \
+	    relayd.conf
 	start_httpd
 	sed -i "s/forward to 127.0.0.1 port [0-9]*/forward to 127.0.0.1 port $bport/" relayd.conf
 	PREFORK=1 start_relayd
 	timeout 60 nghttp -n -s -m 100 "$url/bytes/1024" >one.out 2>&1 ||
 	    atf_fail "nghttp failed: $(tail -3 one.out)"
 	[ "$(grep -c ' 200 .*/bytes/1024$' one.out)" -eq 100 ] ||
-	    atf_fail "not 100 answers of 200 with pipeline 1"
+	    atf_fail "not 100 answers of 200 pipelined"
 }
 h2_parallel_cleanup()
 {
@@ -651,6 +652,31 @@ h2_pool_cleanup()
 	stop_all
 }
 
+atf_test_case h2_slow_answers cleanup
+h2_slow_answers_head()
+{
+	atf_set "descr" "100 streams on one connection to an answer that takes 1 s are all answered in about 1 s: by default no request waits behind another's answer"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+h2_slow_answers_body()
+{
+	h2_start
+	: >back.port.conns
+	timeout 60 h2load -c 1 -m 100 -n 100 "$url/delay/1" >slow.out 2>&1
+	atf_check -o match:"status codes: 100 2xx" cat slow.out
+	# finished in S.SSs: 1 s and the connects, not 100 / 6 / 16 s
+	_s=$(sed -n 's/^finished in \([0-9.]*\)s,.*/\1/p' slow.out)
+	echo "100 streams to a 1 s answer: $_s s" >&2
+	python3 -c "import sys; sys.exit(float('$_s') >= 3)" ||
+	    atf_fail "100 answers of 1 s took $_s s"
+	atf_check -o inline:"100\n" sh -c "wc -l <back.port.conns"
+}
+h2_slow_answers_cleanup()
+{
+	stop_all
+}
+
 atf_test_case h2_h2spec cleanup
 h2_h2spec_head()
 {
@@ -687,6 +713,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_hpack_bomb
 	atf_add_test_case h2_memory_back
 	atf_add_test_case h2_fd_limit
+	atf_add_test_case h2_slow_answers
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
 	atf_add_test_case h2_pool

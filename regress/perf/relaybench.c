@@ -31,7 +31,8 @@
  *                                           print "ready" once they are up
  *   relaybench http PORTFILE SECONDS        HTTP/1.1 backend, keep-alive
  *                                           (an HTTP/1.0 request closes):
- *                                           GET /N answers N bytes, a
+ *                                           GET /N answers N bytes
+ *                                           (GET /N?ms=M after M ms), a
  *                                           request body is discarded
  *   relaybench get PORT BYTES               download BYTES, print Gbit/s
  *   relaybench put PORT BYTES               upload BYTES, print Gbit/s
@@ -277,6 +278,10 @@ serve_http_conn(int s)
 		last = p - buf >= 8 && strncmp(p - 8, "HTTP/1.0", 8) == 0;
 		get = strncmp(buf, "GET /", 5) == 0;
 		n = get ? atoll(buf + 5) : 0;
+		/* a slow answer: GET /N?ms=M */
+		if (get && (p = strstr(buf, "?ms=")) != NULL &&
+		    strchr(buf, '\n') > p)
+			usleep(atoi(p + 4) * 1000);
 		len = 0;
 		if ((p = strcasestr(buf, "\r\ncontent-length:")) != NULL)
 			len = atoll(p + 17);

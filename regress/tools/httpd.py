@@ -23,6 +23,7 @@
 #	GET /unlisten/S		no more connections taken (the listening
 #				socket closes), then "hello" after S
 #				seconds
+#	GET /delay/S		"hello" after S seconds, kept alive
 #	GET /reset		a reset instead of an answer
 #	GET /pause/S		"hello" without a length, S seconds of
 #				silence, then 50 KB; how that went
@@ -241,6 +242,10 @@ def answer(c, method, path, version, headers, raw):
             pass
         c.sock.settimeout(None)
         respond("200 OK", b"bye\n", "Connection: close\r\n")
+        return True
+    if len(parts) > 2 and parts[1] == "delay":
+        time.sleep(float(parts[2]))
+        respond("200 OK", b"hello\n")
         return True
     if len(parts) > 2 and parts[1] == "pause":
         c.send(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello")

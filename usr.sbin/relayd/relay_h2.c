@@ -1027,9 +1027,11 @@ h2_send(struct h2_link *l, struct h2_stream *st)
  * Requests go to the session's backend connections.  A request takes a
  * connection of its table with nothing under way; else one that is
  * being connected for it; else a new one, while the pool has fewer
- * than "http2 connections" (an idle one of another table makes room);
- * else, when it may go twice, it is pipelined where the fewest wait,
- * up to "http2 pipeline".  A request with a body, or one that may not
+ * than "http2 connections" (by default "http2 streams": no request
+ * waits behind another's answer; an idle one of another table makes
+ * room); else, when it may go twice, it is pipelined where the fewest
+ * wait, up to "http2 pipeline" (by default 1: it waits for a
+ * connection).  A request with a body, or one that may not
  * go twice, goes only on a connection with nothing else under way: a
  * backend that closes before it answers loses nothing that cannot be
  * sent again.
@@ -1040,8 +1042,10 @@ h2_dispatch(struct h2_session *h2)
 	struct protocol		*proto = h2->h2_con->se_relay->rl_proto;
 	struct h2_stream	*st, *next;
 	struct h2_link		*l, *idle, *wait, *pipe, *spare;
-	int			 pool;
+	int			 pool, max;
 
+	/* by default a stream never waits behind another's answer */
+	max = proto->httpconns > 0 ? proto->httpconns : proto->httpstreams;
 	TAILQ_FOREACH(l, &h2->h2_links, l_entry)
 		l->l_claimed = 0;
 	for (st = TAILQ_FIRST(&h2->h2_waiting); st != NULL; st = next) {
@@ -1080,8 +1084,8 @@ h2_dispatch(struct h2_session *h2)
 			wait->l_claimed = 1;
 			continue;
 		}
-		if (pool < proto->httpconns || spare != NULL) {
-			if (pool >= proto->httpconns)
+		if (pool < max || spare != NULL) {
+			if (pool >= max)
 				spare->l_lost = 1;
 			if ((l = h2_link_new(h2, st->st_table)) == NULL)
 				h2_refuse(st, 500, "out of memory");

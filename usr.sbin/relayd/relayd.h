@@ -628,10 +628,11 @@ enum prototype {
 #define HTTPFLAG_HTTP2			0x02	/* ALPN h2 on TLS (ours) */
 #define RELAY_H2STREAMS			100	/* http2 streams at once */
 #define RELAY_H2STREAMS_MAX		1000
-#define RELAY_H2PIPELINE		16	/* requests on the backend */
+#define RELAY_H2PIPELINE		1	/* requests on the backend */
 #define RELAY_H2PIPELINE_MAX		100
-#define RELAY_H2CONNS		6	/* backend connections */
-#define RELAY_H2CONNS_MAX		100
+#define RELAY_H2CONNS		0	/* backend connections: 0, as many
+					   as http2 streams */
+#define RELAY_H2CONNS_MAX		1000
 #define RELAY_DEFHEADERLENGTH		8192
 #define RELAY_MAXHEADERLENGTH		131072
 #define RELAY_HEADTIMEOUT		30	/* s for a request head */
