@@ -293,7 +293,8 @@ h2_backend_dies_head()
 h2_backend_dies_body()
 {
 	# one backend connection: the requests are pipelined on it
-	h2_start "http http2 connections 1"
+	h2_start "http http2 connections 1
+	http http2 pipeline 16"
 	# Content-Length 2000000, half of it, then the backend closes
 	timeout 30 nghttp -s "$url/short/2000000" "$url/bytes/10" \
 	    >nghttp.out 2>&1
@@ -420,15 +421,19 @@ h2_memory_back_head()
 	atf_set "require.user" "root"
 	atf_set "timeout" "180"
 }
-# the relay process's resident memory, KiB
+# the relay process of this relayd (prefork 1)
+relay_pid()
+{
+	pgrep -P "$(cat relayd.pid)" -f "relayd: relay"
+}
+# its resident memory, and the most it had, KiB
 relay_rss()
 {
-	for _c in $(pgrep -P "$(cat relayd.pid)"); do
-		case $(tr '\0' '\n' <"/proc/$_c/cmdline" | head -1) in
-		"relayd: relay"*)
-			rss_kib "$_c" ;;
-		esac
-	done
+	rss_kib "$(relay_pid)"
+}
+relay_hwm()
+{
+	awk '/^VmHWM:/ { print $2 }' "/proc/$(relay_pid)/status"
 }
 relay_rss_below()
 {
@@ -436,14 +441,16 @@ relay_rss_below()
 }
 h2_memory_back_body()
 {
-	h2_start 'http http2 streams 100'
+	# a pool of 6 a client (not one a stream): 1,200 backend
+	# connections to the test's backend, not 20,000
+	h2_start 'http http2 connections 6
+	http http2 pipeline 16'
 	h2is "2 200 10" first "$url/bytes/10"
 	base=$(relay_rss)
 	timeout 120 h2load -c 200 -m 100 -n 20000 "$url/bytes/1000" \
 	    >load.out 2>&1
 	atf_check -o match:"status codes: 20000 2xx" cat load.out
-	peak=$(awk '/^VmHWM:/ { print $2 }' "/proc/$(pgrep -f 'relayd: relay' |
-	    head -1)/status")
+	peak=$(relay_hwm)
 	echo "relay process: $base KiB before, peak $peak KiB" >&2
 	[ "$peak" -gt $((base + 16384)) ] ||
 	    atf_skip "the load took only $((peak - base)) KiB: nothing to give back"
@@ -484,7 +491,7 @@ h2_fd_limit_body()
 	    >limited.sh
 	chmod +x limited.sh
 	RELAYD=$PWD/limited.sh h2_start 'http http2 connections 100'
-	rp=$(pgrep -P "$(cat relayd.pid)" -f "relayd: relay")
+	rp=$(relay_pid)
 	[ -n "$rp" ] || atf_fail "no relay process"
 	atf_check -o match:"^Max open files +48 +48 " \
 	    grep "^Max open files" "/proc/$rp/limits"
@@ -652,6 +659,31 @@ h2_pool_cleanup()
 	stop_all
 }
 
+atf_test_case h2_stream_window cleanup
+h2_stream_window_head()
+{
+	atf_set "descr" "flow control is per stream: 50 streams whose window is closed hold their own backend connections only; a stream with an open window on the same connection is answered whole, and the relay process holds at most 64 KiB for each stream"
+	atf_set "require.user" "root"
+	atf_set "timeout" "60"
+}
+h2_stream_window_body()
+{
+	h2_start
+	base=$(relay_rss)
+	atf_check -o inline:"headers 51 open-ended 1\n" \
+	    timeout 30 python3 "$H2TOOL" window "$lport" 50
+	peak=$(relay_hwm)
+	echo "relay process: $base KiB, peak $peak KiB" >&2
+	# 50 x 64 KiB held, and the buffers on the way
+	[ "$peak" -lt $((base + 32768)) ] ||
+	    atf_fail "the relay process grew from $base to $peak KiB"
+	h2is "2 200 10" after "$url/bytes/10"
+}
+h2_stream_window_cleanup()
+{
+	stop_all
+}
+
 atf_test_case h2_slow_answers cleanup
 h2_slow_answers_head()
 {
@@ -714,6 +746,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_memory_back
 	atf_add_test_case h2_fd_limit
 	atf_add_test_case h2_slow_answers
+	atf_add_test_case h2_stream_window
 	atf_add_test_case h2_window_closed
 	atf_add_test_case h2_show_sessions
 	atf_add_test_case h2_pool

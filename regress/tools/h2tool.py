@@ -8,6 +8,12 @@
 #                                  frames, none ending the header block
 #   h2tool.py ping PORT N          N PING frames
 #   h2tool.py settings PORT N      N empty SETTINGS frames
+#   h2tool.py window PORT N        a stream window of 1 byte: N streams
+#                                  for 1 MiB each, then one for 100 KB
+#                                  whose window is opened; prints
+#                                  "headers H open-ended E": the streams
+#                                  that got HEADERS, and 1 when the
+#                                  open one was answered whole
 #   h2tool.py bomb PORT N          an entry of 4 KB in the dynamic table,
 #                                  then N streams whose header blocks of
 #                                  1000 bytes refer to it 1000 times
@@ -39,8 +45,8 @@ import struct
 import sys
 import time
 
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, CONTINUATION = \
-    0, 1, 3, 4, 6, 7, 9
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, \
+    CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 
 
@@ -161,6 +167,26 @@ def main():
         for i in range(n):
             batch += frame(CONTINUATION, 0, 1,
                            hpack([(b"x-a", b"%d" % i)]))
+    elif mode == "window":
+        # SETTINGS_INITIAL_WINDOW_SIZE 1; the connection's window wide
+        send(s, frame(SETTINGS, 0, 0, struct.pack(">HI", 4, 1)) +
+             frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1 << 30)))
+        for i in range(n):
+            send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1 + 2 * i,
+                          request(port, b"/bytes/1048576")))
+        last = 1 + 2 * n
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, last,
+                      request(port, b"/bytes/100000")) +
+             frame(WINDOW_UPDATE, 0, last, struct.pack(">I", 1 << 20)))
+        ended = 0
+        for ftype, flags, stream in r.frames(time.time() + 10):
+            if stream == last and flags & END_STREAM and \
+                    ftype in (HEADERS, DATA):
+                ended = 1
+            if ended and len(r.headers) == n + 1:
+                break
+        print("headers %d open-ended %d" % (len(r.headers), ended))
+        return
     elif mode == "bomb":
         big = request(port) + b"\x40" + hpack_str(b"x-b") + \
             hpack_str(b"a" * 4000)

@@ -34,8 +34,10 @@
  *
  * Bodies stream both ways: a request body is taken from libnghttp2's
  * window only as it goes out to the backend (nghttp2_session_consume),
- * a response body as it comes, and the backend is not read while the
- * client is H2_RESP_MAX behind.  The client's and the backend's bytes
+ * a response body as it comes, and a backend connection is not read
+ * while the stream it answers holds H2_STREAM_RESP_MAX the client has
+ * not taken (its window closed, say): flow control is per stream, the
+ * others go on, and a session holds at most that for each stream.  The client's and the backend's bytes
  * are counted as the core counts userland bytes: what was written.
  *
  * Limits: the protocol's "http2 streams" at once, its headerlen for a
@@ -65,7 +67,7 @@
 #include "http.h"
 
 #define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
-#define H2_RESP_MAX		(256 * 1024)	/* answers held for client */
+#define H2_STREAM_RESP_MAX	(64 * 1024)	/* an answer held for client */
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
 #define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
 #define H2_RESETS_MAX		100		/* resets beyond answers */
@@ -158,6 +160,7 @@ struct h2_link {
 	off_t			 l_toread;
 	size_t			 l_trailerlen;
 	int			 l_bclose;	/* the backend ends after it */
+	int			 l_rpaused;	/* its stream's client is behind */
 };
 TAILQ_HEAD(h2_links, h2_link);
 
@@ -168,8 +171,6 @@ struct h2_session {
 	struct h2_streams	 h2_waiting;
 	struct h2_links		 h2_links;
 	size_t			 h2_maxhdr;
-	size_t			 h2_held;	/* answers not yet written */
-	int			 h2_rpaused;	/* the backends wait for that */
 	/* abuse */
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
@@ -205,6 +206,8 @@ static enum relay_verdict
 static int	 h2_fail(struct h2_session *, const char *);
 static int	 h2_fault(struct h2_session *, const char *, uint32_t);
 static int	 h2_toolarge(struct h2_session *, struct h2_stream *);
+static size_t	 h2_stream_held(struct h2_stream *);
+static int	 h2_link_resumable(struct h2_link *);
 static void	 h2_refuse(struct h2_stream *, int, const char *);
 static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
 static void	 h2_stream_release(struct h2_stream *);
@@ -307,7 +310,6 @@ h2_send_data_cb(nghttp2_session *ng, nghttp2_frame *frame,
 	    (len > 0 && evbuffer_remove_buffer(st->st_resp, out, len) !=
 	    (int)len))
 		return (NGHTTP2_ERR_CALLBACK_FAILURE);
-	h2->h2_held -= len;
 	return (0);
 }
 
@@ -808,7 +810,6 @@ h2_stream_release(struct h2_stream *st)
 	http_msg_clear(&st->st_req);
 	http_msg_clear(&st->st_rtrailers);
 	if (st->st_resp != NULL) {
-		h2->h2_held -= evbuffer_get_length(st->st_resp);
 		evbuffer_free(st->st_resp);
 	}
 	if (st->st_body != NULL)
@@ -959,7 +960,6 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 		free(body);
 		goto reset;
 	}
-	h2->h2_held += strlen(body);
 	st->st_respdone = 1;
 	http_msg_clear(&m);
 	free(body);
@@ -1251,7 +1251,6 @@ h2_response_take(struct h2_session *h2, struct h2_stream *st,
 		return (evbuffer_drain(in, len));
 	if (evbuffer_remove_buffer(in, st->st_resp, len) != (int)len)
 		return (-1);
-	h2->h2_held += len;
 	if (st->st_deferred) {
 		st->st_deferred = 0;
 		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
@@ -1469,7 +1468,6 @@ h2_backend_step(struct h2_link *l, struct h2_stream *st,
 static void
 h2_backend_parse(struct h2_link *l)
 {
-	struct h2_session	*h2 = l->l_h2;
 	struct evbuffer		*in;
 	struct h2_stream	*st;
 	int			 ret = 1;
@@ -1479,7 +1477,7 @@ h2_backend_parse(struct h2_link *l)
 		return;
 	in = bufferevent_get_input(l->l_con->se_out.bev);
 	/* nothing after an answer that closes the connection is taken */
-	while (ret == 1 && !h2->h2_rpaused && !l->l_lost) {
+	while (ret == 1 && !l->l_rpaused && !l->l_lost) {
 		if ((st = TAILQ_FIRST(&l->l_pipe)) == NULL) {
 			/* bytes before any request: no backend to trust */
 			if (evbuffer_get_length(in) > 0)
@@ -1487,12 +1485,32 @@ h2_backend_parse(struct h2_link *l)
 			break;
 		}
 		ret = h2_backend_step(l, st, in);
-		/* the client is far behind: the backends wait */
-		if (h2->h2_held >= H2_RESP_MAX)
-			h2->h2_rpaused = 1;
+		/* the stream answered now is far behind: its backend waits */
+		if ((st = TAILQ_FIRST(&l->l_pipe)) != NULL &&
+		    h2_stream_held(st) >= H2_STREAM_RESP_MAX)
+			l->l_rpaused = 1;
 	}
-	if (h2->h2_rpaused)
+	if (l->l_rpaused)
 		relay_read_off(&l->l_con->se_out);
+}
+
+/* What an answer holds that its client has not taken yet. */
+static size_t
+h2_stream_held(struct h2_stream *st)
+{
+	return (st->st_resp != NULL ? evbuffer_get_length(st->st_resp) : 0);
+}
+
+/* 1 when a paused backend connection may be read again. */
+static int
+h2_link_resumable(struct h2_link *l)
+{
+	struct h2_stream	*st;
+
+	if (!l->l_rpaused || l->l_state != H2_B_UP || l->l_lost)
+		return (0);
+	st = TAILQ_FIRST(&l->l_pipe);
+	return (st == NULL || h2_stream_held(st) < H2_STREAM_RESP_MAX / 2);
 }
 
 static enum relay_verdict
@@ -1670,13 +1688,11 @@ h2_more(struct h2_session *h2, size_t client)
 	struct h2_link		*l;
 	struct h2_stream	*st;
 
-	if (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2)
-		return (1);
 	if (client > 0 && h2_unwritten(&con->se_in) == 0 &&
 	    nghttp2_session_want_write(h2->h2_ng))
 		return (1);
 	TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
-		if (l->l_lost)
+		if (l->l_lost || h2_link_resumable(l))
 			return (1);
 		if ((st = l->l_wbody) == NULL || l->l_state != H2_B_UP ||
 		    l->l_wrote == 0 || h2_unwritten(&l->l_con->se_out) > 0)
@@ -1718,16 +1734,13 @@ h2_run(struct h2_session *h2)
 	for (round = 0;; round++) {
 		h2_links_check(h2);
 		h2_dispatch(h2);
-		TAILQ_FOREACH(l, &h2->h2_links, l_entry)
+		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
 			h2_body_push(l);
-		if (h2->h2_rpaused && h2->h2_held < H2_RESP_MAX / 2) {
-			h2->h2_rpaused = 0;
-			TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
-				if (l->l_state != H2_B_UP || l->l_lost)
-					continue;
-				relay_read_on(&l->l_con->se_out);
-				h2_backend_parse(l);
-			}
+			if (!h2_link_resumable(l))
+				continue;
+			l->l_rpaused = 0;
+			relay_read_on(&l->l_con->se_out);
+			h2_backend_parse(l);
 		}
 		if ((ret = nghttp2_session_send(h2->h2_ng)) != 0) {
 			(void)h2_fail(h2, nghttp2_strerror(ret));
