@@ -536,6 +536,60 @@ http_smuggling_bad_length_cleanup()
 	stop_all
 }
 
+atf_test_case http_openbsd_connect_order cleanup
+http_openbsd_connect_order_head()
+{
+	atf_set descr "as OpenBSD, the backend is connected once a request head is through and the body is parsed meanwhile: an invalid second chunk size, a chunk whose data never comes and a GET with a body end sessions that name their backend"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http_openbsd_connect_order_body()
+{
+	require_http
+	start_http "return error" "session timeout 2"
+	# a second chunk size that is not one: 400, the backend was asked
+	: >back.port.conns
+	raw 'POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n'
+	atf_check -o match:"^HTTP/1.0 400 " cat answer
+	end_line "127.0.0.1 -> 127.0.0.1:$bport, invalid chunk size (400 "
+	wait_for 10 test -s back.port.conns || atf_fail "the backend saw no connection"
+	# a chunk whose data never comes: the session times out, with its
+	# backend
+	python3 - "$lport" <<'PY' || atf_fail "the client failed"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(10)
+s.sendall(b"POST /echo HTTP/1.1\r\nHost: a\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n10\r\nabc")
+while s.recv(4096):
+    pass
+PY
+	wait_log 10 "127.0.0.1 -> 127.0.0.1:$bport, .*timeout" ||
+	    atf_fail "no timeout: $(grep "relay www, session" relayd.log | tail -2)"
+	# a GET with a length and a body: its head goes to the backend, the
+	# body is no request of its own, the session ends done
+	python3 - "$lport" >answer <<'PY' || atf_fail "the client failed"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 10)
+s.settimeout(10)
+s.sendall(b"GET /bytes/3 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+          b"\r\nhello")
+got = b""
+while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) < 3:
+    data = s.recv(4096)
+    if not data:
+        break
+    got += data
+sys.stdout.write(got.decode("latin-1"))
+PY
+	atf_check -o match:"^HTTP/1.1 200 " cat answer
+	end_line "127.0.0.1 -> 127.0.0.1:$bport, done, GET\$"
+}
+http_openbsd_connect_order_cleanup()
+{
+	stop_all
+}
+
 atf_test_case http_smuggling_chunk_size cleanup
 http_smuggling_chunk_size_head()
 {
@@ -1617,6 +1671,7 @@ atf_init_test_cases()
 	atf_add_test_case http_smuggling_two_lengths
 	atf_add_test_case http_smuggling_bad_length
 	atf_add_test_case http_smuggling_chunk_size
+	atf_add_test_case http_openbsd_connect_order
 	atf_add_test_case http_smuggling_folding
 	atf_add_test_case http_smuggling_nul_cr
 	atf_add_test_case http_headerlen

@@ -910,7 +910,14 @@ relay_act(struct rsession *con, struct ctl_relay_event *cre,
 			relay_close(con, "buffer event failed", 1);
 		break;
 	case RELAY_V_CONNECT:
-		(void)relay_connect(con);
+		/*
+		 * A protocol that asks for its backend at the end of a
+		 * head parses what follows while it connects, as OpenBSD:
+		 * an error there ends a session that has its backend.
+		 */
+		if (relay_connect(con) == 0 && cre->bev != NULL &&
+		    evbuffer_get_length(bufferevent_get_input(cre->bev)) > 0)
+			relay_act(con, cre, con->se_ops->ro_read(cre));
 		break;
 	case RELAY_V_RECONNECT:
 		(void)relay_reconnect(con);

@@ -135,7 +135,8 @@ enum relay_verdict {
 	RELAY_V_DONE,			/* nothing: it passed what it could */
 	RELAY_V_CLOSED,			/* it ended the session: hands off */
 	RELAY_V_READ,			/* read the client before a backend */
-	RELAY_V_CONNECT,		/* connect to a backend now */
+	RELAY_V_CONNECT,		/* connect to a backend now; what the
+					   input still holds is read again */
 	RELAY_V_RECONNECT,		/* another backend, for what comes */
 	RELAY_V_EOF,			/* the end goes on to the other side */
 	RELAY_V_OTHER			/* the other direction has input to

@@ -1042,7 +1042,12 @@ http_parse(struct ctl_relay_event *cre, struct http_session *hs,
 	struct evbuffer	*in = bufferevent_get_input(cre->bev);
 	int		 ret = 1;
 
-	while (ret == 1 && !cre->splicing) {
+	/*
+	 * As OpenBSD: the backend is asked for once the first head is
+	 * through, and what follows it (its body) is parsed while it
+	 * connects; an invalid body ends a session that had a backend.
+	 */
+	while (ret == 1 && !cre->splicing && hs->hs_want != RELAY_V_CONNECT) {
 		switch (hd->hd_state) {
 		case HTTP_S_HEAD:
 			ret = http_parse_head(cre, hs, hd, in);
@@ -1272,7 +1277,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 		http_msg_end(hd);
 
 	if (con->se_cstate != RELAY_CONN_CONNECTED && !hs->hs_connecting) {
-		/* parsing goes on meanwhile, into hs_pending */
+		/* parsing goes on once the connect began, into hs_pending */
 		hs->hs_connecting = 1;
 		hs->hs_want = RELAY_V_CONNECT;
 	}
