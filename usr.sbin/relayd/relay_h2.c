@@ -77,6 +77,7 @@
 #define H2_TOOLARGE_MAX		1		/* header lists over the limit */
 #define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
+#define H2_INPUT_TURN		(256 * 1024)	/* client bytes, then a turn */
 #define H2_RESETS_KEPT		64		/* our last resets, kept */
 
 enum h2_where {
@@ -175,6 +176,7 @@ struct h2_session {
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
 	unsigned int		 h2_toolarge;	/* header lists refused */
+	int			 h2_inmore;	/* input left for the next turn */
 	int			 h2_tokens;
 	time_t			 h2_tokentime;
 	int			 h2_conts;
@@ -1626,12 +1628,20 @@ h2_client_read(struct h2_session *h2)
 {
 	struct evbuffer		*in;
 	struct evbuffer_iovec	 v[8];
+	struct timeval		 tv = { 0, 0 };
 	ssize_t			 ret;
-	size_t			 done;
+	size_t			 done, turn;
 	int			 i, n;
 
 	in = bufferevent_get_input(h2->h2_con->se_in.bev);
-	while (evbuffer_get_length(in) > 0) {
+	h2->h2_inmore = 0;
+	for (turn = 0; evbuffer_get_length(in) > 0; turn += done) {
+		/* one client does not hold the process: the rest, later */
+		if (turn >= H2_INPUT_TURN) {
+			h2->h2_inmore = 1;
+			evtimer_add(&h2->h2_againev, &tv);
+			break;
+		}
 		n = evbuffer_peek(in, -1, NULL, v, nitems(v));
 		if (n > (int)nitems(v))
 			n = nitems(v);
@@ -1712,6 +1722,8 @@ h2_again(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
+	if (h2->h2_inmore && h2_client_read(h2) == -1)
+		return;
 	relay_wish(h2->h2_con, h2_run(h2));
 }
 
