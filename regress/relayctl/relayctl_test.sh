@@ -271,6 +271,28 @@ client_not_reading_cleanup()
 	stop_all
 }
 
+# relayd.conf with a control socket and a restricted one in a directory
+# of its own ($rdir, removed at the cleanup): prefork $1, hosts $2.
+restricted_conf()
+{
+	require_daemon
+	command -v setpriv >/dev/null || atf_skip "no setpriv"
+	rdir=$(mktemp -d /tmp/relayd-rsock.XXXXXX)
+	echo "$rdir" >rdir
+	chmod 755 "$rdir"
+	port=$(freeport)
+	cat >relayd.conf <<CONF
+prefork $1
+socket "$PWD/relayd.sock"
+socket "$rdir/r.sock" restricted
+table <webhosts> { $2 }
+relay www {
+	listen on 127.0.0.1 port $port
+	forward to <webhosts> port 9
+}
+CONF
+}
+
 # Start ctlflood -clients on socket $1 ($2 clients, $3 requests each) as
 # user $4 (or root), holding its clients open until hold_end; its line
 # in flood.out.
@@ -306,22 +328,7 @@ control_clients_bounded_head()
 }
 control_clients_bounded_body()
 {
-	require_daemon
-	command -v setpriv >/dev/null || atf_skip "no setpriv"
-	rdir=$(mktemp -d /tmp/relayd-rsock.XXXXXX)
-	echo "$rdir" >rdir
-	chmod 755 "$rdir"
-	port=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 2
-socket "$PWD/relayd.sock"
-socket "$rdir/r.sock" restricted
-table <webhosts> { 127.0.0.1, 127.0.0.2 }
-relay www {
-	listen on 127.0.0.1 port $port
-	forward to <webhosts> port 9
-}
-CONF
+	restricted_conf 2 "127.0.0.1, 127.0.0.2"
 	PREFORK=2 start_relayd
 	base=$(pfe_rss)
 	[ -n "$base" ] || atf_fail "no pfe"
@@ -621,23 +628,7 @@ restricted_socket_head()
 }
 restricted_socket_body()
 {
-	require_daemon
-	command -v setpriv >/dev/null || atf_skip "no setpriv"
-	# a directory nobody can reach
-	rdir=$(mktemp -d /tmp/relayd-rsock.XXXXXX)
-	echo "$rdir" >rdir
-	chmod 755 "$rdir"
-	port=$(freeport)
-	cat >relayd.conf <<CONF
-prefork 1
-socket "$PWD/relayd.sock"
-socket "$rdir/r.sock" restricted
-table <webhosts> { 127.0.0.1 }
-relay www {
-	listen on 127.0.0.1 port $port
-	forward to <webhosts> port 9
-}
-CONF
+	restricted_conf 1 "127.0.0.1"
 	atf_check -e ignore -o match:"^socket \"$rdir/r.sock\" restricted$" \
 	    "$RELAYD" -nv -f relayd.conf
 	PREFORK=1 start_relayd
