@@ -372,10 +372,11 @@ h2_limits_body()
 	h2is "2 413.*" big -H "X-Big: $big" \
 	    "$url/bytes/10"
 	# a second one on the same connection ends it (an HPACK bomb would
-	# send them without end)
+	# send them without end); when both came in one read, the first's
+	# 413 is not sent either
 	timeout 30 curl -sk --http2 -o /dev/null -w '%{http_code} ' \
 	    -H "X-Big: $big" "$url/bytes/10" "$url/bytes/10" >twice.out
-	atf_check -o match:"^413 000 " cat twice.out
+	atf_check -o match:"^(413|000) 000 " cat twice.out
 	wait_log 10 "http2 header lists too large" || atf_fail "not logged"
 	# a body that stops coming: 408 after the header timeout
 	(sleep 6) | timeout 30 curl -sk --http2 -T - -o slow.out \
