@@ -254,9 +254,11 @@ control_full(struct ctl_listener *l, uid_t uid)
 	};
 	struct ctl_conn			*c;
 	unsigned int			 n = 0, nuid = 0;
-	int				 restricted = l->cl_sock.cs_restricted;
-	struct log_ratelimit		*rl = &rls[restricted != 0];
+	int				 restricted;
+	struct log_ratelimit		*rl;
 
+	restricted = l->cl_sock.cs_restricted != 0;
+	rl = &rls[restricted];
 	TAILQ_FOREACH(c, &ctl_conns, entry) {
 		if (((c->flags & CTL_CONN_RESTRICTED) != 0) != restricted)
 			continue;

@@ -89,8 +89,8 @@ static int		 symset(const char *, const char *, int);
 /* a macro's value, and all the macro text of one parse, are bounded */
 #define MACRO_MAXLEN	65536
 #define MACRO_MAXTOTAL	(8 * 1024 * 1024)
-static size_t		 expanded;	/* macro bytes pushed back, this parse */
-static size_t		 stringlen;	/* of the string the rule is joining */
+static size_t		 expanded;	/* macro bytes read, this parse */
+static size_t		 stringlen;	/* the string being joined */
 static char		*symget(const char *);
 
 /* What one forward-to-table line asks of its copy of the table. */

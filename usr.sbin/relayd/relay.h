@@ -221,7 +221,7 @@ struct rsession {
 	int			 se_retrycount;
 	int			 se_portwaits;	/* tries without a local port */
 	int			 se_portmoves;	/* other hosts tried for one */
-	int			 se_fdwaits;	/* seconds waited for a descriptor */
+	int			 se_fdwaits;	/* seconds waited for an fd */
 	int			 se_nosplice;
 	int			 se_dgram;	/* a datagram's: no socket */
 	enum relay_cstate	 se_cstate;	/* the backend's connect */

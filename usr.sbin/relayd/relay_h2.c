@@ -37,8 +37,9 @@
  * a response body as it comes, and a backend connection is not read
  * while the stream it answers holds H2_STREAM_RESP_MAX the client has
  * not taken (its window closed, say): flow control is per stream, the
- * others go on, and a session holds at most that for each stream.  The client's and the backend's bytes
- * are counted as the core counts userland bytes: what was written.
+ * others go on, and a session holds at most that for each stream.  The
+ * client's and the backend's bytes are counted as the core counts
+ * userland bytes: what was written.
  *
  * Limits: the protocol's "http2 streams" at once, its headerlen for a
  * header list, its header timeout for a request that stops coming, and
@@ -67,17 +68,17 @@
 #include "http.h"
 
 #define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
-#define H2_STREAM_RESP_MAX	(64 * 1024)	/* an answer held for client */
+#define H2_STREAM_RESP_MAX	(64 * 1024)	/* an answer held, a stream */
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
 #define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
 #define H2_RESETS_MAX		100		/* resets beyond answers */
 #define H2_CTRL_BURST		500		/* PING, SETTINGS, PRIORITY */
 #define H2_CTRL_RATE		50		/* of them a second */
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
-#define H2_TOOLARGE_MAX		1		/* header lists over the limit */
+#define H2_TOOLARGE_MAX		1		/* lists over headerlen */
 #define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
-#define H2_INPUT_TURN		(256 * 1024)	/* client bytes, then a turn */
+#define H2_INPUT_TURN		(256 * 1024)	/* client bytes a turn */
 #define H2_RESETS_KEPT		64		/* our last resets, kept */
 
 enum h2_where {
@@ -161,7 +162,7 @@ struct h2_link {
 	off_t			 l_toread;
 	size_t			 l_trailerlen;
 	int			 l_bclose;	/* the backend ends after it */
-	int			 l_rpaused;	/* its stream's client is behind */
+	int			 l_rpaused;	/* its stream's client lags */
 };
 TAILQ_HEAD(h2_links, h2_link);
 
@@ -176,7 +177,7 @@ struct h2_session {
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
 	unsigned int		 h2_toolarge;	/* header lists refused */
-	int			 h2_inmore;	/* input left for the next turn */
+	int			 h2_inmore;	/* input left for a turn */
 	int			 h2_tokens;
 	time_t			 h2_tokentime;
 	int			 h2_conts;

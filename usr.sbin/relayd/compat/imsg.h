@@ -44,7 +44,7 @@ struct ibuf {
 struct msgbuf {
 	TAILQ_HEAD(, ibuf)	 bufs;
 	uint32_t		 queued;
-	size_t			 queuedlen;	/* bytes of them unwritten */
+	size_t			 queuedlen;	/* their bytes unwritten */
 	int			 fd;
 };
 
