@@ -450,8 +450,8 @@ relay_fds_left(void)
 	 * the table, and a loop at the limit would make it all the time.
 	 */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (counted.tv_sec == 0 || (now.tv_sec - counted.tv_sec) * 1000 +
-	    (now.tv_nsec - counted.tv_nsec) / 1000000 >= RELAY_FDCOUNT_MS) {
+	if (counted.tv_sec == 0 ||
+	    timespec_ms(&now, &counted) >= RELAY_FDCOUNT_MS) {
 		offset = relay_maxfds - getdtablecount() - FD_RESERVE - left;
 		counted = now;
 		counted.tv_sec += counted.tv_sec == 0;

@@ -23,10 +23,11 @@
  * method, the target and Host), goes through the protocol's rules, and
  * leaves for the backend as HTTP/1.1 on one of the session's backend
  * connections: links of the core's (relay_link_open()), a pool of up
- * to "http2 connections", kept alive; the session's own se_out is never
- * connected.  A request takes an idle connection, else a new one, else
- * (the pool full) it is pipelined, up to "http2 pipeline" on one
- * connection, answered in order (h2_dispatch()).  A request with a
+ * to "http2 connections" (by default "http2 streams"), kept alive; the
+ * session's own se_out is never connected.  A request takes an idle
+ * connection, else a new one, else (the pool full) it waits for one or
+ * is pipelined, up to "http2 pipeline" on one connection, answered in
+ * order (h2_dispatch()).  A request with a
  * body, or one that may not be sent twice, goes only on a connection
  * with nothing else under way: a backend that closes before it answers
  * loses no request that cannot be sent again.  A stream refused by a

@@ -57,7 +57,6 @@ static void	 parent_notify_ready(struct relayd *, const char *);
 static void	 parent_notify_reloading(void);
 static void	 parent_control_cleanup(struct relayd *);
 static void	 parent_liveness(int, short, void *);
-static long long timespec_ms(const struct timespec *, const struct timespec *);
 static void	 parent_silent(struct privsep *, int, unsigned int, int);
 static void	 parent_send_procinfo(struct relayd *);
 static int	 parent_metrics_listen(struct sockaddr_storage *);
@@ -665,14 +664,6 @@ parent_liveness(int fd, short event, void *arg)
 		fed = now;
 	}
 	evtimer_add(&parent_liveness_ev, &tv);
-}
-
-/* Milliseconds from then to now. */
-static long long
-timespec_ms(const struct timespec *now, const struct timespec *then)
-{
-	return ((long long)(now->tv_sec - then->tv_sec) * 1000 +
-	    (now->tv_nsec - then->tv_nsec) / 1000000);
 }
 
 /* Process id, instance i, stops answering (late) or answers again. */

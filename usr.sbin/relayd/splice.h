@@ -125,6 +125,8 @@ void	 getevtime_init(struct event_base *);
 void	 getevtime(struct timeval *);
 void	 getmonotime(struct timeval *);
 time_t	 getmonosec(void);
+struct timespec;
+long long timespec_ms(const struct timespec *, const struct timespec *);
 
 /* the back ends, each in its own file */
 extern const struct splice_backend splice_copy_backend;

@@ -315,6 +315,14 @@ getmonosec(void)
 	return (tv.tv_sec);
 }
 
+/* Milliseconds from then to now. */
+long long
+timespec_ms(const struct timespec *now, const struct timespec *then)
+{
+	return ((long long)(now->tv_sec - then->tv_sec) * 1000 +
+	    (now->tv_nsec - then->tv_nsec) / 1000000);
+}
+
 /* HH:MM:SS between two times, as relayctl shows age and idle. */
 const char *
 print_time(struct timeval *a, struct timeval *b, char *buf, size_t len)
