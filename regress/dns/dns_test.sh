@@ -17,10 +17,11 @@ require_dig()
 }
 
 # start_dns NAME [ADDRESS [PORT]]: a DNS server answering TXT "NAME", its
-# port in NAME.port and on stdout, the IDs it saw in NAME.port.ids
+# port in NAME.port and on stdout, the IDs it saw in NAME.port.ids, the
+# source ports of the queries in NAME.port.sports
 start_dns()
 {
-	rm -f "$1.port" "$1.port.ids"
+	rm -f "$1.port" "$1.port.ids" "$1.port.sports"
 	python3 "$DNSTOOL" server "$PWD/$1.port" "$1" "${2:-127.0.0.1}" 200 \
 	    "${3:-0}" >"$1.out" 2>&1 &
 	echo $! >"$1.pid"
@@ -196,17 +197,15 @@ spoofed_cleanup()
 	stop_all
 }
 
-atf_test_case forged_answers cleanup
-forged_answers_head()
-{
-	atf_set descr "200,000 forged answers with random IDs, from the backend's address and port to the source ports earlier queries came from, reach no client: queries leave by fresh ports"
-	atf_set timeout 120
-}
-forged_answers_body()
+# forged_run FORGERIES STALE: the forger learns the ports of eight
+# queries, STALE runs, then 64 queries are in flight while the forger
+# sends FORGERIES answers with random IDs to those ports: none may
+# reach a client
+forged_run()
 {
 	require_daemon
 	rm -f forger.port
-	python3 "$DNSTOOL" forger "$PWD/forger.port" 200000 100 >forger.out 2>&1 &
+	python3 "$DNSTOOL" forger "$PWD/forger.port" "$1" 100 >forger.out 2>&1 &
 	echo $! >forger.pid
 	wait_for 10 test -s forger.port || atf_fail "no forger"
 	port=$(cat forger.port)
@@ -215,7 +214,7 @@ forged_answers_body()
 	# the ports leak: eight queries answered, their source ports seen
 	atf_check -o match:"^answered 8 mismatched 0 lost 0" \
 	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 8 1 - probe.test
-	# 64 queries in flight while the forger sends to those ports
+	$2
 	python3 "$DNSTOOL" client 127.0.0.1 "$lport" 64 64 - victim.test \
 	    >victims.out 2>&1 &
 	echo $! >victims.pid
@@ -224,10 +223,83 @@ forged_answers_body()
 	wait_for 20 test -s victims.out || atf_fail "the client did not finish"
 	atf_check -o match:"^answered 0 mismatched 0 lost 64" cat victims.out
 	atf_check -s exit:1 grep -q "6\.6\.6\.6" relayd.log
-	# eight sessions ended with an answer: the probes'
-	atf_check -o inline:"8\n" grep -c "session closed" relayd.log
+}
+
+# 1024 queries: the pool's generation that the probes left by is over
+churn()
+{
+	atf_check -o match:"^answered 1024 mismatched 0 lost 0" \
+	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 1024 64 - churn.test
+}
+
+atf_test_case forged_answers cleanup
+forged_answers_head()
+{
+	atf_set descr "200,000 forged answers with random IDs, from the backend's address and port to the source ports earlier queries came from, reach no client once 1024 queries have gone by: the pool of ports those left by is closed"
+	atf_set timeout 120
+}
+forged_answers_body()
+{
+	forged_run 200000 churn
+	# the sessions that ended with an answer: the probes' and churn's
+	atf_check -o inline:"1032\n" grep -c "session closed" relayd.log
 }
 forged_answers_cleanup()
+{
+	stop_all
+}
+
+# two seconds: the generation the probes left by is a second at most
+# (what is tested is the time, so this waits for it)
+idle()
+{
+	sleep 2
+}
+
+atf_test_case forged_answers_later cleanup
+forged_answers_later_head()
+{
+	atf_set descr "100,000 forged answers to the ports of queries two seconds old, with no query between, reach no client: a pool of ports lasts a second"
+	atf_set timeout 120
+}
+forged_answers_later_body()
+{
+	forged_run 100000 idle
+	atf_check -o inline:"8\n" grep -c "session closed" relayd.log
+}
+forged_answers_later_cleanup()
+{
+	stop_all
+}
+
+atf_test_case pool_ports cleanup
+pool_ports_head()
+{
+	atf_set descr "queries to a backend leave by a pool of up to 16 ports, not one and not one per query, and 1024 queries later by other ports"
+	atf_set timeout 60
+}
+pool_ports_body()
+{
+	require_daemon
+	port=$(start_dns one)
+	dns_conf "127.0.0.1"
+	start_relayd
+	atf_check -o inline:"answered 3000 mismatched 0 lost 0\n" \
+	    python3 "$DNSTOOL" client 127.0.0.1 "$lport" 3000 64
+	wait_for 5 sh -c "[ \$(wc -l <one.port.sports) -ge 3000 ]" ||
+	    atf_fail "the backend saw $(wc -l <one.port.sports) queries"
+	head -n 500 one.port.sports | sort -u >first
+	tail -n 500 one.port.sports | sort -u >last
+	# a generation has 16 ports; a second, if one ended by time, 16 more
+	n=$(wc -l <first)
+	[ "$n" -ge 4 ] && [ "$n" -le 32 ] ||
+	    atf_fail "the first 500 queries left by $n ports"
+	# the kernel may give a port again, rarely
+	same=$(comm -12 first last | wc -l)
+	[ "$same" -le 2 ] ||
+	    atf_fail "$same ports of the first 500 queries are the last 500's"
+}
+pool_ports_cleanup()
 {
 	stop_all
 }
@@ -503,6 +575,8 @@ atf_init_test_cases()
 	atf_add_test_case ids
 	atf_add_test_case spoofed
 	atf_add_test_case forged_answers
+	atf_add_test_case forged_answers_later
+	atf_add_test_case pool_ports
 	atf_add_test_case question_case
 	atf_add_test_case roundrobin
 	atf_add_test_case backend_down

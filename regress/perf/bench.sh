@@ -374,16 +374,16 @@ sec_contenders()
 	h2)	echo "relayd-h2 haproxy-h2 nginx-h2" ;;
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
-	dns)	echo "dns-direct relayd-dns dnsdist-dns" ;;
+	dns)	echo "dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns" ;;
 	failover) echo "ha-failover ha-streams" ;;
 	esac
 }
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 71 failover 60"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 failover 60"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 22 failover 60"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 failover 60"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1234,15 +1234,16 @@ fi
 
 section dns
 # DNS over UDP (dnsbench.sh): dnsperf against a fast local server,
-# directly, through relayd's dns relay and through dnsdist, each proxy
-# on one CPU; DSECS seconds at full load, then DSECS at a steady rate
-# for the latency.
-if { selected dns-direct || selected relayd-dns || selected dnsdist-dns; } &&
+# directly, through relayd's dns relay and through dnsdist (one outgoing
+# socket, its default, and 16), each proxy on one CPU; DSECS seconds at
+# full load, then DSECS at a steady rate for the latency.
+if { selected dns-direct || selected relayd-dns || selected dnsdist-dns ||
+    selected dnsdist-ports-dns; } &&
     command -v dnsperf >/dev/null; then
 	stop_proxy
 	: >"$work/dns.txt"
 	dns=""
-	for c in dns-direct relayd-dns dnsdist-dns; do
+	for c in dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns; do
 		selected $c && dns="$dns $c"
 	done
 	r=0
@@ -1266,8 +1267,8 @@ END {
 	split(med["dnsdist-dns"], g, " "); split(med["dns-direct"], d, " ")
 	print "| DNS contender | queries/s | vs direct | vs dnsdist | lost | CPU s/100k queries | latency avg/p99 us |"
 	print "|---|---|---|---|---|---|---|"
-	split("dns-direct relayd-dns dnsdist-dns", order, " ")
-	for (i = 1; i <= 3; i++) {
+	split("dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns", order, " ")
+	for (i = 1; i <= 4; i++) {
 		if (!(order[i] in med)) continue
 		split(med[order[i]], f, " ")
 		printf "| %s | %s | %s | %s | %s | %s | %s / %s |\n", f[1], f[2],
@@ -1275,7 +1276,7 @@ END {
 	}
 }'
 	echo
-	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
+	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; dnsdist-ports-dns: 16 outgoing sockets a backend, randomized if the dnsdist has it (1.8 and later), in turn otherwise; relayd: a pool of 16 a backend, renewed after 1024 queries or a second; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
 fi
 
 section failover

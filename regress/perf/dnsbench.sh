@@ -2,13 +2,19 @@
 # DNS over UDP: dnsperf (one client, one thread, 500 queries in flight)
 # for SECONDS against a fast local DNS server (dnsecho: one A record for
 # any name), directly, through a dns relay of relayd (prefork 1) and
-# through dnsdist (no cache), each proxy on CPU 1 (taskset), dnsperf and
-# the server on CPU 0.  Then the latency at a steady RATE queries per
-# second (default 20000), below what any of them can do, for SECONDS.
+# through dnsdist (no cache) as it comes and with DNSDIST_SOCKETS (16)
+# outgoing sockets a backend (randomized where the dnsdist has
+# setRandomizedOutgoingSockets and setRandomizedIdsOverUDP, 1.8 and
+# later; 1.7 takes the sockets in turn), each proxy on CPU 1 (taskset),
+# dnsperf and the server on CPU 0.  Then the latency at a steady RATE
+# queries per second (default 20000), below what any of them can do, for
+# SECONDS.
 #
-#   [RATE=N] dnsbench.sh SECONDS [CONTENDER ...]
+#   [RATE=N] [RELAYD=PATH] dnsbench.sh SECONDS [CONTENDER ...]
 #
-# CONTENDER is dns-direct, relayd-dns or dnsdist-dns (default: all).
+# (RELAYD: another relayd binary to measure, the tree's by default.)
+# CONTENDER is dns-direct, relayd-dns, dnsdist-dns or dnsdist-ports-dns
+# (default: all).
 # Prints, a line each:
 #
 #   CONTENDER queries/s lost cpu_s_per_100k avg_us p99_us
@@ -21,10 +27,11 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=regress/perf/benchlib.sh
 . "$TOP/regress/perf/benchlib.sh"
 ECHO=$TOP/regress/perf/dnsecho
-RELAYD=$TOP/usr.sbin/relayd/relayd
+RELAYD=${RELAYD:-$TOP/usr.sbin/relayd/relayd}
 secs=${1:-10}
 shift
-want=${*:-dns-direct relayd-dns dnsdist-dns}
+want=${*:-dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns}
+DNSDIST_SOCKETS=${DNSDIST_SOCKETS:-16}
 
 command -v dnsperf >/dev/null ||
     { echo "dnsbench: no dnsperf (make bench-deps)" >&2; exit 2; }
@@ -151,17 +158,26 @@ CONF
 		measure relayd-dns "$LPORT"
 		stop_proxy
 		;;
-	dnsdist-dns)
+	dnsdist-dns|dnsdist-ports-dns)
 		command -v dnsdist >/dev/null || continue
-		cat >"$work/dnsdist.conf" <<CONF
-setSecurityPollSuffix("")
+		echo 'setSecurityPollSuffix("")' >"$work/dnsdist.conf"
+		socks=""
+		if [ "$c" = dnsdist-ports-dns ]; then
+			socks=", sockets=$DNSDIST_SOCKETS"
+			printf '%s\n' 'setRandomizedOutgoingSockets(true)' \
+			    'setRandomizedIdsOverUDP(true)' >"$work/rand.conf"
+			dnsdist --check-config -C "$work/rand.conf" \
+			    >/dev/null 2>&1 &&
+			    cat "$work/rand.conf" >>"$work/dnsdist.conf"
+		fi
+		cat >>"$work/dnsdist.conf" <<CONF
 setLocal("127.0.0.1:$LPORT")
-newServer({address="127.0.0.1:$EPORT", checkInterval=3600})
+newServer({address="127.0.0.1:$EPORT", checkInterval=3600$socks})
 CONF
 		$ONPROXY dnsdist --supervised --disable-syslog \
 		    -C "$work/dnsdist.conf" >"$work/dnsdist.log" 2>&1 &
 		echo $! >"$work/proxy.pid"
-		measure dnsdist-dns "$LPORT"
+		measure "$c" "$LPORT"
 		stop_proxy
 		;;
 	esac

@@ -7,7 +7,8 @@
 #   dnstool.py server PORTFILE NAME [ADDRESS [SECONDS [PORT]]]
 #	answers on UDP and TCP on one port (written to PORTFILE), for a
 #	while (120 s by default).  Every UDP query's ID and name go to
-#	PORTFILE.ids, one line each.  Names:
+#	PORTFILE.ids, one line each, and the port it came from to
+#	PORTFILE.sports.  Names:
 #	  *.test	A 192.0.2.1, AAAA 2001:db8::1, TXT "NAME"
 #	  big.test	TXT of about 3 KiB (fits EDNS0 4096)
 #	  tc.test	over UDP an empty answer with TC set, over TCP
@@ -23,7 +24,8 @@
 #			byte (a client's 0x20 check)
 #   dnstool.py forger PORTFILE FORGERIES [SECONDS]
 #	a DNS server that answers probe*.test (A 192.0.2.1) and learns the
-#	source ports those queries came from; it never answers other
+#	source ports those queries came from, answers churn*.test without
+#	learning; it never answers other
 #	names, and on the first such query sends FORGERIES forged answers
 #	to it (A 6.6.6.6, its question byte for byte, random IDs) from its
 #	own address and port to the ports it learned, round robin, then
@@ -118,6 +120,7 @@ def server(portfile, name, addr="127.0.0.1", seconds=120, want=0):
         elsewhere = socket.socket(fam, socket.SOCK_DGRAM)
         elsewhere.bind(("127.0.0.2", 0))
     ids = open(portfile + ".ids", "a", buffering=1)
+    sports = open(portfile + ".sports", "a", buffering=1)
 
     def tcp_conn(c):
         c.settimeout(10)
@@ -164,6 +167,7 @@ def server(portfile, name, addr="127.0.0.1", seconds=120, want=0):
             continue
         qid = struct.unpack("!H", q[:2])[0]
         ids.write("%d %s\n" % (qid, qn))
+        sports.write("%d\n" % peer[1])
         if qn == "slow.test":
             continue
         if qn == "delay.test":
@@ -212,6 +216,9 @@ def forger(portfile, count, seconds=120):
             if peer[1] not in ports:
                 ports.append(peer[1])
             u.sendto(answer(q, "probe", False), peer)
+            continue
+        if qn.startswith("churn"):
+            u.sendto(answer(q, "churn", False), peer)
             continue
         bad = [rr(1, socket.inet_aton("6.6.6.6"))]
         forged = [answer(q, "x", False, rid=i, records=bad)

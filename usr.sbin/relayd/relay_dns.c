@@ -23,16 +23,29 @@
  * Queries over TCP are relayed as a tcp relay relays (relay.c).
  *
  * As OpenBSD, which opens a socket per query, and every resolver since
- * 2008, queries leave from fresh sockets on ports the kernel picks at
- * random: a socket takes RELAY_DNS_PERSOCK queries to a backend at most,
- * and is closed once they are answered or over, so that a blind forger
- * must guess a port and an ID.  Datagrams move RELAY_DNS_BATCH at a
- * time (recvmmsg, sendmmsg).  A connected socket receives only what
- * its backend's address and port send; an answer is taken only on the
- * socket its query left by, for an ID that is pending, with the
- * query's question byte for byte (case included: a client's 0x20 check
- * sees what it asked), once.  The IDs come from a random choice among
- * the 32768 not used in the last 32768 queries.
+ * 2008, queries leave on ports the kernel picks at random, so that a
+ * blind forger must guess a port and an ID.  Each backend has a pool
+ * of RELAY_DNS_POOL sockets and a query leaves by one of them at
+ * random.  The pool is a generation that ends after
+ * RELAY_DNS_GENQUERIES queries or RELAY_DNS_GENSECS seconds: a socket
+ * of an ended generation takes no more queries (its slot gets a new
+ * socket when a query picks it) and is closed once its queries are
+ * answered or over.  A port learned from a query is good for the rest
+ * of its generation at most, and a forger who knows every port of the
+ * pool still guesses among RELAY_DNS_POOL of them.  A new socket costs
+ * a socket, a connect, two epoll changes and a close: the pool pays
+ * that once in RELAY_DNS_GENQUERIES / RELAY_DNS_POOL queries, where a
+ * socket per query or four paid it every time or every fourth.
+ * The queries of one batch read from a client socket leave by one
+ * socket of the pool (a forger who knows every port still guesses
+ * among RELAY_DNS_POOL for any query, and the batch leaves by one
+ * system call).  Datagrams move RELAY_DNS_BATCH at a time (recvmmsg,
+ * sendmmsg).  A connected socket receives only what its backend's
+ * address and port send; an answer is taken only on the socket its
+ * query left by, for an ID that is pending, with the query's question
+ * byte for byte (case included: a client's 0x20 check sees what it
+ * asked), once.  The IDs come from a random choice among the 32768 not
+ * used in the last 32768 queries.
  */
 
 #include <sys/types.h>
@@ -57,13 +70,15 @@
 #define DNS_IDS			65536
 #define DNS_RECENT		32768	/* IDs not used again for so long */
 #define DNS_NAMEMAX		255
-#define RELAY_DNS_PERSOCK	4	/* queries that leave by one socket */
+#define RELAY_DNS_POOL		16	/* sockets of a backend (power of 2) */
+#define RELAY_DNS_GENQUERIES	1024	/* queries of one generation */
+#define RELAY_DNS_GENSECS	1	/* at most so long */
 #define RELAY_DNS_MAXSOCKS	512	/* backend sockets open at most */
 #define RELAY_DNS_BATCH		32	/* datagrams per system call */
 #define RELAY_DNS_ROUNDS	8	/* batches per wakeup */
 #define RELAY_DNS_QUERYMAX	4096	/* a larger query is dropped */
 #define RELAY_DNS_ANSWERMAX	65536
-#define RELAY_DNS_OUTS		8	/* backend sockets written per batch */
+#define RELAY_DNS_OUTS		RELAY_DNS_POOL	/* backend sockets per batch */
 #define RELAY_DNS_IDLE		60	/* seconds: an unused backend goes */
 
 struct dns_backend;
@@ -73,15 +88,21 @@ struct dns_sock {
 	struct dns_backend	*dk_be;
 	int			 dk_s;
 	struct event		 dk_ev;
-	unsigned int		 dk_sent;	/* queries given to it */
-	unsigned int		 dk_pending;	/* of them, unanswered */
+	unsigned int		 dk_slot;	/* in its backend's pool */
+	unsigned int		 dk_gen;	/* the generation it is of */
+	unsigned int		 dk_pending;	/* queries unanswered */
 	int			 dk_busy;	/* in its read callback */
 };
 
 struct dns_backend {
 	TAILQ_ENTRY(dns_backend) db_entry;
 	struct sockaddr_storage	 db_ss;
-	struct dns_sock		*db_cur;	/* the next query's */
+	struct dns_sock		*db_pool[RELAY_DNS_POOL];
+	unsigned int		 db_gen;	/* the pool's generation */
+	unsigned int		 db_gensent;	/* queries of it */
+	time_t			 db_genstart;
+	unsigned int		 db_slot;	/* this batch's socket */
+	unsigned int		 db_batch;	/* the batch it is for */
 	unsigned int		 db_pending;
 	objid_t			 db_relayid;	/* the last to use it */
 	time_t			 db_used;
@@ -160,6 +181,7 @@ static uint16_t			 dns_fresh[DNS_IDS - DNS_RECENT];
 static uint16_t			 dns_recent[DNS_RECENT];
 static unsigned int		 dns_recentpos;
 static unsigned int		 dns_nsocks;
+static unsigned int		 dns_batchno;	/* client batches read */
 static int			 dns_ready;
 static struct relayd		*dns_env;	/* the configuration running */
 
@@ -362,6 +384,7 @@ relay_udp_server(int fd, short event, void *arg)
 				    rlay->rl_conf.name);
 			break;
 		}
+		dns_batchno++;
 		for (i = 0; i < n; i++) {
 			if (msg[i].msg_hdr.msg_namelen < sizeof(sa_family_t))
 				continue;
@@ -440,7 +463,6 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	dns_pending[ds->ds_bid] = ds;
 	dns_npending++;
 	ds->ds_be->db_pending++;
-	ds->ds_dk->dk_sent++;
 	ds->ds_dk->dk_pending++;
 	relay_dns_setid(buf, ds->ds_bid);
 
@@ -734,32 +756,56 @@ static void
 relay_dns_backend_free(struct dns_backend *be)
 {
 	struct dns_sock	*dk;
+	unsigned int	 i;
 
-	if ((dk = be->db_cur) != NULL) {
-		be->db_cur = NULL;
+	for (i = 0; i < RELAY_DNS_POOL; i++) {
+		if ((dk = be->db_pool[i]) == NULL)
+			continue;
+		be->db_pool[i] = NULL;
 		relay_dns_sock_release(dk);
 	}
 	free(be);
 }
 
 /*
- * The socket a query to be leaves by: the backend's current one, or
- * after RELAY_DNS_PERSOCK queries a new one, connected so that the
- * kernel binds it to a random port.  With RELAY_DNS_MAXSOCKS open, or
- * none to be had, the current one takes more.
+ * The socket a query to be leaves by: a slot of the pool at random for
+ * each batch of queries read (what one system call brought, so that
+ * they leave by one too), and its socket if it is of this generation;
+ * if not, a new one, connected
+ * so that the kernel binds it to a random port.  With RELAY_DNS_MAXSOCKS
+ * open, or none to be had, the slot's old socket takes the query, or
+ * another slot's.
  */
 static struct dns_sock *
 relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 {
 	static struct log_ratelimit	 rl = LOG_RATELIMIT(1);
-	struct dns_sock			*dk = be->db_cur, *old;
+	struct dns_sock			*dk, *old;
+	unsigned int			 i;
 	int				 s = -1;
 
-	if (dk != NULL && (dk->dk_sent < RELAY_DNS_PERSOCK ||
+	if (be->db_gensent >= RELAY_DNS_GENQUERIES ||
+	    be->db_used - be->db_genstart >= RELAY_DNS_GENSECS) {
+		be->db_gen++;
+		be->db_gensent = 0;
+		be->db_genstart = be->db_used;
+	}
+	be->db_gensent++;
+	if (be->db_batch != dns_batchno || be->db_gensent == 1) {
+		be->db_batch = dns_batchno;
+		be->db_slot = relay_dns_random() & (RELAY_DNS_POOL - 1);
+	}
+	i = be->db_slot;
+	dk = be->db_pool[i];
+	if (dk != NULL && (dk->dk_gen == be->db_gen ||
 	    dns_nsocks >= RELAY_DNS_MAXSOCKS))
 		return (dk);
-	if ((old = dk) == NULL && dns_nsocks >= RELAY_DNS_MAXSOCKS)
+	if ((old = dk) == NULL && dns_nsocks >= RELAY_DNS_MAXSOCKS) {
+		for (i = 0; i < RELAY_DNS_POOL; i++)
+			if (be->db_pool[i] != NULL)
+				return (be->db_pool[i]);
 		return (NULL);
+	}
 	if ((dk = calloc(1, sizeof(*dk))) == NULL ||
 	    (s = socket(be->db_ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, IPPROTO_UDP)) == -1 ||
@@ -776,22 +822,24 @@ relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 	}
 	dk->dk_be = be;
 	dk->dk_s = s;
+	dk->dk_slot = i;
+	dk->dk_gen = be->db_gen;
 	event_set(&dk->dk_ev, s, EV_READ | EV_PERSIST, relay_dns_answers,
 	    dk);
 	event_add(&dk->dk_ev, NULL);
 	dns_nsocks++;
-	be->db_cur = dk;
+	be->db_pool[i] = dk;
 	if (old != NULL)
 		relay_dns_sock_release(old);
 	return (dk);
 }
 
-/* A socket no query waits on, and no longer current, is closed. */
+/* A socket no query waits on, and out of its pool, is closed. */
 static void
 relay_dns_sock_release(struct dns_sock *dk)
 {
 	if (dk->dk_pending > 0 || dk->dk_busy ||
-	    (dk->dk_be != NULL && dk->dk_be->db_cur == dk))
+	    dk->dk_be->db_pool[dk->dk_slot] == dk)
 		return;
 	event_del(&dk->dk_ev);
 	close(dk->dk_s);
