@@ -33,6 +33,7 @@
  */
 
 #include "../../usr.sbin/relayd/relay.c"
+#include "../../usr.sbin/relayd/http.h"
 
 #include <stdio.h>
 #include <syslog.h>

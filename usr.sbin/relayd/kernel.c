@@ -24,7 +24,9 @@
  * table serves), and sends the parent the ids of the hosts to use; the
  * parent checks every id against its own copy of the configuration, so
  * pfe can choose among the configured hosts and nothing else.  The
- * back end is compat/kernel_*.c.
+ * back ends are kernel_nft.c (nftables, redirections) and kernel_rtnl.c
+ * (rtnetlink, routers) on Linux, kernel_none.c elsewhere; the Makefile
+ * picks them.
  */
 
 #include <sys/types.h>

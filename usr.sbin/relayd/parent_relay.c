@@ -39,7 +39,7 @@
 
 #include "relayd.h"
 
-static int	 relay_udp_listen(struct relayd *, struct relay *);
+static int	 relay_dns_listen(struct relayd *, struct relay *);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
 static int	 relay_bind(struct relay *, int, int);
@@ -101,7 +101,7 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
 	/* a dns relay: datagrams, and TCP for what is too big for them */
 	if (p != NULL && p->type == RELAY_PROTO_DNS &&
-	    relay_udp_listen(old, rlay) == -1)
+	    relay_dns_listen(old, rlay) == -1)
 		return (-1);
 	if (old != NULL && (prev = relay_findbyaddr(old,
 	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
@@ -162,7 +162,7 @@ relay_privinit(struct relayd *old, struct relay *rlay)
  * net.core.rmem_max).
  */
 static int
-relay_udp_listen(struct relayd *old, struct relay *rlay)
+relay_dns_listen(struct relayd *old, struct relay *rlay)
 {
 	struct relay	*prev;
 	char		 buf[INET6_ADDRSTRLEN];

@@ -45,6 +45,7 @@
 #include <tls.h>
 
 #include "relayd.h"
+#include "http.h"
 
 TAILQ_HEAD(files, file)		 files = TAILQ_HEAD_INITIALIZER(files);
 static struct file {

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "relayd.h"
+#include "http.h"
 
 /*
  * A string as the lexer reads it back: quoted, \ before " and \, and

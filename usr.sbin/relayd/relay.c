@@ -125,9 +125,6 @@ static void	 relay_log_end(struct rsession *, const char *, int,
 		    uint64_t [2][2]);
 static void	 relay_session_free(struct rsession *);
 static void	 relay_accept_resume(void);
-static void	 relay_statistics(int, short, void *);
-static void	 relay_memtrim(unsigned int);
-static void	 relay_sessions_send(struct privsep *, uint32_t);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
 
 static void	 relay_act(struct rsession *, struct ctl_relay_event *,
@@ -162,7 +159,7 @@ static const struct relay_ops relay_tcp_ops = {
 
 static struct relayd		*env;
 static struct privsep		*rps;
-static struct sessionlist	 relay_sessions =
+struct sessionlist		 relay_sessions =
 				    TAILQ_HEAD_INITIALIZER(relay_sessions);
 static int			 relay_nsessions;
 static int			 relay_ndgrams;	/* of them, dns queries */
@@ -174,7 +171,6 @@ static int			(*relay_link_connect)(struct rsession *) =
 				    relay_connect;
 static int			 relay_basefds;
 static int			 relay_maxfds;
-static struct event		 relay_statev;
 static int			 relay_started;
 
 static struct privsep_proc procs[] = {
@@ -195,7 +191,6 @@ static void
 relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 {
 	struct rlimit	 rl;
-	struct timeval	 tv = { 1, 0 };
 
 	(void)p;
 	(void)arg;
@@ -225,8 +220,7 @@ relay_init(struct privsep *ps, struct privsep_proc *p, void *arg)
 		log_debug("%s: no asynchronous jobs: a handshake waits for "
 		    "ca", __func__);
 
-	evtimer_set(&relay_statev, relay_statistics, ps);
-	evtimer_add(&relay_statev, &tv);
+	relay_stats_init(ps);
 	if (compat_sandbox("relay") == -1)
 		fatal("%s: sandbox", __func__);
 }
@@ -359,7 +353,7 @@ relay_launch(void)
 			    rlt->rlt_table->conf.check ? "" : " (no check)");
 		}
 		if (rlay->rl_us != -1)
-			relay_udp_launch(env, rlay);
+			relay_dns_launch(env, rlay);
 		if (rlay->rl_s == -1)
 			continue;
 		if (relay_tls_setup(env, rlay) == -1)
@@ -402,7 +396,7 @@ relay_reset(struct imsg *imsg)
 			rlay->rl_up = 0;
 		}
 		/* a dns relay's socket stays for the answers under way */
-		relay_udp_stop(rlay);
+		relay_dns_stop(rlay);
 		if (rlay->rl_s != -1) {
 			close(rlay->rl_s);
 			rlay->rl_s = -1;
@@ -542,7 +536,7 @@ relay_accept(int fd, short event, void *arg)
  * runs on after a reload, the running configuration's relay of the
  * same name (which started from rlay's counters).
  */
-static struct relay *
+struct relay *
 relay_counted(struct relay *rlay)
 {
 	struct relay	*cur;
@@ -2250,7 +2244,7 @@ relay_bytes(struct ctl_relay_event *cre, int kind)
 }
 
 /* What the session moved so far: b[direction][spliced, copied]. */
-static void
+void
 relay_session_bytes(struct rsession *con, uint64_t b[2][2])
 {
 	struct rsession	*link;
@@ -2491,135 +2485,4 @@ relay_close(struct rsession *con, const char *msg, int err)
 	relay_log_end(con, msg, err, b);
 	relay_session_free(con);
 	relay_accept_resume();
-}
-
-/*
- * Every second: statistics of this process to pfe, with the bytes of
- * the sessions still running.  Every RELAY_STATINTERVAL the session
- * rates roll over as OpenBSD's do.
- */
-static void
-relay_statistics(int fd, short event, void *arg)
-{
-	struct privsep		*ps = arg;
-	struct relay		*rlay;
-	struct relay_stats	 st, *cur;
-	struct ctl_keyopstats	 ks;
-	struct rsession		*con;
-	struct timeval		 tv = { 1, 0 };
-	uint64_t		 b[2][2];
-	unsigned int		 active = 0;
-	int			 dir, kind;
-
-	(void)fd;
-	(void)event;
-	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
-		cur = &rlay->rl_stats[ps->ps_instance];
-		active += cur->active;
-		if (++cur->tick >= RELAY_STATINTERVAL) {
-			cur->tick = 0;
-			cur->cnt += cur->last;
-			cur->avg = (cur->last + cur->avg) / 2;
-			cur->last_hour += cur->last;
-			cur->last_day += cur->last;
-			cur->last = 0;
-			if (++cur->interval % (3600 / RELAY_STATINTERVAL) ==
-			    0) {
-				cur->avg_hour = (cur->last_hour +
-				    cur->avg_hour) / 2;
-				cur->last_hour = 0;
-			}
-			if (cur->interval % (86400 / RELAY_STATINTERVAL) ==
-			    0) {
-				cur->avg_day = (cur->last_day +
-				    cur->avg_day) / 2;
-				cur->last_day = 0;
-			}
-		}
-		st = *cur;
-		st.id = rlay->rl_conf.id;
-		st.proc = ps->ps_instance;
-		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
-			/* a link's bytes are its session's */
-			if (relay_counted(con->se_relay) != rlay ||
-			    con->se_parent != NULL)
-				continue;
-			relay_session_bytes(con, b);
-			for (dir = 0; dir < 2; dir++)
-				for (kind = 0; kind < 2; kind++)
-					st.bytes[dir][kind] += b[dir][kind];
-		}
-		proc_compose(ps, PROC_PFE, IMSG_STATISTICS, &st, sizeof(st));
-	}
-	/* the round trips to ca, once there were some */
-	tls_keyops_stats(&ks);
-	if (ks.ops > 0) {
-		ks.proc = ps->ps_instance;
-		proc_compose(ps, PROC_PFE, IMSG_KEYOP_STATS, &ks, sizeof(ks));
-	}
-	relay_memtrim(active);
-	evtimer_add(&relay_statev, &tv);
-}
-
-/*
- * After a peak of sessions, what they took goes back to the system once
- * they are down to a quarter of it: the allocator keeps freed memory for
- * the next peak otherwise (180 MB after 1,000 HTTP/2 clients of 100
- * streams each had left).
- */
-static void
-relay_memtrim(unsigned int active)
-{
-	static unsigned int	 peak;
-
-	if (active > peak)
-		peak = active;
-	else if (peak >= RELAY_TRIM_PEAK && active <= peak / 4) {
-		compat_memtrim();
-		peak = active;
-	}
-}
-
-static void
-relay_sessions_send(struct privsep *ps, uint32_t peerid)
-{
-	struct rsession		*con, *link;
-	struct ctl_session	 cs;
-
-	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
-		if (con->se_parent != NULL)
-			continue;
-		memset(&cs, 0, sizeof(cs));
-		cs.cs_id = con->se_id;
-		cs.cs_relayid = con->se_relayid;
-		(void)strlcpy(cs.cs_relay, con->se_relay->rl_conf.name,
-		    sizeof(cs.cs_relay));
-		cs.cs_src = con->se_in.ss;
-		cs.cs_dst = con->se_out.ss;
-		cs.cs_start = con->se_tv_start;
-		cs.cs_last = con->se_tv_last;
-		if (timercmp(splice_lastmove(&con->se_in.sp), &cs.cs_last, >))
-			cs.cs_last = *splice_lastmove(&con->se_in.sp);
-		if (timercmp(splice_lastmove(&con->se_out.sp), &cs.cs_last, >))
-			cs.cs_last = *splice_lastmove(&con->se_out.sp);
-		if (!timerisset(&cs.cs_last))
-			cs.cs_last = cs.cs_start;
-		getevtime(&cs.cs_now);
-		cs.cs_pid = getpid();
-		cs.cs_instance = ps->ps_instance;
-		cs.cs_running = con->se_cstate == RELAY_CONN_CONNECTED;
-		cs.cs_tls = (con->se_relay->rl_conf.flags & F_TLS ? 1 : 0) |
-		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
-		(void)strlcpy(cs.cs_request, con->se_request,
-		    sizeof(cs.cs_request));
-		cs.cs_h2 = con->se_ops == &relay_h2_ops;
-		cs.cs_streams = con->se_streams;
-		cs.cs_requests = con->se_requests;
-		TAILQ_FOREACH(link, &con->se_links, se_link)
-			cs.cs_links++;
-		relay_session_bytes(con, cs.cs_bytes);
-		proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_SESSION, peerid,
-		    -1, &cs, sizeof(cs));
-	}
-	proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_END, peerid, -1, NULL, 0);
 }

@@ -282,6 +282,17 @@ struct host	*relay_from_table(struct rsession *);
 struct rsession	*relay_link_open(struct rsession *, const struct relay_ops *,
 		    struct relay_table *);
 
+/*
+ * The core's own, for its reports (relay_stats.c): the sessions of the
+ * process (links among them), the relay a session counts in (the new
+ * one of its name after a reload), and what a session moved so far.
+ */
+extern struct sessionlist relay_sessions;
+struct relay	*relay_counted(struct relay *);
+void		 relay_session_bytes(struct rsession *, uint64_t [2][2]);
+void		 relay_stats_init(struct privsep *);
+void		 relay_sessions_send(struct privsep *, uint32_t);
+
 /* What the TLS side calls (relay_tls.c) in the core. */
 void		 relay_tls_established(struct ctl_relay_event *);
 int		 relay_start_left(struct rsession *, struct timeval *);
@@ -289,6 +300,7 @@ void		 relay_drained(struct ctl_relay_event *);
 void		 relay_timeout(struct ctl_relay_event *, int);
 
 /* The protocols: their hooks, and what the core asks of them else. */
+struct http_msg;
 extern const struct relay_ops relay_http_ops;
 int		 http_rules(struct ctl_relay_event *, struct http_msg *,
 		    struct relay_table **);
@@ -311,8 +323,8 @@ struct dns_msg {
 	const uint8_t		*q;		/* where it is */
 };
 #define DNS_QUESTIONMAX		(255 + 2 + 4)	/* name, type, class */
-void		 relay_udp_launch(struct relayd *, struct relay *);
-void		 relay_udp_stop(struct relay *);
+void		 relay_dns_launch(struct relayd *, struct relay *);
+void		 relay_dns_stop(struct relay *);
 int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
 unsigned int	 relay_dns_sockets(void);
 

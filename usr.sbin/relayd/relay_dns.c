@@ -135,7 +135,7 @@ struct dns_batch {
 
 static void	 relay_dns_msgs(struct mmsghdr *, struct iovec *, uint8_t *,
 		    size_t, struct sockaddr_storage *);
-static void	 relay_udp_server(int, short, void *);
+static void	 relay_dns_server(int, short, void *);
 static void	 relay_dns_query(struct relay *, uint8_t *, size_t,
 		    struct sockaddr_storage *);
 static void	 relay_dns_answers(int, short, void *);
@@ -313,7 +313,7 @@ relay_dns_id(void)
 
 /* The relay process: a dns relay's socket is read from now on. */
 void
-relay_udp_launch(struct relayd *env, struct relay *rlay)
+relay_dns_launch(struct relayd *env, struct relay *rlay)
 {
 	struct timeval	 tv = { RELAY_DNS_IDLE, 0 };
 
@@ -327,7 +327,7 @@ relay_udp_launch(struct relayd *env, struct relay *rlay)
 	TAILQ_INIT(&rlay->rl_dnsq);
 	evtimer_set(&rlay->rl_dnst, relay_dns_timeout, rlay);
 	event_set(&rlay->rl_uev, rlay->rl_us, EV_READ | EV_PERSIST,
-	    relay_udp_server, rlay);
+	    relay_dns_server, rlay);
 	event_add(&rlay->rl_uev, NULL);
 }
 
@@ -337,7 +337,7 @@ relay_udp_launch(struct relayd *env, struct relay *rlay)
  * configuration goes with its last session.
  */
 void
-relay_udp_stop(struct relay *rlay)
+relay_dns_stop(struct relay *rlay)
 {
 	if (rlay->rl_us != -1 && event_initialized(&rlay->rl_uev))
 		event_del(&rlay->rl_uev);
@@ -365,7 +365,7 @@ relay_dns_msgs(struct mmsghdr *msg, struct iovec *iov, uint8_t *bufs,
 
 /* Queries from clients, a batch at a time. */
 static void
-relay_udp_server(int fd, short event, void *arg)
+relay_dns_server(int fd, short event, void *arg)
 {
 	struct relay	*rlay = arg;
 	struct mmsghdr	 msg[RELAY_DNS_BATCH];

@@ -77,7 +77,6 @@
 #define H2_CTRL_RATE		50		/* of them a second */
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
 #define H2_TOOLARGE_MAX		1		/* lists over headerlen */
-#define H2_CHUNKLINE_MAX	1024
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
 #define H2_INPUT_TURN		(256 * 1024)	/* client bytes a turn */
 #define H2_RESETS_KEPT		64		/* our last resets, kept */
@@ -92,17 +91,6 @@ enum h2_backend {
 	H2_B_CONNECTING,
 	H2_B_UP,
 	H2_B_GONE		/* closed, or of no more use */
-};
-
-/* The answer a backend is sending, as in relay_http.c */
-enum h2_rstate {
-	H2_R_HEAD,
-	H2_R_BODY,
-	H2_R_CHUNK,
-	H2_R_CHUNKDATA,
-	H2_R_CHUNKEND,
-	H2_R_TRAILER,
-	H2_R_CLOSE		/* to the backend's end */
 };
 
 struct h2_session;
@@ -158,10 +146,9 @@ struct h2_link {
 	int			 l_npipe;
 	struct h2_stream	*l_wbody;	/* its body goes out now */
 	/* the answer coming, to the pipe's first */
-	enum h2_rstate		 l_rstate;
+	struct http_framer	 l_fr;		/* the answer coming */
 	struct http_msg		 l_rmsg;
-	off_t			 l_toread;
-	size_t			 l_trailerlen;
+	off_t			 l_toread;	/* of its body, or chunk */
 	int			 l_bclose;	/* the backend ends after it */
 	int			 l_rpaused;	/* its stream's client lags */
 };
@@ -1158,7 +1145,7 @@ h2_backend_lost(struct h2_link *l, int code, const char *why)
 	l->l_state = H2_B_GONE;
 	/* the first was answered in part: its stream ends in error */
 	if ((st = TAILQ_FIRST(&l->l_pipe)) != NULL &&
-	    (l->l_rstate != H2_R_HEAD || l->l_rmsg.hm_nlines > 0)) {
+	    (l->l_fr.fr_state != HTTP_F_HEAD || l->l_rmsg.hm_nlines > 0)) {
 		TAILQ_REMOVE(&l->l_pipe, st, st_entry);
 		st->st_where = H2_NOWHERE;
 		if (!st->st_answered)
@@ -1186,7 +1173,7 @@ h2_backend_lost(struct h2_link *l, int code, const char *why)
 	l->l_npipe = 0;
 	l->l_wbody = NULL;
 	l->l_bclose = 0;
-	l->l_rstate = H2_R_HEAD;
+	l->l_fr.fr_state = HTTP_F_HEAD;
 	l->l_toread = 0;
 	http_msg_clear(&l->l_rmsg);
 }
@@ -1295,13 +1282,13 @@ h2_response_head(struct h2_link *l, struct h2_stream *st)
 	switch (m->hm_body) {
 	case HTTP_BODY_LENGTH:
 		l->l_toread = m->hm_clen;
-		l->l_rstate = H2_R_BODY;
+		l->l_fr.fr_state = HTTP_F_BODY;
 		break;
 	case HTTP_BODY_CHUNKED:
-		l->l_rstate = H2_R_CHUNK;
+		l->l_fr.fr_state = HTTP_F_CHUNK;
 		break;
 	case HTTP_BODY_CLOSE:
-		l->l_rstate = H2_R_CLOSE;
+		l->l_fr.fr_state = HTTP_F_RAW;
 		break;
 	default:
 		hasbody = 0;
@@ -1331,7 +1318,7 @@ h2_response_end(struct h2_link *l, struct h2_stream *st)
 	st->st_where = H2_NOWHERE;
 	l->l_npipe--;
 	h2->h2_answers++;
-	l->l_rstate = H2_R_HEAD;
+	l->l_fr.fr_state = HTTP_F_HEAD;
 	st->st_respdone = 1;
 	if (st->st_deferred) {
 		st->st_deferred = 0;
@@ -1340,18 +1327,6 @@ h2_response_end(struct h2_link *l, struct h2_stream *st)
 	if (l->l_bclose)
 		l->l_lost = 1;
 	h2_stream_release(st);
-}
-
-/* A line of the backend's, without its end; NULL: not all of it yet. */
-static char *
-h2_line(struct h2_link *l, struct evbuffer *in, size_t *len, size_t max)
-{
-	char	*line;
-
-	if ((line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF)) == NULL &&
-	    evbuffer_get_length(in) > max)
-		l->l_lost = 1;
-	return (line);
 }
 
 /* A trailer field of the answer, kept for the client's trailers. */
@@ -1376,96 +1351,75 @@ h2_trailer(struct h2_stream *st, char *line)
 }
 
 /*
- * One step of l's answer to its pipe's first stream: 1 to go on, 0 to
- * wait for more, -1 when the backend is of no more use (l_lost).
+ * Body bytes of l's answer (toread of them, or all to the backend's
+ * end), into DATA frames: 1 to go on, 0 to wait for more, -1 when the
+ * backend is of no more use (l_lost).
+ */
+static int
+h2_backend_data(struct h2_link *l, struct h2_stream *st,
+    struct evbuffer *in)
+{
+	size_t	 have;
+	int	 raw = l->l_fr.fr_state == HTTP_F_RAW;
+
+	if ((have = evbuffer_get_length(in)) == 0)
+		return (0);
+	if (!raw && (off_t)have > l->l_toread)
+		have = l->l_toread;
+	if (h2_response_take(l->l_h2, st, in, have) == -1) {
+		l->l_lost = 1;
+		return (-1);
+	}
+	if (raw)
+		return (0);
+	if ((l->l_toread -= have) > 0)
+		return (1);
+	if (http_frame_data_done(&l->l_fr))
+		h2_response_end(l, st);
+	return (1);
+}
+
+/*
+ * One step of l's answer to its pipe's first stream, as the framer of
+ * http_msg.c finds it: 1 to go on, 0 to wait for more, -1 when the
+ * backend is of no more use (l_lost).
  */
 static int
 h2_backend_step(struct h2_link *l, struct h2_stream *st,
     struct evbuffer *in)
 {
-	struct h2_session	*h2 = l->l_h2;
-	char			*line;
-	size_t			 len, have, max;
-	off_t			 size;
-	int			 code;
+	struct http_framer	*fr = &l->l_fr;
+	int			 bad;
 
-	have = evbuffer_get_length(in);
-	max = h2->h2_maxhdr;
-	switch (l->l_rstate) {
-	case H2_R_HEAD:
-		if ((line = h2_line(l, in, &len, max + 2)) == NULL)
-			return (l->l_lost ? -1 : 0);
-		code = http_msg_line(&l->l_rmsg, line, len);
-		free(line);
-		if (code != 0 ||
-		    (l->l_rmsg.hm_done && h2_response_head(l, st) == -1)) {
-			l->l_lost = 1;
-			return (-1);
-		}
+	switch (http_frame(fr, &l->l_rmsg, in)) {
+	case HTTP_FR_MORE:
+		return (0);
+	case HTTP_FR_HEADLINE:
 		return (1);
-	case H2_R_BODY:
-	case H2_R_CHUNKDATA:
-	case H2_R_CLOSE:
-		if (have == 0)
-			return (0);
-		if (l->l_rstate != H2_R_CLOSE && (off_t)have > l->l_toread)
-			have = l->l_toread;
-		if (h2_response_take(h2, st, in, have) == -1) {
-			l->l_lost = 1;
-			return (-1);
-		}
-		if (l->l_rstate == H2_R_CLOSE)
-			return (0);
-		if ((l->l_toread -= have) > 0)
-			return (1);
-		if (l->l_rstate == H2_R_CHUNKDATA)
-			l->l_rstate = H2_R_CHUNKEND;
-		else
-			h2_response_end(l, st);
+	case HTTP_FR_HEAD:
+		if (h2_response_head(l, st) == -1)
+			break;
 		return (1);
-	case H2_R_CHUNK:
-		if ((line = h2_line(l, in, &len, H2_CHUNKLINE_MAX)) == NULL)
-			return (l->l_lost ? -1 : 0);
-		code = http_chunk_line(line, len, &size);
-		free(line);
-		if (code == -1) {
-			l->l_lost = 1;
-			return (-1);
-		}
-		if (size == 0) {
-			l->l_rstate = H2_R_TRAILER;
-			l->l_trailerlen = 0;
-		} else {
-			l->l_toread = size;
-			l->l_rstate = H2_R_CHUNKDATA;
-		}
+	case HTTP_FR_DATA:
+		return (h2_backend_data(l, st, in));
+	case HTTP_FR_LINE:
+		if (fr->fr_state == HTTP_F_CHUNKDATA)
+			l->l_toread = fr->fr_size;
+		bad = fr->fr_linestate == HTTP_F_TRAILER &&
+		    h2_trailer(st, fr->fr_line) == -1;
+		free(fr->fr_line);
+		if (bad)
+			break;
 		return (1);
-	case H2_R_CHUNKEND:
-		if ((line = h2_line(l, in, &len, 2)) == NULL)
-			return (l->l_lost ? -1 : 0);
-		free(line);
-		if (len != 0) {
-			l->l_lost = 1;
-			return (-1);
-		}
-		l->l_rstate = H2_R_CHUNK;
+	case HTTP_FR_END:
+		free(fr->fr_line);
+		h2_response_end(l, st);
 		return (1);
-	case H2_R_TRAILER:
-		if ((line = h2_line(l, in, &len, max + 2)) == NULL)
-			return (l->l_lost ? -1 : 0);
-		l->l_trailerlen += len;
-		if (l->l_trailerlen > max || http_line_ctl(line, len) ||
-		    (len > 0 && h2_trailer(st, line) == -1)) {
-			free(line);
-			l->l_lost = 1;
-			return (-1);
-		}
-		free(line);
-		if (len == 0)
-			h2_response_end(l, st);
-		return (1);
+	case HTTP_FR_ERROR:
+		break;
 	}
-	return (0);
+	l->l_lost = 1;
+	return (-1);
 }
 
 /* What a backend sent: answers for the streams of its pipe. */
@@ -1907,7 +1861,7 @@ h2_link_eof(struct ctl_relay_event *cre)
 	if (l == NULL)
 		return (RELAY_V_DONE);
 	h2_backend_parse(l);
-	if (l->l_rstate == H2_R_CLOSE && !l->l_lost &&
+	if (l->l_fr.fr_state == HTTP_F_RAW && !l->l_lost &&
 	    (st = TAILQ_FIRST(&l->l_pipe)) != NULL)
 		h2_response_end(l, st);
 	l->l_lost = 1;

@@ -15,32 +15,14 @@
  */
 
 /*
- * The HTTP relay: sessions of an "http protocol" (at the end of this
- * file), and the parser of HTTP/1.x message heads they use, line by
- * line: the request or status line, the header fields, and what frames
- * the body.  The parser knows nothing of sessions; every error is the
- * status code relayd answers with (OpenBSD's where it has one, RFC
- * 9112's where it is silent):
- *
- *	400	malformed request: bad request line or version, NUL or bare
- *		CR, obsolete line folding, a field without ":" or with a bad
- *		name, two Host fields, Transfer-Encoding other than chunked,
- *		both Content-Length and Transfer-Encoding, two different
- *		Content-Length values, a length on TRACE or CONNECT
- *	406	no method
- *	413	request header block over headerlen
- *	500	unknown method, a length that is not a number
- *	502	the same faults in a response (the backend's), and a 1xx or
- *		204 response with a body
+ * The HTTP relay: sessions of an "http protocol".  Their messages are
+ * parsed and framed by http_msg.c.
  */
 
 #include <sys/types.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,506 +33,6 @@
 #include "relayd.h"
 #include "relay.h"
 #include "http.h"
-
-#define HTTP_CHUNKLINE_MAX	1024	/* size and extensions */
-
-static int	 http_error(struct http_msg *, int, const char *);
-static int	 http_first_line(struct http_msg *, char *);
-static int	 http_field(struct http_msg *, char *);
-static const char *
-		 http_length(const char *, off_t *);
-static int	 http_host_agrees(const char *, const char *);
-static const char *http_target_host(const char *, size_t *);
-static int	 http_host_from_target(struct http_msg *);
-
-static const char *http_methods[] = HTTP_METHOD_NAMES;
-
-/* 1 + index, 0 for an unknown method. */
-int
-http_method_byname(const char *name)
-{
-	size_t	 i;
-
-	for (i = 0; i < nitems(http_methods); i++)
-		if (strcmp(http_methods[i], name) == 0)
-			return (i + 1);
-	return (0);
-}
-
-const char *
-http_method_name(int id)
-{
-	if (id < 1 || (size_t)id > nitems(http_methods))
-		return ("invalid");
-	return (http_methods[id - 1]);
-}
-
-void
-http_msg_init(struct http_msg *m, int dir, size_t headerlen)
-{
-	memset(m, 0, sizeof(*m));
-	TAILQ_INIT(&m->hm_headers);
-	m->hm_dir = dir;
-	m->hm_maxlen = headerlen;
-	m->hm_clen = -1;
-}
-
-void
-http_msg_clear(struct http_msg *m)
-{
-	struct http_header	*h;
-
-	while ((h = TAILQ_FIRST(&m->hm_headers)) != NULL) {
-		TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-		free(h->hh_name);
-		free(h->hh_value);
-		free(h);
-	}
-	free(m->hm_target);
-	free(m->hm_reason);
-	http_msg_init(m, m->hm_dir, m->hm_maxlen);
-}
-
-/*
- * A fault of the client is its status code; one of the backend is 502.
- * The message says what was wrong, for the log.
- */
-static int
-http_error(struct http_msg *m, int code, const char *msg)
-{
-	m->hm_error = msg;
-	return (m->hm_dir == RELAY_DIR_RESPONSE ? 502 : code);
-}
-
-/*
- * A control character other than HTAB: NUL and a bare CR (smuggling), and
- * the others no request target, field or chunk line may hold (RFC 9112
- * 3.2, RFC 9110 5.5), which a backend's parser could take for a space.
- */
-int
-http_line_ctl(const char *line, size_t len)
-{
-	const unsigned char	*p = (const unsigned char *)line;
-	size_t			 i;
-
-	for (i = 0; i < len; i++)
-		if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f)
-			return (1);
-	return (0);
-}
-
-/* RFC 9110 token characters */
-static int
-http_tchar(unsigned char c)
-{
-	return (isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c)));
-}
-
-/*
- * One line of the head, without its CRLF (a bare LF ended it).  The empty
- * line ends the head: then hm_done is set and the framing is checked.
- * Returns 0 or the status code of the error.
- */
-int
-http_msg_line(struct http_msg *m, const char *line, size_t len)
-{
-	char	 buf[1024], *copy;
-	int	 ret;
-
-	if (m->hm_done)
-		return (http_error(m, 400, "malformed"));
-	/* a NUL, a bare CR or another control character anywhere */
-	if (http_line_ctl(line, len))
-		return (http_error(m, 400, "malformed"));
-	/* as OpenBSD counts: the lines without their line ends */
-	m->hm_headerlen += len;
-	if (m->hm_maxlen > 0 && m->hm_headerlen > m->hm_maxlen)
-		return (http_error(m, 413, m->hm_dir == RELAY_DIR_REQUEST ?
-		    "request headers too large" :
-		    "response headers too large"));
-	if (len == 0) {
-		if (m->hm_nlines == 0)
-			return (http_error(m, 406, "no method"));
-		m->hm_done = 1;
-		return (http_msg_done(m));
-	}
-	/* most lines are short: they are parsed in a copy on the stack */
-	if (len < sizeof(buf)) {
-		memcpy(buf, line, len);
-		buf[len] = '\0';
-		copy = buf;
-	} else if ((copy = strndup(line, len)) == NULL)
-		return (http_error(m, 500, "out of memory"));
-	ret = m->hm_nlines++ == 0 ? http_first_line(m, copy) :
-	    http_field(m, copy);
-	if (copy != buf)
-		free(copy);
-	return (ret);
-}
-
-static int
-http_version(struct http_msg *m, const char *v)
-{
-	if (strcmp(v, "HTTP/1.1") == 0)
-		m->hm_minor = 1;
-	else if (strcmp(v, "HTTP/1.0") == 0)
-		m->hm_minor = 0;
-	else
-		return (-1);
-	return (0);
-}
-
-static int
-http_first_line(struct http_msg *m, char *line)
-{
-	char		*sp1, *sp2;
-	const char	*errstr;
-
-	if ((sp1 = strchr(line, ' ')) == NULL)
-		return (http_error(m, 400, "malformed"));
-	*sp1++ = '\0';
-	if (m->hm_dir == RELAY_DIR_REQUEST) {
-		/* METHOD SP target SP HTTP/1.x */
-		if (*line == '\0')
-			return (http_error(m, 406, "no method"));
-		if ((sp2 = strchr(sp1, ' ')) == NULL)
-			return (http_error(m, 400, "malformed"));
-		*sp2++ = '\0';
-		if ((m->hm_method = http_method_byname(line)) == 0)
-			return (http_error(m, 500, "unknown method"));
-		if (*sp1 == '\0' || strchr(sp1, ' ') != NULL ||
-		    strchr(sp1, '\t') != NULL || http_version(m, sp2) == -1)
-			return (http_error(m, 400, "malformed"));
-		if ((m->hm_target = strdup(sp1)) == NULL)
-			return (http_error(m, 500, "out of memory"));
-		/* HTTP/1.0 closes after the answer unless asked to keep */
-		m->hm_close = m->hm_minor == 0;
-		return (0);
-	}
-	/* HTTP/1.x SP 3DIGIT SP reason */
-	if (http_version(m, line) == -1)
-		return (http_error(m, 502, "malformed status line"));
-	if ((sp2 = strchr(sp1, ' ')) != NULL)
-		*sp2++ = '\0';
-	if (strlen(sp1) != 3 || !isdigit((unsigned char)sp1[0]) ||
-	    !isdigit((unsigned char)sp1[1]) ||
-	    !isdigit((unsigned char)sp1[2]))
-		return (http_error(m, 502, "malformed status line"));
-	m->hm_code = strtonum(sp1, 100, 999, &errstr);
-	if (errstr != NULL)
-		return (http_error(m, 502, "malformed status line"));
-	if ((m->hm_reason = strdup(sp2 != NULL ? sp2 : "")) == NULL)
-		return (http_error(m, 502, "out of memory"));
-	m->hm_close = m->hm_minor == 0;
-	return (0);
-}
-
-/* A list of tokens (Connection, Transfer-Encoding) has this one. */
-static int
-http_has_token(const char *list, const char *token)
-{
-	size_t		 len = strlen(token);
-	const char	*p = list;
-
-	while (*p != '\0') {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (strncasecmp(p, token, len) == 0 &&
-		    (p[len] == '\0' || p[len] == ',' || p[len] == ' ' ||
-		    p[len] == '\t'))
-			return (1);
-		while (*p != '\0' && *p != ',')
-			p++;
-	}
-	return (0);
-}
-
-static int
-http_field(struct http_msg *m, char *line)
-{
-	char			*colon, *value, *end;
-	const char		*errstr;
-	off_t			 len;
-
-	/* obsolete line folding, or whitespace before the name */
-	if (*line == ' ' || *line == '\t')
-		return (http_error(m, 400, "malformed"));
-	if ((colon = strchr(line, ':')) == NULL || colon == line)
-		return (http_error(m, 400, "malformed"));
-	*colon = '\0';
-	for (end = line; *end != '\0'; end++)
-		if (!http_tchar((unsigned char)*end))
-			return (http_error(m, 400, "malformed"));
-	value = colon + 1;
-	while (*value == ' ' || *value == '\t')
-		value++;
-	end = value + strlen(value);
-	while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
-		*--end = '\0';
-
-	if (strcasecmp(line, "Host") == 0 && m->hm_dir == RELAY_DIR_REQUEST) {
-		/* in OpenBSD's order: the target's host, then a second Host */
-		if (!http_host_agrees(m->hm_target, value))
-			return (http_error(m, 400, "malformed host"));
-		if (http_header_get(m, "Host") != NULL)
-			return (http_error(m, 400, "malformed header"));
-	}
-	if (strcasecmp(line, "Content-Length") == 0) {
-		if ((errstr = http_length(value, &len)) != NULL)
-			return (http_error(m, 500, errstr));
-		if (m->hm_clen != -1 && m->hm_clen != len)
-			return (http_error(m, 400,
-			    "conflicting Content-Length"));
-		m->hm_clen = len;
-	}
-	if (strcasecmp(line, "Transfer-Encoding") == 0) {
-		/* only chunked, and only once */
-		if (strcasecmp(value, "chunked") != 0 || m->hm_chunked)
-			return (http_error(m, 400,
-			    "invalid Transfer-Encoding"));
-		m->hm_chunked = 1;
-	}
-	if (strcasecmp(line, "Connection") == 0) {
-		if (http_has_token(value, "close"))
-			m->hm_close = 1;
-		else if (http_has_token(value, "keep-alive"))
-			m->hm_close = 0;
-		if (http_has_token(value, "upgrade"))
-			m->hm_upgrade = 1;
-	}
-
-	/* repeated fields stay, in the order they came */
-	if (http_header_add(m, line, value) == -1)
-		return (http_error(m, 500, "out of memory"));
-	return (0);
-}
-
-/*
- * Content-Length: digits only, no sign, no overflow.  NULL, or what is
- * wrong in strtonum(3)'s words, as OpenBSD logs it.
- */
-static const char *
-http_length(const char *s, off_t *len)
-{
-	off_t	 n = 0;
-
-	if (*s == '\0')
-		return ("invalid");
-	for (; *s != '\0'; s++) {
-		if (!isdigit((unsigned char)*s))
-			return ("invalid");
-		if (n > (LLONG_MAX - 9) / 10)
-			n = -1;
-		else if (n != -1)
-			n = n * 10 + (*s - '0');
-	}
-	if (n == -1)
-		return ("too large");
-	*len = n;
-	return (NULL);
-}
-
-/*
- * The host an absolute-form request target names ("http://HOST/..."):
- * its start and length, or NULL for another form.
- */
-static const char *
-http_target_host(const char *target, size_t *len)
-{
-	const char	*p;
-
-	if (target == NULL || (p = strstr(target, ":/")) == NULL ||
-	    strcspn(target, ":/") != (size_t)(p - target))
-		return (NULL);
-	p += strspn(p, ":/");
-	*len = strcspn(p, "/");
-	return (p);
-}
-
-/*
- * An absolute-form request target names its host: the Host field must
- * name the same (case aside), as OpenBSD checks.  Other targets agree.
- */
-static int
-http_host_agrees(const char *target, const char *host)
-{
-	const char	*p;
-	size_t		 len;
-
-	if ((p = http_target_host(target, &len)) == NULL)
-		return (1);
-	return (strlen(host) == len && strncasecmp(p, host, len) == 0);
-}
-
-/*
- * A request without a Host field whose target names its host: the
- * host is taken from the target, as OpenBSD does, so that rules, $HOST
- * and the backend see it.  0, or the status of the refusal.
- */
-static int
-http_host_from_target(struct http_msg *m)
-{
-	const char	*p;
-	char		 host[RELAYD_HOSTNAME_MAX + 1];
-	size_t		 len;
-
-	if (http_header_get(m, "Host") != NULL ||
-	    (p = http_target_host(m->hm_target, &len)) == NULL || len == 0)
-		return (0);
-	if (len >= sizeof(host))
-		return (http_error(m, 400, "malformed host"));
-	memcpy(host, p, len);
-	host[len] = '\0';
-	if (http_header_add(m, "Host", host) == -1)
-		return (http_error(m, 500, "out of memory"));
-	return (0);
-}
-
-/* A field at the end of the head: 0, or -1 without memory. */
-int
-http_header_add(struct http_msg *m, const char *name, const char *value)
-{
-	struct http_header	*h;
-
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->hh_name = strdup(name)) == NULL ||
-	    (h->hh_value = strdup(value)) == NULL) {
-		if (h != NULL)
-			free(h->hh_name);
-		free(h);
-		return (-1);
-	}
-	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
-	return (0);
-}
-
-/*
- * The head is complete: what frames the body.  hm_body says what comes:
- * HTTP_BODY_NONE, _LENGTH (hm_clen bytes), _CHUNKED, or _CLOSE (to the
- * end of the connection; a response only).
- */
-int
-http_msg_done(struct http_msg *m)
-{
-	const char	*method;
-	int		 error;
-
-	if (m->hm_chunked && m->hm_clen != -1)
-		return (http_error(m, 400,
-		    "both Transfer-Encoding and Content-Length"));
-	if (m->hm_dir == RELAY_DIR_REQUEST) {
-		method = http_method_name(m->hm_method);
-		if (m->hm_clen > 0 && (strcmp(method, "TRACE") == 0 ||
-		    strcmp(method, "CONNECT") == 0))
-			return (http_error(m, 400, "malformed"));
-		if ((error = http_host_from_target(m)) != 0)
-			return (error);
-		if (m->hm_chunked)
-			m->hm_body = HTTP_BODY_CHUNKED;
-		else if (m->hm_clen > 0)
-			m->hm_body = HTTP_BODY_LENGTH;
-		else
-			m->hm_body = HTTP_BODY_NONE;
-		return (0);
-	}
-	/* 1xx, 204 and 304 have no body; a length on 1xx or 204 is wrong */
-	if ((m->hm_code < 200 || m->hm_code == 204) && (m->hm_chunked ||
-	    m->hm_clen > 0))
-		return (http_error(m, 502, "Bad Gateway"));
-	if (m->hm_code < 200 || m->hm_code == 204 || m->hm_code == 304)
-		m->hm_body = HTTP_BODY_NONE;
-	else if (m->hm_chunked)
-		m->hm_body = HTTP_BODY_CHUNKED;
-	else if (m->hm_clen != -1)
-		m->hm_body = m->hm_clen > 0 ? HTTP_BODY_LENGTH :
-		    HTTP_BODY_NONE;
-	else {
-		m->hm_body = HTTP_BODY_CLOSE;
-		m->hm_close = 1;
-	}
-	return (0);
-}
-
-/*
- * The one walk over a head's fields: the first after prev (NULL: from
- * the start) that match(h, arg) accepts.  Fields a rule removed (they
- * go once every rule has logged) count only with removed.
- */
-struct http_header *
-http_header_walk(struct http_msg *m, struct http_header *prev,
-    int (*match)(const struct http_header *, const void *), const void *arg,
-    int removed)
-{
-	struct http_header	*h;
-
-	h = prev == NULL ? TAILQ_FIRST(&m->hm_headers) :
-	    TAILQ_NEXT(prev, hh_entry);
-	for (; h != NULL; h = TAILQ_NEXT(h, hh_entry))
-		if ((removed || !h->hh_removed) && match(h, arg))
-			return (h);
-	return (NULL);
-}
-
-/* A field of that name (without case). */
-int
-http_header_named(const struct http_header *h, const void *name)
-{
-	return (strcasecmp(h->hh_name, name) == 0);
-}
-
-/* The value of the first field of that name, NULL when there is none. */
-const char *
-http_header_get(struct http_msg *m, const char *name)
-{
-	struct http_header	*h;
-
-	if ((h = http_header_walk(m, NULL, http_header_named, name, 1)) ==
-	    NULL)
-		return (NULL);
-	return (h->hh_value);
-}
-
-/* A field goes from the head. */
-void
-http_header_remove(struct http_msg *m, struct http_header *h)
-{
-	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-	free(h->hh_name);
-	free(h->hh_value);
-	free(h);
-}
-
-/*
- * A chunk-size line without its CRLF: hex digits, then extensions after
- * ";" (skipped).  Returns -1 for anything else, an overlong line, or a
- * size that does not fit an off_t.
- */
-int
-http_chunk_line(const char *line, size_t len, off_t *size)
-{
-	off_t	 n = 0;
-	size_t	 i;
-	int	 d;
-
-	if (len == 0 || len > HTTP_CHUNKLINE_MAX || http_line_ctl(line, len))
-		return (-1);
-	for (i = 0; i < len && isxdigit((unsigned char)line[i]); i++) {
-		d = isdigit((unsigned char)line[i]) ? line[i] - '0' :
-		    tolower((unsigned char)line[i]) - 'a' + 10;
-		if (n > (LLONG_MAX - d) / 16)
-			return (-1);
-		n = n * 16 + d;
-	}
-	if (i == 0)
-		return (-1);
-	/* whitespace before the extensions, as RFC 9112 allows */
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	if (i < len && line[i] != ';')
-		return (-1);
-	*size = n;
-	return (0);
-}
 
 /*
  * Sessions.  Each direction reads message heads in userland and writes
@@ -564,20 +46,9 @@ http_chunk_line(const char *line, size_t len, off_t *size)
 
 #define HTTP_PIPELINE_MAX	100	/* requests waiting for answers */
 
-enum http_state {
-	HTTP_S_HEAD,		/* a message head, line by line */
-	HTTP_S_BODY,		/* toread bytes of a body */
-	HTTP_S_CHUNK,		/* a chunk-size line */
-	HTTP_S_CHUNKDATA,	/* toread bytes of a chunk */
-	HTTP_S_CHUNKEND,	/* the line end after a chunk */
-	HTTP_S_TRAILER,		/* trailer fields, to the empty line */
-	HTTP_S_RAW		/* all, to the end: a tunnel, or no length */
-};
-
 struct http_dir {
 	struct http_msg		 hd_msg;
-	enum http_state		 hd_state;
-	size_t			 hd_trailerlen;
+	struct http_framer	 hd_fr;		/* its body: toread */
 };
 
 struct http_session {
@@ -752,7 +223,7 @@ http_run(struct ctl_relay_event *cre)
 		return (RELAY_V_CLOSED);
 	/* an answer with "close", or the last request's, is through */
 	if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
-	    hd->hd_state == HTTP_S_HEAD && hd->hd_msg.hm_nlines == 0 &&
+	    hd->hd_fr.fr_state == HTTP_F_HEAD && hd->hd_msg.hm_nlines == 0 &&
 	    relay_end_written(cre->dst, "done") == -1)
 		return (RELAY_V_CLOSED);
 	v = hs->hs_want;
@@ -778,30 +249,6 @@ http_out(struct ctl_relay_event *cre, struct http_session *hs)
 	if (http_ready(cre, hs))
 		return (bufferevent_get_output(cre->dst->bev));
 	return (hs->hs_pending);
-}
-
-/*
- * A line of the input, without its line end, or NULL when it has not
- * all come.  More than max bytes without a line end is an error (*over).
- */
-static char *
-http_line(struct evbuffer *in, size_t *len, size_t max, int *over)
-{
-	char	*line;
-
-	*over = 0;
-	if ((line = evbuffer_readln(in, len, EVBUFFER_EOL_CRLF)) == NULL &&
-	    evbuffer_get_length(in) > max)
-		*over = 1;
-	return (line);
-}
-
-/* A fault of cre's side: its status for a client, 502 for a backend. */
-static int
-http_fault(struct ctl_relay_event *cre, int code, const char *msg)
-{
-	return (http_abort(cre->con, cre->dir == RELAY_DIR_REQUEST ? code :
-	    502, msg));
 }
 
 /* A line passed on as it came, with its CRLF; takes line.  -1: closed. */
@@ -888,189 +335,119 @@ http_head_timeout(int fd, short event, void *arg)
 }
 
 /*
- * The steps of http_parse(), one a state: 1 when the state is through
- * and the parser goes on, 0 when it waits for more input (or for the
- * backend), -1 when the session was closed.
+ * Before a request head is read: 1 when it may be, 0 when it waits
+ * (for the answers, or for the backend).
  */
 static int
-http_parse_head(struct ctl_relay_event *cre, struct http_session *hs,
-    struct http_dir *hd, struct evbuffer *in)
+http_head_ready(struct ctl_relay_event *cre, struct http_session *hs,
+    struct evbuffer *in)
 {
-	struct http_msg	*m = &hd->hd_msg;
-	char		*line;
-	size_t		 len, max;
-	int		 code, over;
-
-	if (cre->dir == RELAY_DIR_REQUEST) {
-		if (hs->hs_lastreq) {
-			/* RFC 9112 9.6: no request after "close" */
-			relay_read_off(cre);
-			(void)evbuffer_drain(in, evbuffer_get_length(in));
-			return (0);
-		}
-		if (http_pending_full(cre, hs))
-			return (0);
-		if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
-			/* the answers come first */
-			relay_read_off(cre);
-			hs->hs_paused = 1;
-			return (0);
-		}
-	}
-	max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
-	    RELAY_MAXHEADERLENGTH;
-	if ((line = http_line(in, &len, max + 2, &over)) == NULL) {
-		if (!over) {
-			http_head_started(cre, hs, evbuffer_get_length(in) > 0);
-			return (0);
-		}
-		return (http_abort(cre->con, cre->dir == RELAY_DIR_REQUEST ?
-		    413 : 502, cre->dir == RELAY_DIR_REQUEST ?
-		    "request headers too large" :
-		    "response headers too large"));
-	}
-	code = http_msg_line(m, line, len);
-	free(line);
-	if (code != 0)
-		return (http_abort(cre->con, code, m->hm_error));
-	if (!m->hm_done) {
-		http_head_started(cre, hs, 1);
+	if (cre->dir != RELAY_DIR_REQUEST)
 		return (1);
+	if (hs->hs_lastreq) {
+		/* RFC 9112 9.6: no request after "close" */
+		relay_read_off(cre);
+		(void)evbuffer_drain(in, evbuffer_get_length(in));
+		return (0);
 	}
-	if (cre->dir == RELAY_DIR_REQUEST)
-		evtimer_del(&hs->hs_headev);
-	if (http_head(cre, hs, hd) == -1)
-		return (-1);
+	if (http_pending_full(cre, hs))
+		return (0);
+	if (hs->hs_nmethods == HTTP_PIPELINE_MAX) {
+		/* the answers come first */
+		relay_read_off(cre);
+		hs->hs_paused = 1;
+		return (0);
+	}
 	return (1);
 }
 
-/* Body bytes, or a chunk's: passed on, spliced where the relay splices. */
+/*
+ * Body bytes, or a chunk's (toread of them), or all to the end: passed
+ * on, spliced where the relay splices.  1 when they are through and
+ * the parser goes on, 0 when it waits, -1 when the session was closed.
+ */
 static int
 http_parse_body(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd)
 {
 	int	 ret;
 
+	if (hd->hd_fr.fr_state == HTTP_F_RAW) {
+		cre->toread = TOREAD_UNLIMITED;
+		return (http_pass(cre, hs) == -1 ? -1 : 0);
+	}
 	if (cre->toread > 0) {
 		if ((ret = http_pass(cre, hs)) != 1)
 			return (ret);
 		if (cre->toread > 0)
 			return (0);
 	}
-	if (hd->hd_state == HTTP_S_CHUNKDATA)
-		hd->hd_state = HTTP_S_CHUNKEND;
-	else
+	if (http_frame_data_done(&hd->hd_fr))
 		http_msg_end(hd);
 	return (1);
 }
 
-static int
-http_parse_chunk(struct ctl_relay_event *cre, struct http_session *hs,
-    struct http_dir *hd, struct evbuffer *in)
-{
-	char	*line;
-	size_t	 len;
-	off_t	 size;
-	int	 over;
-
-	if ((line = http_line(in, &len, HTTP_CHUNKLINE_MAX, &over)) == NULL)
-		return (over ? http_fault(cre, 400, "chunk size too long") : 0);
-	if (http_chunk_line(line, len, &size) == -1) {
-		free(line);
-		return (http_fault(cre, 400, "invalid chunk size"));
-	}
-	if (http_put_line(cre, hs, line, len) == -1)
-		return (-1);
-	if (size == 0) {
-		hd->hd_state = HTTP_S_TRAILER;
-		hd->hd_trailerlen = 0;
-	} else {
-		cre->toread = size;
-		hd->hd_state = HTTP_S_CHUNKDATA;
-	}
-	return (1);
-}
-
-static int
-http_parse_chunkend(struct ctl_relay_event *cre, struct http_session *hs,
-    struct http_dir *hd, struct evbuffer *in)
-{
-	char	*line;
-	size_t	 len;
-	int	 over;
-
-	if ((line = http_line(in, &len, 1, &over)) == NULL)
-		return (over ? http_fault(cre, 400, "invalid chunk") : 0);
-	free(line);
-	if (len != 0)
-		return (http_fault(cre, 400, "invalid chunk"));
-	if (evbuffer_add(http_out(cre, hs), "\r\n", 2) == -1)
-		return (http_abort(cre->con, 500, "out of memory"));
-	hd->hd_state = HTTP_S_CHUNK;
-	return (1);
-}
-
-static int
-http_parse_trailer(struct ctl_relay_event *cre, struct http_session *hs,
-    struct http_dir *hd, struct evbuffer *in)
-{
-	struct http_msg	*m = &hd->hd_msg;
-	char		*line;
-	size_t		 len, max;
-	int		 over;
-
-	max = m->hm_maxlen > 0 ? m->hm_maxlen : RELAY_MAXHEADERLENGTH;
-	if ((line = http_line(in, &len, max + 2, &over)) == NULL)
-		return (over ? http_fault(cre, 413, "trailer too large") : 0);
-	hd->hd_trailerlen += len;
-	if (hd->hd_trailerlen > max || http_line_ctl(line, len)) {
-		free(line);
-		return (http_fault(cre, 400, "invalid trailer"));
-	}
-	if (http_put_line(cre, hs, line, len) == -1)
-		return (-1);
-	if (len == 0)
-		http_msg_end(hd);
-	return (1);
-}
-
-/* Messages of one direction, from what its input holds. */
+/*
+ * Messages of one direction, from what its input holds, a step of the
+ * framer (http_msg.c) at a time: heads are parsed and written out again
+ * from the model (http_head()), bodies and chunks pass, the framing
+ * lines of a chunked body pass as they came.
+ */
 static int
 http_parse(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd)
 {
-	struct evbuffer	*in = bufferevent_get_input(cre->bev);
-	int		 ret = 1;
+	struct evbuffer		*in = bufferevent_get_input(cre->bev);
+	struct http_framer	*fr = &hd->hd_fr;
+	int			 ret;
 
 	/*
 	 * As OpenBSD: the backend is asked for once the first head is
 	 * through, and what follows it (its body) is parsed while it
 	 * connects; an invalid body ends a session that had a backend.
 	 */
-	while (ret == 1 && !cre->splicing && hs->hs_want != RELAY_V_CONNECT) {
-		switch (hd->hd_state) {
-		case HTTP_S_HEAD:
-			ret = http_parse_head(cre, hs, hd, in);
+	while (!cre->splicing && hs->hs_want != RELAY_V_CONNECT) {
+		if (fr->fr_state == HTTP_F_HEAD &&
+		    !http_head_ready(cre, hs, in))
+			return (0);
+		switch (http_frame(fr, &hd->hd_msg, in)) {
+		case HTTP_FR_MORE:
+			if (fr->fr_state == HTTP_F_HEAD)
+				http_head_started(cre, hs,
+				    evbuffer_get_length(in) > 0);
+			return (0);
+		case HTTP_FR_HEADLINE:
+			http_head_started(cre, hs, 1);
 			break;
-		case HTTP_S_BODY:
-		case HTTP_S_CHUNKDATA:
-			ret = http_parse_body(cre, hs, hd);
+		case HTTP_FR_HEAD:
+			if (cre->dir == RELAY_DIR_REQUEST)
+				evtimer_del(&hs->hs_headev);
+			if (http_head(cre, hs, hd) == -1)
+				return (-1);
 			break;
-		case HTTP_S_CHUNK:
-			ret = http_parse_chunk(cre, hs, hd, in);
+		case HTTP_FR_DATA:
+			if ((ret = http_parse_body(cre, hs, hd)) != 1)
+				return (ret == -1 ? -1 : 0);
 			break;
-		case HTTP_S_CHUNKEND:
-			ret = http_parse_chunkend(cre, hs, hd, in);
+		case HTTP_FR_LINE:
+			if (http_put_line(cre, hs, fr->fr_line,
+			    fr->fr_len) == -1)
+				return (-1);
+			if (fr->fr_state == HTTP_F_CHUNKDATA)
+				cre->toread = fr->fr_size;
 			break;
-		case HTTP_S_TRAILER:
-			ret = http_parse_trailer(cre, hs, hd, in);
+		case HTTP_FR_END:
+			if (http_put_line(cre, hs, fr->fr_line,
+			    fr->fr_len) == -1)
+				return (-1);
+			http_msg_end(hd);
 			break;
-		case HTTP_S_RAW:
-			cre->toread = TOREAD_UNLIMITED;
-			return (http_pass(cre, hs) == -1 ? -1 : 0);
+		case HTTP_FR_ERROR:
+			return (http_abort(cre->con, fr->fr_code,
+			    fr->fr_error));
 		}
 	}
-	return (ret == -1 ? -1 : 0);
+	return (0);
 }
 
 /* Some field of that name lists the token. */
@@ -1186,11 +563,11 @@ http_request_body(struct ctl_relay_event *cre, struct http_dir *hd)
 	size_t			 i;
 
 	if (strcmp(method, "CONNECT") == 0) {
-		hd->hd_state = HTTP_S_RAW;
+		hd->hd_fr.fr_state = HTTP_F_RAW;
 		return (1);
 	}
 	if (m->hm_body == HTTP_BODY_CHUNKED) {
-		hd->hd_state = HTTP_S_CHUNK;
+		hd->hd_fr.fr_state = HTTP_F_CHUNK;
 		return (0);
 	}
 	for (i = 0; i < nitems(nobody); i++)
@@ -1206,11 +583,11 @@ http_request_body(struct ctl_relay_event *cre, struct http_dir *hd)
 	}
 	if (m->hm_body == HTTP_BODY_LENGTH) {
 		cre->toread = m->hm_clen;
-		hd->hd_state = HTTP_S_BODY;
+		hd->hd_fr.fr_state = HTTP_F_BODY;
 		return (0);
 	}
 	if (m->hm_clen == -1 && strcmp(method, "TRACE") != 0) {
-		hd->hd_state = HTTP_S_RAW;
+		hd->hd_fr.fr_state = HTTP_F_RAW;
 		return (1);
 	}
 	return (0);
@@ -1237,7 +614,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 		if (con->se_cstate == RELAY_CONN_CONNECTED || hs->hs_connecting) {
 			/* another backend: once the last answer is through */
 			if (hs->hs_nmethods > 0 ||
-			    rd->hd_state != HTTP_S_HEAD ||
+			    rd->hd_fr.fr_state != HTTP_F_HEAD ||
 			    rd->hd_msg.hm_nlines > 0)
 				return (http_abort(con, 502,
 				    "forward to another table with answers "
@@ -1273,7 +650,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 
 	if (http_write_head(http_out(cre, hs), m, addclose) == -1)
 		return (http_abort(con, 500, "out of memory"));
-	if (hd->hd_state == HTTP_S_HEAD)
+	if (hd->hd_fr.fr_state == HTTP_F_HEAD)
 		http_msg_end(hd);
 
 	if (con->se_cstate != RELAY_CONN_CONNECTED && !hs->hs_connecting) {
@@ -1324,23 +701,23 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 			    "Bad Websocket Gateway"));
 		/* a websocket: both directions pass as they come */
 		upgrade = 1;
-		hd->hd_state = HTTP_S_RAW;
+		hd->hd_fr.fr_state = HTTP_F_RAW;
 	} else if (strcmp(method, "CONNECT") == 0 && m->hm_code < 300)
-		hd->hd_state = HTTP_S_RAW;
+		hd->hd_fr.fr_state = HTTP_F_RAW;
 	else if (strcmp(method, "HEAD") == 0)
-		hd->hd_state = HTTP_S_HEAD;
+		hd->hd_fr.fr_state = HTTP_F_HEAD;
 	else {
 		switch (m->hm_body) {
 		case HTTP_BODY_LENGTH:
 			cre->toread = m->hm_clen;
-			hd->hd_state = HTTP_S_BODY;
+			hd->hd_fr.fr_state = HTTP_F_BODY;
 			break;
 		case HTTP_BODY_CHUNKED:
-			hd->hd_state = HTTP_S_CHUNK;
+			hd->hd_fr.fr_state = HTTP_F_CHUNK;
 			break;
 		case HTTP_BODY_CLOSE:
 			/* the end of the connection ends the body */
-			hd->hd_state = HTTP_S_RAW;
+			hd->hd_fr.fr_state = HTTP_F_RAW;
 			addclose = !http_field_has(m, "Connection", "close");
 			break;
 		}
@@ -1352,7 +729,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 	/* the requests that waited go on, once this parse is through */
 	if (upgrade) {
 		con->se_in.toread = TOREAD_UNLIMITED;
-		hs->hs_dir[RELAY_DIR_REQUEST].hd_state = HTTP_S_RAW;
+		hs->hs_dir[RELAY_DIR_REQUEST].hd_fr.fr_state = HTTP_F_RAW;
 		hs->hs_want = RELAY_V_OTHER;
 	}
 	if (hs->hs_paused) {
@@ -1360,7 +737,7 @@ http_response(struct ctl_relay_event *cre, struct http_session *hs,
 		relay_read_on(&con->se_in);
 		hs->hs_want = RELAY_V_OTHER;
 	}
-	if (hd->hd_state == HTTP_S_HEAD)
+	if (hd->hd_fr.fr_state == HTTP_F_HEAD)
 		http_msg_end(hd);
 	return (0);
 }
@@ -1370,7 +747,7 @@ static void
 http_msg_end(struct http_dir *hd)
 {
 	http_msg_clear(&hd->hd_msg);
-	hd->hd_state = HTTP_S_HEAD;
+	hd->hd_fr.fr_state = HTTP_F_HEAD;
 }
 
 /*
@@ -1385,8 +762,8 @@ http_eof(struct ctl_relay_event *cre)
 	struct http_session	*hs = con->se_priv;
 	struct http_dir		*hd = &hs->hs_dir[cre->dir];
 
-	switch (hd->hd_state) {
-	case HTTP_S_RAW:
+	switch (hd->hd_fr.fr_state) {
+	case HTTP_F_RAW:
 		/*
 		 * The close ended the client's last answer: nothing more is
 		 * read from the client (its next request would be refused),
@@ -1395,18 +772,19 @@ http_eof(struct ctl_relay_event *cre)
 		 * tunnel (CONNECT, websocket) half-closes as tcp relays do.
 		 */
 		if (cre->dir == RELAY_DIR_RESPONSE && hs->hs_closing &&
-		    hs->hs_dir[RELAY_DIR_REQUEST].hd_state != HTTP_S_RAW) {
+		    hs->hs_dir[RELAY_DIR_REQUEST].hd_fr.fr_state !=
+		    HTTP_F_RAW) {
 			relay_end(cre, "last http content read (done)");
 			return (RELAY_V_CLOSED);
 		}
 		return (RELAY_V_EOF);
-	case HTTP_S_HEAD:
+	case HTTP_F_HEAD:
 		if (hd->hd_msg.hm_nlines == 0 &&
 		    evbuffer_get_length(bufferevent_get_input(cre->bev)) == 0)
 			return (RELAY_V_EOF);
 		relay_end(cre, "last http read (done)");
 		return (RELAY_V_CLOSED);
-	case HTTP_S_BODY:
+	case HTTP_F_BODY:
 		relay_end(cre, "last http content read");
 		return (RELAY_V_CLOSED);
 	default:

@@ -765,40 +765,6 @@ struct protocol {
 TAILQ_HEAD(protolist, protocol);
 #define PROTO_NSTR		4	/* strings sent with a protocol */
 
-/* HTTP/1.x message heads (relay_http.c) */
-struct http_header {
-	char			*hh_name;
-	char			*hh_value;
-	int			 hh_removed;	/* by a rule, logs yet */
-	TAILQ_ENTRY(http_header) hh_entry;
-};
-TAILQ_HEAD(http_headers, http_header);
-
-#define HTTP_BODY_NONE		0
-#define HTTP_BODY_LENGTH	1	/* hm_clen bytes */
-#define HTTP_BODY_CHUNKED	2
-#define HTTP_BODY_CLOSE		3	/* to the end of the connection */
-
-struct http_msg {
-	int			 hm_dir;	/* RELAY_DIR_* */
-	size_t			 hm_maxlen;	/* http headerlen, 0: none */
-	size_t			 hm_headerlen;	/* bytes of the head so far */
-	int			 hm_nlines;
-	int			 hm_done;	/* the empty line came */
-	int			 hm_method;	/* http_method_byname() */
-	char			*hm_target;
-	int			 hm_minor;	/* HTTP/1.x */
-	int			 hm_code;	/* a response's status */
-	char			*hm_reason;
-	struct http_headers	 hm_headers;	/* in order, repeats kept */
-	off_t			 hm_clen;	/* -1: no Content-Length */
-	int			 hm_chunked;
-	int			 hm_close;	/* no other message follows */
-	int			 hm_upgrade;	/* Connection: upgrade */
-	int			 hm_body;	/* HTTP_BODY_*, once done */
-	const char		*hm_error;	/* what the last error was */
-};
-
 /* Relays */
 struct relay_config {
 	objid_t			 id;
@@ -1227,28 +1193,10 @@ void		 parent_unixconnect(struct privsep *, struct imsg *,
 		    enum privsep_procid);
 void		 relay_transparent_check(struct relay *);
 
-/* relay_http.c */
-const char	*http_method_name(int);
-int		 http_method_byname(const char *);
-void		 http_msg_init(struct http_msg *, int, size_t);
-void		 http_msg_clear(struct http_msg *);
-int		 http_msg_line(struct http_msg *, const char *, size_t);
-int		 http_msg_done(struct http_msg *);
-struct http_header
-		*http_header_walk(struct http_msg *, struct http_header *,
-		    int (*)(const struct http_header *, const void *),
-		    const void *, int);
-int		 http_header_named(const struct http_header *, const void *);
-const char	*http_header_get(struct http_msg *, const char *);
-int		 http_header_add(struct http_msg *, const char *, const char *);
-void		 http_header_remove(struct http_msg *, struct http_header *);
-int		 http_chunk_line(const char *, size_t, off_t *);
-int		 http_line_ctl(const char *, size_t);
-
 /* ca.c */
 void		 ca(struct privsep *, struct privsep_proc *);
 
-/* relay_tls.c */
+/* tls_load.c */
 int		 tls_load_relay(struct relayd *, struct relay *,
 		    struct protocol *, char *, size_t);
 struct relay_cert *
@@ -1256,12 +1204,17 @@ struct relay_cert *
 struct relay_cert *
 		 relay_cert_find(struct relay *, enum relay_certtype, int);
 void		 relay_certs_free(struct relay *);
-int		 relay_tls_setup(struct relayd *, struct relay *);
-void		 relay_tls_free(struct relay *);
 int		 tls_pubkey_hash(const uint8_t *, size_t, char *, size_t);
 struct evp_pkey_st;
 int		 tls_pkey_hash(struct evp_pkey_st *, char *, size_t);
 int		 tls_der_hash(const unsigned char *, int, char *, size_t);
+struct stack_st_X509_INFO;
+struct stack_st_X509_INFO
+		*tls_pem_read(const uint8_t *, size_t);
+
+/* relay_tls.c */
+int		 relay_tls_setup(struct relayd *, struct relay *);
+void		 relay_tls_free(struct relay *);
 void		 relay_tls_ticket_rekey(struct relayd *, struct imsg *);
 
 /* tls_keyops.c */
