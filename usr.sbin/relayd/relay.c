@@ -154,7 +154,7 @@ static void	 relay_tcp_free(struct rsession *);
 static const struct relay_ops relay_tcp_ops = {
 	"tcp", 0, relay_tcp_init, relay_tcp_read, relay_tcp_passed,
 	relay_tcp_connected, relay_tcp_eof, relay_tcp_abort, relay_tcp_free,
-	NULL
+	NULL, NULL
 };
 
 static struct relayd		*env;

@@ -15,10 +15,11 @@
  */
 
 /*
- * The relay processes: the core (relay.c) and its protocols (tcp in
- * relay.c, http in relay_http.c and relay_http_rules.c, HTTP/2 clients
- * of http relays in relay_h2.c, dns in relay_dns.c), and the TLS side
- * of a session (relay_tls.c, tls_keyops.c).
+ * The relay processes: the core (relay.c, its reports in relay_stats.c)
+ * and its protocols (tcp in relay.c, http in relay_http.c and
+ * relay_http_rules.c, HTTP/2 clients of http relays in relay_h2.c, both
+ * reading HTTP/1.x with http_msg.c, dns in relay_dns.c), and the TLS
+ * side of a session (relay_tls.c, tls_keyops.c).
  *
  * Who owns what.  The core owns every rsession and both of its sides:
  * it accepts, connects, splices or reads, counts, times out and closes
@@ -45,7 +46,121 @@
 #ifndef RELAYD_RELAY_H
 #define RELAYD_RELAY_H
 
+/*
+ * The contract: what a protocol's hooks answer, the hooks, and the
+ * calls a protocol may make.
+ */
+
 #define TOREAD_UNLIMITED	(-1)	/* pass everything */
+
+struct rsession;
+struct ctl_relay_event;
+struct ctl_session;
+
+/*
+ * What a protocol's hook asks of the core when it returns; the core acts
+ * on it (relay_act()), the protocol never connects or calls back itself.
+ */
+enum relay_verdict {
+	RELAY_V_DONE,			/* nothing: it passed what it could */
+	RELAY_V_CLOSED,			/* it ended the session: hands off */
+	RELAY_V_READ,			/* read the client before a backend */
+	RELAY_V_CONNECT,		/* connect to a backend now; what the
+					   input still holds is read again */
+	RELAY_V_RECONNECT,		/* another backend, for what comes */
+	RELAY_V_EOF,			/* the end goes on to the other side */
+	RELAY_V_OTHER			/* the other direction has input to
+					   look at again */
+};
+
+/* Why a session got no backend (relay_connect_failed) */
+enum relay_cfail {
+	RELAY_CFAIL_NOHOST,		/* no host of its tables is up */
+	RELAY_CFAIL_SESSION,		/* connect(2) failed at once */
+	RELAY_CFAIL_SOCKET,		/* the connect failed later */
+	RELAY_CFAIL_TIMEOUT		/* or took too long */
+};
+
+/*
+ * What a protocol plugs into a session (relay.c chooses by protocol
+ * type, and after TLS by ALPN).  Every hook is there for every
+ * protocol, but ro_drained and ro_show, which may be NULL.
+ */
+struct relay_ops {
+	const char	*ro_name;
+	/*
+	 * 1: the protocol reads both directions (bufferevents), and a
+	 * client's end before the backend is up waits for ro_connected;
+	 * 0: with no TLS, both directions are spliced at the connect.
+	 */
+	int		 ro_userland;
+	/* after accept (and TLS): READ, CONNECT or CLOSED */
+	enum relay_verdict (*ro_init)(struct rsession *);
+	/* bytes arrived in cre->bev's input */
+	enum relay_verdict (*ro_read)(struct ctl_relay_event *);
+	/* cre->toread bytes passed (a splice with max ended with EFBIG) */
+	enum relay_verdict (*ro_passed)(struct ctl_relay_event *);
+	/* the backend is connected, both sides have their bufferevents */
+	enum relay_verdict (*ro_connected)(struct rsession *);
+	/* end of file from cre: EOF, or CLOSED */
+	enum relay_verdict (*ro_eof)(struct ctl_relay_event *);
+	/* no backend (why, errno): answer the client and close */
+	void		(*ro_abort)(struct rsession *, enum relay_cfail, int);
+	void		(*ro_free)(struct rsession *);
+	/*
+	 * cre's output was all written (NULL: nothing to do then); a
+	 * protocol that holds bytes back for want of room goes on.
+	 */
+	enum relay_verdict (*ro_drained)(struct ctl_relay_event *);
+	/*
+	 * relayctl show sessions: what the protocol counts of the session
+	 * (NULL: nothing of its own)
+	 */
+	void		(*ro_show)(struct rsession *, struct ctl_session *);
+};
+
+/*
+ * What a protocol may call (relay.c).  A call that returns -1 closed
+ * the session: the caller returns RELAY_V_CLOSED and touches it no more.
+ */
+/* moving bytes */
+int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
+int		 relay_pass(struct ctl_relay_event *);
+int		 relay_flush_passed(struct ctl_relay_event *);
+ssize_t		 relay_send_now(struct ctl_relay_event *, const void *,
+		    size_t);
+void		 relay_read_on(struct ctl_relay_event *);
+void		 relay_read_off(struct ctl_relay_event *);
+/* ending */
+void		 relay_end(struct ctl_relay_event *, const char *);
+int		 relay_end_written(struct ctl_relay_event *, const char *);
+void		 relay_close(struct rsession *, const char *, int);
+/* from a protocol's own timer: what a hook would have answered */
+void		 relay_wish(struct rsession *, enum relay_verdict);
+/* the session end line, show sessions, statistics */
+void		 relay_log(struct rsession *, const char *);
+void		 relay_log_backend(struct rsession *);
+void		 relay_log_note(struct rsession *, int, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+void		 relay_request(struct rsession *, const char *);
+struct sockaddr_storage
+		*relay_sockname(struct rsession *);
+struct relay_stats
+		*relay_stats_mine(struct relay *);
+/* a datagram's session (dns): made and given a backend by its protocol */
+struct rsession	*relay_session_new(struct relay *, size_t,
+		    const struct relay_ops *, int, struct sockaddr_storage *);
+struct host	*relay_from_table(struct rsession *);
+/*
+ * a link: one more backend connection of a session's (HTTP/2 clients),
+ * connected by the core, heard of through ops's hooks; it ends with
+ * relay_close(), quietly, and with its session at the latest
+ */
+struct rsession	*relay_link_open(struct rsession *, const struct relay_ops *,
+		    struct relay_table *);
+
+
+/* The core's own structures: a session and its sides. */
 
 /*
  * The socket as libtls reads it (relay_tls_recv()): OpenSSL asks for a
@@ -127,62 +242,6 @@ struct ctl_relay_event {
 	size_t			 readsize;	/* the next read's reservation */
 };
 
-/*
- * What a protocol's hook asks of the core when it returns; the core acts
- * on it (relay_act()), the protocol never connects or calls back itself.
- */
-enum relay_verdict {
-	RELAY_V_DONE,			/* nothing: it passed what it could */
-	RELAY_V_CLOSED,			/* it ended the session: hands off */
-	RELAY_V_READ,			/* read the client before a backend */
-	RELAY_V_CONNECT,		/* connect to a backend now; what the
-					   input still holds is read again */
-	RELAY_V_RECONNECT,		/* another backend, for what comes */
-	RELAY_V_EOF,			/* the end goes on to the other side */
-	RELAY_V_OTHER			/* the other direction has input to
-					   look at again */
-};
-
-/* Why a session got no backend (relay_connect_failed) */
-enum relay_cfail {
-	RELAY_CFAIL_NOHOST,		/* no host of its tables is up */
-	RELAY_CFAIL_SESSION,		/* connect(2) failed at once */
-	RELAY_CFAIL_SOCKET,		/* the connect failed later */
-	RELAY_CFAIL_TIMEOUT		/* or took too long */
-};
-
-/*
- * What a protocol plugs into a session (relay.c chooses by protocol
- * type).  Every hook is there for every protocol.
- */
-struct relay_ops {
-	const char	*ro_name;
-	/*
-	 * 1: the protocol reads both directions (bufferevents), and a
-	 * client's end before the backend is up waits for ro_connected;
-	 * 0: with no TLS, both directions are spliced at the connect.
-	 */
-	int		 ro_userland;
-	/* after accept (and TLS): READ, CONNECT or CLOSED */
-	enum relay_verdict (*ro_init)(struct rsession *);
-	/* bytes arrived in cre->bev's input */
-	enum relay_verdict (*ro_read)(struct ctl_relay_event *);
-	/* cre->toread bytes passed (a splice with max ended with EFBIG) */
-	enum relay_verdict (*ro_passed)(struct ctl_relay_event *);
-	/* the backend is connected, both sides have their bufferevents */
-	enum relay_verdict (*ro_connected)(struct rsession *);
-	/* end of file from cre: EOF, or CLOSED */
-	enum relay_verdict (*ro_eof)(struct ctl_relay_event *);
-	/* no backend (why, errno): answer the client and close */
-	void		(*ro_abort)(struct rsession *, enum relay_cfail, int);
-	void		(*ro_free)(struct rsession *);
-	/*
-	 * cre's output was all written (NULL: nothing to do then); a
-	 * protocol that holds bytes back for want of room goes on.
-	 */
-	enum relay_verdict (*ro_drained)(struct ctl_relay_event *);
-};
-
 /* Where a session's connect to its backend is (relay_connect) */
 enum relay_cstate {
 	RELAY_CONN_NONE,		/* no socket yet */
@@ -232,8 +291,6 @@ struct rsession {
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	char			*se_sni;	/* TLS inspection: the name the
 						   client's hello asks for */
-	unsigned int		 se_streams;	/* HTTP/2: streams open */
-	unsigned int		 se_requests;	/* HTTP/2: requests so far */
 	struct rsession		*se_parent;	/* a link: whose it is */
 	TAILQ_HEAD(rsession_links, rsession) se_links;	/* its links */
 	TAILQ_ENTRY(rsession)	 se_link;
@@ -241,46 +298,6 @@ struct rsession {
 	TAILQ_ENTRY(rsession)	 se_entry;
 };
 TAILQ_HEAD(sessionlist, rsession);
-
-/*
- * What a protocol may call (relay.c).  A call that returns -1 closed
- * the session: the caller returns RELAY_V_CLOSED and touches it no more.
- */
-/* moving bytes */
-int		 relay_take(struct ctl_relay_event *, struct evbuffer *);
-int		 relay_pass(struct ctl_relay_event *);
-int		 relay_flush_passed(struct ctl_relay_event *);
-ssize_t		 relay_send_now(struct ctl_relay_event *, const void *,
-		    size_t);
-void		 relay_read_on(struct ctl_relay_event *);
-void		 relay_read_off(struct ctl_relay_event *);
-/* ending */
-void		 relay_end(struct ctl_relay_event *, const char *);
-int		 relay_end_written(struct ctl_relay_event *, const char *);
-void		 relay_close(struct rsession *, const char *, int);
-/* from a protocol's own timer: what a hook would have answered */
-void		 relay_wish(struct rsession *, enum relay_verdict);
-/* the session end line, show sessions, statistics */
-void		 relay_log(struct rsession *, const char *);
-void		 relay_log_backend(struct rsession *);
-void		 relay_log_note(struct rsession *, int, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
-void		 relay_request(struct rsession *, const char *);
-struct sockaddr_storage
-		*relay_sockname(struct rsession *);
-struct relay_stats
-		*relay_stats_mine(struct relay *);
-/* a datagram's session (dns): made and given a backend by its protocol */
-struct rsession	*relay_session_new(struct relay *, size_t,
-		    const struct relay_ops *, int, struct sockaddr_storage *);
-struct host	*relay_from_table(struct rsession *);
-/*
- * a link: one more backend connection of a session's (HTTP/2 clients),
- * connected by the core, heard of through ops's hooks; it ends with
- * relay_close(), quietly, and with its session at the latest
- */
-struct rsession	*relay_link_open(struct rsession *, const struct relay_ops *,
-		    struct relay_table *);
 
 /*
  * The core's own, for its reports (relay_stats.c): the sessions of the

@@ -169,7 +169,7 @@ static void	 relay_dns_noabort(struct rsession *, enum relay_cfail, int);
 static const struct relay_ops relay_dns_ops = {
 	"dns", 0, relay_dns_nostream, relay_dns_noside, relay_dns_noside,
 	relay_dns_nostream, relay_dns_noside, relay_dns_noabort, relay_dns_free,
-	NULL
+	NULL, NULL
 };
 
 static struct dns_session	*dns_pending[DNS_IDS];

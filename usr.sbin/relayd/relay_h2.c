@@ -164,6 +164,8 @@ struct h2_session {
 	/* abuse */
 	unsigned int		 h2_resets;
 	unsigned int		 h2_answers;
+	unsigned int		 h2_nstreams;	/* open now */
+	unsigned int		 h2_requests;	/* so far */
 	unsigned int		 h2_toolarge;	/* header lists refused */
 	int			 h2_inmore;	/* input left for a turn */
 	int			 h2_tokens;
@@ -191,6 +193,7 @@ static void	 h2_nobackend(struct rsession *, enum relay_cfail, int);
 static void	 h2_free(struct rsession *);
 static enum relay_verdict
 		 h2_drained(struct ctl_relay_event *);
+static void	 h2_show(struct rsession *, struct ctl_session *);
 
 static enum relay_verdict
 		 h2_run(struct h2_session *);
@@ -230,7 +233,8 @@ const struct relay_ops relay_h2_ops = {
 	h2_eof,
 	h2_nobackend,
 	h2_free,
-	h2_drained
+	h2_drained,
+	h2_show
 };
 
 /* The hooks of the session's backend connections (links) */
@@ -244,7 +248,8 @@ static const struct relay_ops relay_h2_link_ops = {
 	h2_link_eof,
 	h2_link_abort,
 	h2_link_free,
-	h2_link_drained
+	h2_link_drained,
+	NULL
 };
 
 /* The client chose h2 on a TLS listener of an http2 relay. */
@@ -378,7 +383,7 @@ h2_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 	st->st_req.hm_minor = 1;
 	evtimer_set(&st->st_ev, h2_timeout, st);
 	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
-	h2->h2_con->se_streams++;
+	h2->h2_nstreams++;
 	if (nghttp2_session_set_stream_user_data(ng, st->st_id, st) != 0) {
 		st->st_closed = 1;
 		h2_stream_release(st);
@@ -607,7 +612,7 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 	int			 code;
 
 	st->st_headdone = 1;
-	con->se_requests++;
+	h2->h2_requests++;
 	if (st->st_error == 0 && m->hm_method != 0 &&
 	    strcmp(http_method_name(m->hm_method), "CONNECT") == 0)
 		h2_error(st, 405, "CONNECT over HTTP/2");
@@ -795,8 +800,8 @@ h2_stream_release(struct h2_stream *st)
 	if (!st->st_closed || st->st_where != H2_NOWHERE)
 		return;
 	TAILQ_REMOVE(&h2->h2_all, st, st_all);
-	if (h2->h2_con->se_streams > 0)
-		h2->h2_con->se_streams--;
+	if (h2->h2_nstreams > 0)
+		h2->h2_nstreams--;
 	evtimer_del(&st->st_ev);
 	http_msg_clear(&st->st_req);
 	http_msg_clear(&st->st_rtrailers);
@@ -1778,6 +1783,19 @@ h2_nobackend(struct rsession *con, enum relay_cfail why, int error)
 {
 	(void)error;
 	relay_close(con, h2_cfail_pages[why], 1);
+}
+
+/* relayctl show sessions: the streams of the client connection. */
+static void
+h2_show(struct rsession *con, struct ctl_session *cs)
+{
+	struct h2_session	*h2 = con->se_priv;
+
+	if (h2 == NULL)
+		return;
+	cs->cs_h2 = 1;
+	cs->cs_streams = h2->h2_nstreams;
+	cs->cs_requests = h2->h2_requests;
 }
 
 /* The client's output is written: what waited for room goes on. */

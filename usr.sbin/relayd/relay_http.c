@@ -105,6 +105,7 @@ const struct relay_ops relay_http_ops = {
 	http_eof,
 	http_nobackend,
 	http_free,
+	NULL,
 	NULL
 };
 

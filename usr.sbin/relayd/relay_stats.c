@@ -118,20 +118,27 @@ relay_statistics(int fd, short event, void *arg)
 
 /*
  * After a peak of sessions, what they took goes back to the system once
- * they are down to a quarter of it: the allocator keeps freed memory for
- * the next peak otherwise (180 MB after 1,000 HTTP/2 clients of 100
- * streams each had left).
+ * they are down to a quarter of it, and again at each quarter of that
+ * down to none: the allocator keeps freed memory for the next peak
+ * otherwise (180 MB after 1,000 HTTP/2 clients of 100 streams each had
+ * left), and the last quarter of a peak that drains slowly holds its
+ * share.
  */
 static void
 relay_memtrim(unsigned int active)
 {
 	static unsigned int	 peak;
+	static int		 big;	/* since sessions were last none */
 
 	if (active > peak)
 		peak = active;
-	else if (peak >= RELAY_TRIM_PEAK && active <= peak / 4) {
+	if (peak >= RELAY_TRIM_PEAK)
+		big = 1;
+	if (big && active <= peak / 4 && active < peak) {
 		compat_memtrim();
 		peak = active;
+		if (active == 0)
+			big = 0;
 	}
 }
 
@@ -168,9 +175,8 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 		    (con->se_relay->rl_conf.flags & F_TLSCLIENT ? 2 : 0);
 		(void)strlcpy(cs.cs_request, con->se_request,
 		    sizeof(cs.cs_request));
-		cs.cs_h2 = con->se_ops == &relay_h2_ops;
-		cs.cs_streams = con->se_streams;
-		cs.cs_requests = con->se_requests;
+		if (con->se_ops->ro_show != NULL)
+			con->se_ops->ro_show(con, &cs);
 		TAILQ_FOREACH(link, &con->se_links, se_link)
 			cs.cs_links++;
 		relay_session_bytes(con, cs.cs_bytes);
