@@ -124,6 +124,7 @@ static void	 relay_count_written(struct evbuffer *,
 static void	 relay_log_end(struct rsession *, const char *, int,
 		    uint64_t [2][2]);
 static void	 relay_session_free(struct rsession *);
+static void	 relay_link_adopt(struct rsession *);
 static void	 relay_accept_resume(void);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
 
@@ -1710,8 +1711,32 @@ relay_session_start(struct rsession *con)
 		relay_close(con, "buffer event failed", 1);
 		return;
 	}
+	if (con->se_parent != NULL)
+		relay_link_adopt(con);
 	/* what the protocol read before the connect goes first */
 	relay_act(con, &con->se_in, con->se_ops->ro_connected(con));
+}
+
+/*
+ * A link is up: its session's backend is the link's, for the session's
+ * end line (which notes every other one it was given), show sessions
+ * and the connect count, unless it is the one the session has.
+ */
+static void
+relay_link_adopt(struct rsession *link)
+{
+	struct rsession	*con = link->se_parent;
+
+	if (con->se_nconnects > 0 &&
+	    con->se_out.ss.ss_family == link->se_out.ss.ss_family &&
+	    memcmp(&con->se_out.ss, &link->se_out.ss,
+	    ss_len(&link->se_out.ss)) == 0)
+		return;
+	con->se_out.ss = link->se_out.ss;
+	con->se_host = link->se_host;
+	con->se_nconnects++;
+	con->se_cstate = RELAY_CONN_CONNECTED;
+	relay_log_backend(con);
 }
 
 /*

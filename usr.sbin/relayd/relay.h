@@ -38,6 +38,8 @@
  * reads, times out and closes as it does a session's backend, calling
  * the hooks the protocol gave it; its bytes count as its session's and
  * it has no end line, statistics or show sessions entry of its own.
+ * When one connects, the core makes its backend the session's (the
+ * end line names it) before the link's ro_connected.
  *
  * The calls go one way: the core calls the hooks of struct relay_ops;
  * a hook calls the functions under "what a protocol may call" below.

@@ -1843,29 +1843,17 @@ h2_link_read(struct ctl_relay_event *cre)
 }
 
 /*
- * A backend connection is up.  The session's end line names the
- * backend (se_out's address) and notes every other one it was given.
+ * A backend connection is up (the core made it the session's backend,
+ * for the end line): its requests go.
  */
 static enum relay_verdict
 h2_link_connected(struct rsession *link)
 {
 	struct h2_link	*l = link->se_priv;
-	struct rsession	*con;
 
 	if (l == NULL)
 		return (RELAY_V_DONE);
-	con = l->l_h2->h2_con;
 	l->l_state = H2_B_UP;
-	if (con->se_nconnects == 0 ||
-	    con->se_out.ss.ss_family != link->se_out.ss.ss_family ||
-	    memcmp(&con->se_out.ss, &link->se_out.ss,
-	    ss_len(&link->se_out.ss)) != 0) {
-		con->se_out.ss = link->se_out.ss;
-		con->se_host = link->se_host;
-		con->se_nconnects++;
-		con->se_cstate = RELAY_CONN_CONNECTED;
-		relay_log_backend(con);
-	}
 	return (h2_link_run(l));
 }
 
