@@ -15,11 +15,12 @@
  */
 
 /*
- * The relay processes: the core (relay.c, its reports in relay_stats.c)
- * and its protocols (tcp in relay.c, http in relay_http.c and
- * relay_http_rules.c, HTTP/2 clients of http relays in relay_h2.c, both
- * reading HTTP/1.x with http_msg.c, dns in relay_dns.c), and the TLS
- * side of a session (relay_tls.c, tls_keyops.c).
+ * The relay processes: the core (relay.c, and relay_stats.c for its
+ * reports: the end line, statistics, show sessions) and its protocols
+ * (tcp in relay.c, http in relay_http.c and relay_http_rules.c, HTTP/2
+ * clients of http relays in relay_h2.c, both reading HTTP/1.x with
+ * http_msg.c, dns in relay_dns.c), and the TLS side of a session
+ * (relay_tls.c, tls_keyops.c).
  *
  * Who owns what.  The core owns every rsession and both of its sides:
  * it accepts, connects, splices or reads, counts, times out and closes
@@ -302,14 +303,18 @@ struct rsession {
 TAILQ_HEAD(sessionlist, rsession);
 
 /*
- * The core's own, for its reports (relay_stats.c): the sessions of the
- * process (links among them), the relay a session counts in (the new
- * one of its name after a reload), and what a session moved so far.
+ * The core's own, for its reports: the sessions of the process (links
+ * among them), the relay a session counts in (the new one of its name
+ * after a reload), and what a session moved so far (relay.c); the end
+ * line of a session (active: the sessions of the process), statistics
+ * and show sessions (relay_stats.c).
  */
 extern struct sessionlist relay_sessions;
 struct relay	*relay_counted(struct relay *);
 void		 relay_session_bytes(struct rsession *, uint64_t [2][2]);
 void		 relay_stats_init(struct privsep *);
+void		 relay_log_end(struct rsession *, const char *, int,
+		    uint64_t [2][2], int);
 void		 relay_sessions_send(struct privsep *, uint32_t);
 
 /* What the TLS side calls (relay_tls.c) in the core. */

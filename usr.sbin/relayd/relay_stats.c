@@ -15,7 +15,8 @@
  */
 
 /*
- * What a relay process reports: its statistics to pfe every second,
+ * What a relay process reports: the end line of each session (and the
+ * texts it gathers on the way), its statistics to pfe every second,
  * with the bytes of the sessions still running, its sessions for
  * relayctl show sessions, and, after a peak of sessions, the memory
  * they took back to the system.
@@ -26,7 +27,14 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "relayd.h"
@@ -35,7 +43,10 @@
 static void	 relay_statistics(int, short, void *);
 static void	 relay_memtrim(unsigned int);
 
+#define RELAY_LOG_MAX		1024	/* texts of the end line */
+
 static struct event	 relay_statev;
+static struct relayd	*stats_env;
 
 /* The relay process: statistics from now on. */
 void
@@ -43,8 +54,118 @@ relay_stats_init(struct privsep *ps)
 {
 	struct timeval	 tv = { 1, 0 };
 
+	stats_env = ps->ps_env;
 	evtimer_set(&relay_statev, relay_statistics, ps);
 	evtimer_add(&relay_statev, &tv);
+}
+
+/*
+ * Text for the end of the session's end line, as OpenBSD adds it (the
+ * method of each request).  A long session keeps its first texts.
+ */
+void
+relay_log(struct rsession *con, const char *text)
+{
+	size_t	 len = strlen(text);
+	char	*p;
+
+	if (con->se_loglen + len > RELAY_LOG_MAX)
+		return;
+	if ((p = realloc(con->se_log, con->se_loglen + len + 1)) == NULL)
+		return;
+	memcpy(p + con->se_loglen, text, len + 1);
+	con->se_log = p;
+	con->se_loglen += len;
+}
+
+/*
+ * The session's backend connection is not its first (http keep-alive
+ * and forward to): the end line notes the new backend, as OpenBSD's.
+ */
+void
+relay_log_backend(struct rsession *con)
+{
+	char	 addr[INET6_ADDRSTRLEN];
+	char	 log[INET6_ADDRSTRLEN + 16];
+
+	if (con->se_nconnects <= 1 ||
+	    print_host(&con->se_out.ss, addr, sizeof(addr)) == NULL)
+		return;
+	(void)snprintf(log, sizeof(log), " -> %s:%d", addr,
+	    ss_port(&con->se_out.ss));
+	relay_log(con, log);
+}
+
+/*
+ * A line of a session's between its start and its end line (an HTTP/2
+ * stream relayd refused): "relay NAME, session ID, TEXT", under the
+ * options that log the end line (err: as an error), which stays as
+ * OpenBSD writes it.
+ */
+void
+relay_log_note(struct rsession *con, int err, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*text;
+
+	if ((stats_env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON)) == 0)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	logit(err ? LOG_WARNING : LOG_INFO, "relay %s, session %u, %s",
+	    con->se_relay->rl_conf.name, con->se_id, text);
+	free(text);
+}
+
+/* A request began (http): counted, and shown by show sessions. */
+void
+relay_request(struct rsession *con, const char *line)
+{
+	relay_stats_mine(con->se_relay)->requests++;
+	(void)strlcpy(con->se_request, line, sizeof(con->se_request));
+}
+
+/*
+ * The session end line is OpenBSD's, byte for byte; the byte counts, our
+ * extension, follow on a line of their own.  b: [direction][mover].
+ */
+void
+relay_log_end(struct rsession *con, const char *msg, int err,
+    uint64_t b[2][2], int active)
+{
+	struct relay	*rlay = con->se_relay;
+	char		 ibuf[INET6_ADDRSTRLEN];
+	char		 obuf[INET6_ADDRSTRLEN];
+	int		 level;
+
+	if ((stats_env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON)) == 0)
+		return;
+	/* an address there is none of is empty, as OpenBSD prints it */
+	if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
+		ibuf[0] = '\0';
+	if (con->se_out.ss.ss_family == AF_UNSPEC ||
+	    print_host(&con->se_out.ss, obuf, sizeof(obuf)) == NULL)
+		obuf[0] = '\0';
+	level = err ? LOG_WARNING : LOG_INFO;
+	logit(level, "relay %s, session %u (%d active), %s, %s -> "
+	    "%s:%d, %s%s%s", rlay->rl_conf.name, con->se_id,
+	    active, con->se_tag[0] != '\0' ? con->se_tag : "0",
+	    ibuf, obuf, ss_port(&con->se_out.ss), msg,
+	    con->se_log != NULL ? "," : "",
+	    con->se_log != NULL ? con->se_log : "");
+	logit(level, "relay %s, session %u, bytes in %llu (spliced "
+	    "%llu, copied %llu), out %llu (spliced %llu, copied %llu)",
+	    rlay->rl_conf.name, con->se_id,
+	    (unsigned long long)(b[0][0] + b[0][1]),
+	    (unsigned long long)b[0][0], (unsigned long long)b[0][1],
+	    (unsigned long long)(b[1][0] + b[1][1]),
+	    (unsigned long long)b[1][0], (unsigned long long)b[1][1]);
 }
 
 /*
