@@ -28,6 +28,7 @@
 #include <atf-c.h>
 
 #include "relayd.h"
+#include "http.h"
 
 /*
  * Feed a head, "\n" between lines ("\r\n" is the relay's to strip), the
