@@ -34,9 +34,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 
@@ -2320,6 +2322,32 @@ relay_splice_done(struct rsplice *sp, int reason, void *arg)
 	}
 }
 
+/*
+ * A line of a session's between its start and its end line (an HTTP/2
+ * stream relayd refused): "relay NAME, session ID, TEXT", under the
+ * options that log the end line (err: as an error), which stays as
+ * OpenBSD writes it.
+ */
+void
+relay_log_note(struct rsession *con, int err, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*text;
+
+	if ((env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON)) == 0)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	logit(err ? LOG_WARNING : LOG_INFO, "relay %s, session %u, %s",
+	    con->se_relay->rl_conf.name, con->se_id, text);
+	free(text);
+}
+
 /* Everything a session holds goes; a configuration may go with it. */
 static void
 relay_session_free(struct rsession *con)
@@ -2393,7 +2421,9 @@ relay_close(struct rsession *con, const char *msg, int err)
 		st->active--;
 	st->ends[!err ? RELAY_END_OK : strstr(msg, "timeout") != NULL ?
 	    RELAY_END_TIMEOUT : RELAY_END_ERROR]++;
-	relay_log_end(con, msg, err, b, relay_nsessions);
+	if (env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
+	    RELAYD_OPT_LOGCON))
+		relay_log_end(con, msg, err, b, relay_nsessions);
 	relay_session_free(con);
 	relay_accept_resume();
 }

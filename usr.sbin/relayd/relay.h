@@ -140,9 +140,10 @@ int		 relay_end_written(struct ctl_relay_event *, const char *);
 void		 relay_close(struct rsession *, const char *, int);
 /* from a protocol's own timer: what a hook would have answered */
 void		 relay_wish(struct rsession *, enum relay_verdict);
-/* the session end line, show sessions, statistics */
+/* the session end line, show sessions, statistics (relay_stats.c) */
 void		 relay_log(struct rsession *, const char *);
 void		 relay_log_backend(struct rsession *);
+/* a line of the session's before its end line (relay.c) */
 void		 relay_log_note(struct rsession *, int, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 void		 relay_request(struct rsession *, const char *);

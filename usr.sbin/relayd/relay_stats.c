@@ -30,7 +30,6 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +45,6 @@ static void	 relay_memtrim(unsigned int);
 #define RELAY_LOG_MAX		1024	/* texts of the end line */
 
 static struct event	 relay_statev;
-static struct relayd	*stats_env;
 
 /* The relay process: statistics from now on. */
 void
@@ -54,7 +52,6 @@ relay_stats_init(struct privsep *ps)
 {
 	struct timeval	 tv = { 1, 0 };
 
-	stats_env = ps->ps_env;
 	evtimer_set(&relay_statev, relay_statistics, ps);
 	evtimer_add(&relay_statev, &tv);
 }
@@ -96,32 +93,6 @@ relay_log_backend(struct rsession *con)
 	relay_log(con, log);
 }
 
-/*
- * A line of a session's between its start and its end line (an HTTP/2
- * stream relayd refused): "relay NAME, session ID, TEXT", under the
- * options that log the end line (err: as an error), which stays as
- * OpenBSD writes it.
- */
-void
-relay_log_note(struct rsession *con, int err, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*text;
-
-	if ((stats_env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
-	    RELAYD_OPT_LOGCON)) == 0)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) == -1)
-		text = NULL;
-	va_end(ap);
-	if (text == NULL)
-		return;
-	logit(err ? LOG_WARNING : LOG_INFO, "relay %s, session %u, %s",
-	    con->se_relay->rl_conf.name, con->se_id, text);
-	free(text);
-}
-
 /* A request began (http): counted, and shown by show sessions. */
 void
 relay_request(struct rsession *con, const char *line)
@@ -132,7 +103,9 @@ relay_request(struct rsession *con, const char *line)
 
 /*
  * The session end line is OpenBSD's, byte for byte; the byte counts, our
- * extension, follow on a line of their own.  b: [direction][mover].
+ * extension, follow on a line of their own.  b: [direction][mover],
+ * active: the sessions of the process.  The caller has checked that the
+ * configuration logs it.
  */
 void
 relay_log_end(struct rsession *con, const char *msg, int err,
@@ -143,9 +116,6 @@ relay_log_end(struct rsession *con, const char *msg, int err,
 	char		 obuf[INET6_ADDRSTRLEN];
 	int		 level;
 
-	if ((stats_env->sc_conf.opts & (err ? RELAYD_OPT_LOGCONERR :
-	    RELAYD_OPT_LOGCON)) == 0)
-		return;
 	/* an address there is none of is empty, as OpenBSD prints it */
 	if (print_host(&con->se_in.ss, ibuf, sizeof(ibuf)) == NULL)
 		ibuf[0] = '\0';
