@@ -100,7 +100,8 @@ struct dns_backend {
 	struct dns_sock		*db_pool[RELAY_DNS_POOL];
 	unsigned int		 db_gen;	/* the pool's generation */
 	unsigned int		 db_gensent;	/* queries of it */
-	time_t			 db_genstart;
+	struct timeval		 db_genstart;	/* getmonotime() */
+	struct timeval		 db_now;	/* its last query's */
 	unsigned int		 db_slot;	/* this batch's socket */
 	unsigned int		 db_batch;	/* the batch it is for */
 	unsigned int		 db_pending;
@@ -748,7 +749,8 @@ relay_dns_backend(struct relay *rlay, struct sockaddr_storage *ss)
 		TAILQ_INSERT_TAIL(&dns_backends, be, db_entry);
 	}
 	be->db_relayid = rlay->rl_conf.id;
-	be->db_used = getmonosec();
+	getmonotime(&be->db_now);
+	be->db_used = be->db_now.tv_sec;
 	return (be);
 }
 
@@ -781,14 +783,16 @@ relay_dns_sock(struct relay *rlay, struct dns_backend *be)
 {
 	static struct log_ratelimit	 rl = LOG_RATELIMIT(1);
 	struct dns_sock			*dk, *old;
+	struct timeval			 age;
 	unsigned int			 i;
 	int				 s = -1;
 
+	timersub(&be->db_now, &be->db_genstart, &age);
 	if (be->db_gensent >= RELAY_DNS_GENQUERIES ||
-	    be->db_used - be->db_genstart >= RELAY_DNS_GENSECS) {
+	    age.tv_sec >= RELAY_DNS_GENSECS || !timerisset(&be->db_genstart)) {
 		be->db_gen++;
 		be->db_gensent = 0;
-		be->db_genstart = be->db_used;
+		be->db_genstart = be->db_now;
 	}
 	be->db_gensent++;
 	if (be->db_batch != dns_batchno || be->db_gensent == 1) {
