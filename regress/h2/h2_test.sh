@@ -321,6 +321,35 @@ h2_backend_dies_cleanup()
 	stop_all
 }
 
+atf_test_case h2_backend_unreachable cleanup
+h2_backend_unreachable_head()
+{
+	atf_set "descr" "a backend that refuses the connect: every stream gets its 500 page, the session its end line"
+	atf_set "require.user" "root"
+}
+h2_backend_unreachable_body()
+{
+	require_h2
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	# nothing listens on the backend's port: the connect is refused,
+	# OpenBSD's 500 "socket error" page (as for HTTP/1.1)
+	bport=$(freeport)
+	tls_conf http "http http2
+	return error"
+	PREFORK=1 start_relayd
+	url=https://127.0.0.1:$lport
+	timeout 30 nghttp -s "$url/a" "$url/b" >refused.out 2>&1
+	[ "$(grep -c ' 500 .*/[ab]$' refused.out)" -eq 2 ] ||
+	    atf_fail "not two 500: $(cat refused.out)"
+	wait_log 10 "relay r, session [0-9]* (.*127.0.0.1:$bport"
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+h2_backend_unreachable_cleanup()
+{
+	stop_all
+}
+
 atf_test_case h2_reload cleanup
 h2_reload_head()
 {
@@ -741,6 +770,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_rules
 	atf_add_test_case h2_forward_to
 	atf_add_test_case h2_backend_dies
+	atf_add_test_case h2_backend_unreachable
 	atf_add_test_case h2_reload
 	atf_add_test_case h2_limits
 	atf_add_test_case h2_abuse

@@ -85,7 +85,7 @@ static void	 relay_portlog(struct rsession *, int, int);
 static int	 relay_fds_left(void);
 static int	 relay_fdwait(struct rsession *, int);
 static const struct relay_ops *
-		 relay_proto_ops(struct protocol *);
+		 relay_proto_ops(struct rsession *);
 static void	 relay_session_init(struct rsession *, struct relay *,
 		    const struct relay_ops *, int, struct sockaddr_storage *);
 static void	 relay_link_start(int, short, void *);
@@ -552,13 +552,19 @@ relay_stats_mine(struct relay *rlay)
 	return (&relay_counted(rlay)->rl_stats[rps->ps_instance]);
 }
 
-/* The hooks of a protocol. */
+/*
+ * The hooks of a session's protocol, the one place that chooses them:
+ * at its start by the relay's protocol, and again once its client's TLS
+ * handshake is through, when an http relay's client may have chosen h2.
+ */
 static const struct relay_ops *
-relay_proto_ops(struct protocol *p)
+relay_proto_ops(struct rsession *con)
 {
-	if (p->type == RELAY_PROTO_HTTP)
-		return (&relay_http_ops);
-	return (&relay_tcp_ops);
+	if (con->se_relay->rl_proto->type != RELAY_PROTO_HTTP)
+		return (&relay_tcp_ops);
+	if (relay_h2_chosen(con))
+		return (&relay_h2_ops);
+	return (&relay_http_ops);
 }
 
 /*
@@ -665,12 +671,13 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	struct rsession	*con;
 	int		 i, trusted;
 
-	if ((con = relay_session_new(rlay, sizeof(*con),
-	    relay_proto_ops(rlay->rl_proto), s, ss)) == NULL) {
+	if ((con = relay_session_new(rlay, sizeof(*con), NULL, s,
+	    ss)) == NULL) {
 		log_warn("%s", __func__);
 		close(s);
 		return;
 	}
+	con->se_ops = relay_proto_ops(con);
 	/* TLS records are never spliced */
 	con->se_nosplice =
 	    (rlay->rl_proto->tcpflags & TCPFLAG_NSPLICE) != 0 ||
@@ -873,14 +880,16 @@ relay_hello_read(int fd, short event, void *arg)
 	(void)relay_connect(con);
 }
 
-/* The client is there (and its TLS handshake done): on to the backend. */
+/*
+ * The client is there (and its TLS handshake done): its protocol, chosen
+ * again now that ALPN is known, starts.  It may read the request before
+ * it asks for a backend; with TLS inspection the backend is there
+ * already, and relay_act() starts the session instead.
+ */
 static void
 relay_session_accepted(struct rsession *con)
 {
-	/* an http relay's TLS client that chose h2 speaks HTTP/2 */
-	if (con->se_ops == &relay_http_ops && relay_h2_chosen(con))
-		con->se_ops = &relay_h2_ops;
-	/* a protocol may read the request before it picks a backend */
+	con->se_ops = relay_proto_ops(con);
 	relay_act(con, &con->se_in, con->se_ops->ro_init(con));
 }
 
@@ -893,6 +902,13 @@ static void
 relay_act(struct rsession *con, struct ctl_relay_event *cre,
     enum relay_verdict v)
 {
+	/* TLS inspection connected first: a protocol's start starts it */
+	if ((v == RELAY_V_READ || v == RELAY_V_CONNECT) &&
+	    (con->se_relay->rl_conf.flags & F_TLSINSPECT) &&
+	    con->se_out.tls != NULL && con->se_out.bev == NULL) {
+		relay_session_start(con);
+		return;
+	}
 	switch (v) {
 	case RELAY_V_DONE:
 	case RELAY_V_CLOSED:
@@ -1524,7 +1540,12 @@ relay_retry(struct rsession *con, enum relay_cfail why, int error)
 static int
 relay_connect_failed(struct rsession *con, enum relay_cfail why, int error)
 {
+	struct rsession	*parent = con->se_parent;
+
 	relay_stats_mine(con->se_relay)->cfailed++;
+	/* a link's session that never had a backend names the one tried */
+	if (parent != NULL && parent->se_nconnects == 0)
+		parent->se_out.ss = con->se_out.ss;
 	con->se_ops->ro_abort(con, why, error);
 	return (-1);
 }
@@ -1619,20 +1640,15 @@ relay_tls_established(struct ctl_relay_event *cre)
 	if (cre->dir == RELAY_DIR_REQUEST) {
 		log_debug("relay %s, tls session %d established (%d active)",
 		    rlay->rl_conf.name, con->se_id, relay_nsessions);
-		if ((rlay->rl_conf.flags & F_TLSINSPECT) == 0) {
-			if (relay_client_gone(cre)) {
-				/* as when it leaves before a backend */
-				cre->tin.gone = 1;
-				relay_close(con, "done", 0);
-				return;
-			}
-			relay_session_accepted(con);
+		/* with inspection the backend is there already */
+		if ((rlay->rl_conf.flags & F_TLSINSPECT) == 0 &&
+		    relay_client_gone(cre)) {
+			/* as when it leaves before a backend */
+			cre->tin.gone = 1;
+			relay_close(con, "done", 0);
 			return;
 		}
-		/* inspection: the backend is there already */
-		if (con->se_ops->ro_init(con) == RELAY_V_CLOSED)
-			return;
-		relay_session_start(con);
+		relay_session_accepted(con);
 		return;
 	}
 	log_debug("relay %s, tls session %d connected (%d active)",

@@ -87,12 +87,6 @@ enum h2_where {
 	H2_PIPE			/* on a link, waiting for its answer */
 };
 
-enum h2_backend {
-	H2_B_CONNECTING,
-	H2_B_UP,
-	H2_B_GONE		/* closed, or of no more use */
-};
-
 struct h2_session;
 struct h2_link;
 
@@ -130,17 +124,19 @@ TAILQ_HEAD(h2_streams, h2_stream);
 /*
  * A backend connection of the session's pool: a link of the core's
  * (relay_link_open()), its requests pipelined and answered in order.
+ * Its state is its rsession's (h2_link_up()); when the core ends it,
+ * l_con is NULL, and what its requests get was said at the hook.
  */
 struct h2_link {
 	TAILQ_ENTRY(h2_link)	 l_entry;
 	struct h2_session	*l_h2;
 	struct rsession		*l_con;		/* the core's; NULL: ended */
 	struct relay_table	*l_table;	/* a rule's forward to */
-	enum h2_backend		 l_state;
 	int			 l_lost;	/* of no more use: drop it */
 	int			 l_claimed;	/* a request waits for it */
-	int			 l_cfail;	/* its connect failed, or -1 */
-	const char		*l_why;		/* the core ended it so */
+	int			 l_code;	/* its requests get, once lost */
+	const char		*l_page;
+	int			 l_nocon;	/* its connect failed */
 	size_t			 l_wrote;	/* unwritten at the last run */
 	struct h2_streams	 l_pipe;
 	int			 l_npipe;
@@ -202,6 +198,7 @@ static int	 h2_fault(struct h2_session *, const char *, uint32_t);
 static int	 h2_toolarge(struct h2_session *, struct h2_stream *);
 static size_t	 h2_stream_held(struct h2_stream *);
 static int	 h2_link_resumable(struct h2_link *);
+static int	 h2_link_up(struct h2_link *);
 static void	 h2_refuse(struct h2_stream *, int, const char *);
 static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
 static void	 h2_stream_release(struct h2_stream *);
@@ -981,8 +978,6 @@ h2_link_new(struct h2_session *h2, struct relay_table *table)
 		return (NULL);
 	l->l_h2 = h2;
 	l->l_table = table;
-	l->l_state = H2_B_CONNECTING;
-	l->l_cfail = -1;
 	TAILQ_INIT(&l->l_pipe);
 	http_msg_init(&l->l_rmsg, RELAY_DIR_RESPONSE, h2->h2_maxhdr);
 	if ((l->l_con = relay_link_open(h2->h2_con, &relay_h2_link_ops,
@@ -1049,15 +1044,15 @@ h2_dispatch(struct h2_session *h2)
 		idle = wait = pipe = spare = NULL;
 		pool = 0;
 		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
-			if (l->l_state == H2_B_GONE || l->l_lost)
+			if (l->l_lost)
 				continue;
 			pool++;
 			if (l->l_table != st->st_table) {
-				if (l->l_state == H2_B_UP && l->l_npipe == 0)
+				if (h2_link_up(l) && l->l_npipe == 0)
 					spare = l;
 				continue;
 			}
-			if (l->l_state == H2_B_CONNECTING) {
+			if (!h2_link_up(l)) {
 				if (!l->l_claimed && wait == NULL)
 					wait = l;
 				continue;
@@ -1103,7 +1098,7 @@ h2_body_push(struct h2_link *l)
 	struct evbuffer		*out;
 	size_t			 n;
 
-	if (st == NULL || l->l_state != H2_B_UP || l->l_lost)
+	if (st == NULL || !h2_link_up(l) || l->l_lost)
 		return;
 	out = bufferevent_get_output(l->l_con->se_out.bev);
 	while (st->st_body != NULL &&
@@ -1134,8 +1129,8 @@ h2_body_push(struct h2_link *l)
 }
 
 /*
- * A backend connection is of no more use: the answer it was sending is
- * cut short, the requests it did not answer go again where they may
+ * A backend connection is of no more use (h2_links_check() closes it
+ * next): the answer it was sending is cut short, the requests it did not answer go again where they may
  * (twice at most), or get code.
  */
 static void
@@ -1144,10 +1139,6 @@ h2_backend_lost(struct h2_link *l, int code, const char *why)
 	struct h2_session	*h2 = l->l_h2;
 	struct h2_stream	*st;
 
-	l->l_lost = 0;
-	if (l->l_state == H2_B_UP && l->l_con != NULL)
-		relay_read_off(&l->l_con->se_out);
-	l->l_state = H2_B_GONE;
 	/* the first was answered in part: its stream ends in error */
 	if ((st = TAILQ_FIRST(&l->l_pipe)) != NULL &&
 	    (l->l_fr.fr_state != HTTP_F_HEAD || l->l_rmsg.hm_nlines > 0)) {
@@ -1177,10 +1168,6 @@ h2_backend_lost(struct h2_link *l, int code, const char *why)
 	}
 	l->l_npipe = 0;
 	l->l_wbody = NULL;
-	l->l_bclose = 0;
-	l->l_fr.fr_state = HTTP_F_HEAD;
-	l->l_toread = 0;
-	http_msg_clear(&l->l_rmsg);
 }
 
 /*
@@ -1194,26 +1181,13 @@ h2_links_check(struct h2_session *h2)
 {
 	struct h2_link		*l, *next;
 	struct h2_stream	*st, *snext;
-	const char		*why;
-	int			 code;
 
 	for (l = TAILQ_FIRST(&h2->h2_links); l != NULL; l = next) {
 		next = TAILQ_NEXT(l, l_entry);
-		if (l->l_lost) {
-			code = 502;
-			why = "backend closed";
-			if (l->l_cfail != -1) {
-				code = h2_cfail_codes[l->l_cfail];
-				why = h2_cfail_pages[l->l_cfail];
-			} else if (l->l_con == NULL && l->l_why != NULL &&
-			    strstr(l->l_why, "timeout") != NULL) {
-				code = 504;
-				why = "backend timeout";
-			}
-			h2_backend_lost(l, code, why);
-		}
-		if (l->l_state != H2_B_GONE)
+		if (!l->l_lost)
 			continue;
+		h2_backend_lost(l, l->l_code != 0 ? l->l_code : 502,
+		    l->l_page != NULL ? l->l_page : "backend closed");
 		if (l->l_con != NULL) {
 			l->l_con->se_priv = NULL;
 			relay_close(l->l_con, "done", 0);
@@ -1227,11 +1201,10 @@ h2_links_check(struct h2_session *h2)
 		 * connection of the table is busy, say).
 		 */
 		for (st = TAILQ_FIRST(&h2->h2_waiting);
-		    l->l_cfail != -1 && st != NULL; st = snext) {
+		    l->l_nocon && st != NULL; st = snext) {
 			snext = TAILQ_NEXT(st, st_entry);
 			if (st->st_table == l->l_table)
-				h2_refuse(st, h2_cfail_codes[l->l_cfail],
-				    h2_cfail_pages[l->l_cfail]);
+				h2_refuse(st, l->l_code, l->l_page);
 		}
 		http_msg_clear(&l->l_rmsg);
 		free(l);
@@ -1435,8 +1408,7 @@ h2_backend_parse(struct h2_link *l)
 	struct h2_stream	*st;
 	int			 ret = 1;
 
-	if (l->l_state != H2_B_UP || l->l_lost || l->l_con == NULL ||
-	    l->l_con->se_out.bev == NULL)
+	if (!h2_link_up(l) || l->l_lost)
 		return;
 	in = bufferevent_get_input(l->l_con->se_out.bev);
 	/* nothing after an answer that closes the connection is taken */
@@ -1464,13 +1436,20 @@ h2_stream_held(struct h2_stream *st)
 	return (st->st_resp != NULL ? evbuffer_get_length(st->st_resp) : 0);
 }
 
+/* 1 when a backend connection is up: its session started (the core's). */
+static int
+h2_link_up(struct h2_link *l)
+{
+	return (l->l_con != NULL && l->l_con->se_out.bev != NULL);
+}
+
 /* 1 when a paused backend connection may be read again. */
 static int
 h2_link_resumable(struct h2_link *l)
 {
 	struct h2_stream	*st;
 
-	if (!l->l_rpaused || l->l_state != H2_B_UP || l->l_lost)
+	if (!l->l_rpaused || !h2_link_up(l) || l->l_lost)
 		return (0);
 	st = TAILQ_FIRST(&l->l_pipe);
 	return (st == NULL || h2_stream_held(st) < H2_STREAM_RESP_MAX / 2);
@@ -1665,7 +1644,7 @@ h2_more(struct h2_session *h2, size_t client)
 	TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
 		if (l->l_lost || h2_link_resumable(l))
 			return (1);
-		if ((st = l->l_wbody) == NULL || l->l_state != H2_B_UP ||
+		if ((st = l->l_wbody) == NULL || !h2_link_up(l) ||
 		    l->l_wrote == 0 || h2_unwritten(&l->l_con->se_out) > 0)
 			continue;
 		if ((st->st_body != NULL && evbuffer_get_length(st->st_body) >
@@ -1722,7 +1701,7 @@ h2_run(struct h2_session *h2)
 		client = h2_unwritten(&con->se_in);
 		(void)relay_flush_passed(&con->se_out);
 		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
-			if (l->l_state != H2_B_UP)
+			if (!h2_link_up(l))
 				continue;
 			l->l_wrote = h2_unwritten(&l->l_con->se_out);
 			(void)relay_flush_passed(&l->l_con->se_in);
@@ -1853,7 +1832,6 @@ h2_link_connected(struct rsession *link)
 
 	if (l == NULL)
 		return (RELAY_V_DONE);
-	l->l_state = H2_B_UP;
 	return (h2_link_run(l));
 }
 
@@ -1874,20 +1852,20 @@ h2_link_eof(struct ctl_relay_event *cre)
 	return (h2_link_run(l));
 }
 
-/* A backend connection that could not connect: it ends, and says why. */
+/*
+ * A backend connection that could not connect: it ends, and its requests
+ * and those that wait for its table get why's answer.
+ */
 static void
 h2_link_abort(struct rsession *link, enum relay_cfail why, int error)
 {
 	struct h2_link	*l = link->se_priv;
-	struct rsession	*con;
 
 	(void)error;
 	if (l != NULL) {
-		l->l_cfail = why;
-		/* the end line names the backend tried, if none was had */
-		con = l->l_h2->h2_con;
-		if (con->se_nconnects == 0)
-			con->se_out.ss = link->se_out.ss;
+		l->l_nocon = 1;
+		l->l_code = h2_cfail_codes[why];
+		l->l_page = h2_cfail_pages[why];
 	}
 	relay_close(link, h2_cfail_pages[why], 1);
 }
@@ -1903,9 +1881,13 @@ h2_link_free(struct rsession *link)
 		return;
 	link->se_priv = NULL;
 	l->l_con = NULL;
-	l->l_why = link->se_why;
-	if (l->l_state != H2_B_GONE)
-		l->l_lost = 1;
+	/* a backend that timed out gives a gateway timeout */
+	if (l->l_code == 0 && link->se_why != NULL &&
+	    strstr(link->se_why, "timeout") != NULL) {
+		l->l_code = 504;
+		l->l_page = "backend timeout";
+	}
+	l->l_lost = 1;
 	evtimer_add(&l->l_h2->h2_againev, &tv);
 }
 
