@@ -97,7 +97,11 @@ struct relay_ops {
 	 * 0: with no TLS, both directions are spliced at the connect.
 	 */
 	int		 ro_userland;
-	/* after accept (and TLS): READ, CONNECT or CLOSED */
+	/*
+	 * after accept (and TLS; the ops are chosen again then, by ALPN):
+	 * READ, CONNECT or CLOSED.  With TLS inspection the backend is
+	 * there already: READ or CONNECT start the session.
+	 */
 	enum relay_verdict (*ro_init)(struct rsession *);
 	/* bytes arrived in cre->bev's input */
 	enum relay_verdict (*ro_read)(struct ctl_relay_event *);
