@@ -137,5 +137,7 @@ void		 http_header_remove(struct http_msg *, struct http_header *);
 int		 http_has_token(const char *, const char *);
 int		 http_chunk_line(const char *, size_t, off_t *);
 int		 http_line_ctl(const char *, size_t);
+int		 http_write_head(struct evbuffer *, struct http_msg *, int);
+const char	*http_error_name(int);
 
 #endif /* RELAYD_HTTP_H */

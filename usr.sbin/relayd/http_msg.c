@@ -685,3 +685,103 @@ http_frame_lineout(struct http_framer *fr, char *line, size_t len,
 	fr->fr_state = next;
 	return (HTTP_FR_LINE);
 }
+
+/* The statuses relayd answers itself, and their reason phrases. */
+static const struct {
+	int		 code;
+	const char	*name;
+} http_errors[] = {
+	{ 400,	"Bad Request" },
+	{ 403,	"Forbidden" },
+	{ 405,	"Method Not Allowed" },
+	{ 406,	"Not Acceptable" },
+	{ 408,	"Request Timeout" },
+	{ 413,	"Payload Too Large" },
+	{ 500,	"Internal Server Error" },
+	{ 502,	"Bad Gateway" },
+	{ 504,	"Gateway Timeout" }
+};
+
+const char *
+http_error_name(int code)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(http_errors); i++)
+		if (http_errors[i].code == code)
+			return (http_errors[i].name);
+	return ("Unknown Error");
+}
+
+/* Copies s to p, returns the byte after it. */
+static char *
+http_cat(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	return (p + len);
+}
+
+/*
+ * The head as it goes on: from the model, Connection: close added.  It
+ * is written in one piece into space reserved in out, without printf.
+ */
+int
+http_write_head(struct evbuffer *out, struct http_msg *m, int addclose)
+{
+	static const char	 closehdr[] = "Connection: close\r\n";
+	struct http_header	*h;
+	struct evbuffer_iovec	 v;
+	const char		*method = NULL;
+	char			*p;
+	size_t			 len;
+
+	/* "HTTP/1.x" and CRLF; a request: "METHOD TARGET "; else " NNN" */
+	len = 8 + 2;
+	if (m->hm_dir == RELAY_DIR_REQUEST) {
+		method = http_method_name(m->hm_method);
+		len += strlen(method) + 1 + strlen(m->hm_target) + 1;
+	} else {
+		len += 4;
+		if (*m->hm_reason != '\0')
+			len += 1 + strlen(m->hm_reason);
+	}
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry)
+		len += strlen(h->hh_name) + 2 + strlen(h->hh_value) + 2;
+	if (addclose)
+		len += sizeof(closehdr) - 1;
+	len += 2;
+
+	if (evbuffer_reserve_space(out, len, &v, 1) != 1 || v.iov_len < len)
+		return (-1);
+	p = v.iov_base;
+	if (method != NULL) {
+		p = http_cat(p, method, strlen(method));
+		*p++ = ' ';
+		p = http_cat(p, m->hm_target, strlen(m->hm_target));
+		*p++ = ' ';
+	}
+	p = http_cat(p, "HTTP/1.", 7);
+	*p++ = '0' + (m->hm_minor != 0);
+	if (method == NULL) {
+		*p++ = ' ';
+		*p++ = '0' + m->hm_code / 100 % 10;
+		*p++ = '0' + m->hm_code / 10 % 10;
+		*p++ = '0' + m->hm_code % 10;
+		if (*m->hm_reason != '\0') {
+			*p++ = ' ';
+			p = http_cat(p, m->hm_reason, strlen(m->hm_reason));
+		}
+	}
+	p = http_cat(p, "\r\n", 2);
+	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
+		p = http_cat(p, h->hh_name, strlen(h->hh_name));
+		p = http_cat(p, ": ", 2);
+		p = http_cat(p, h->hh_value, strlen(h->hh_value));
+		p = http_cat(p, "\r\n", 2);
+	}
+	if (addclose)
+		p = http_cat(p, closehdr, sizeof(closehdr) - 1);
+	p = http_cat(p, "\r\n", 2);
+	v.iov_len = p - (char *)v.iov_base;
+	return (evbuffer_commit_space(out, &v, 1));
+}

@@ -560,9 +560,15 @@ relay_stats_mine(struct relay *rlay)
 static const struct relay_ops *
 relay_proto_ops(struct rsession *con)
 {
-	if (con->se_relay->rl_proto->type != RELAY_PROTO_HTTP)
+	struct protocol	*proto = con->se_relay->rl_proto;
+	const char	*alpn;
+
+	if (proto->type != RELAY_PROTO_HTTP)
 		return (&relay_tcp_ops);
-	if (relay_h2_chosen(con))
+	/* h2 is offered to the TLS clients of "http http2" (relay_tls.c) */
+	if ((proto->httpflags & HTTPFLAG_HTTP2) && con->se_in.tls != NULL &&
+	    (alpn = tls_conn_alpn_selected(con->se_in.tls)) != NULL &&
+	    strcmp(alpn, "h2") == 0)
 		return (&relay_h2_ops);
 	return (&relay_http_ops);
 }

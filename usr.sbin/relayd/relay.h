@@ -329,17 +329,16 @@ void		 relay_drained(struct ctl_relay_event *);
 void		 relay_timeout(struct ctl_relay_event *, int);
 
 /* The protocols: their hooks, and what the core asks of them else. */
-struct http_msg;
 extern const struct relay_ops relay_http_ops;
+
+/* relay_http_rules.c: what both HTTP protocols share above http_msg.c */
+struct http_msg;
 int		 http_rules(struct ctl_relay_event *, struct http_msg *,
 		    struct relay_table **);
-const char	*http_error_name(int);
 char		*http_error_page(struct rsession *, int, const char *);
-int		 http_write_head(struct evbuffer *, struct http_msg *, int);
 
 /* relay_h2.c: an http relay's TLS clients that chose h2 (ALPN) */
 extern const struct relay_ops relay_h2_ops;
-int		 relay_h2_chosen(struct rsession *);
 
 /* relay_dns.c */
 #define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */

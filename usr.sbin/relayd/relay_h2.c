@@ -249,20 +249,6 @@ static const struct relay_ops relay_h2_link_ops = {
 	NULL
 };
 
-/* The client chose h2 on a TLS listener of an http2 relay. */
-int
-relay_h2_chosen(struct rsession *con)
-{
-	struct protocol	*proto = con->se_relay->rl_proto;
-	const char	*alpn;
-
-	if (con->se_in.tls == NULL || proto->type != RELAY_PROTO_HTTP ||
-	    (proto->httpflags & HTTPFLAG_HTTP2) == 0)
-		return (0);
-	alpn = tls_conn_alpn_selected(con->se_in.tls);
-	return (alpn != NULL && strcmp(alpn, "h2") == 0);
-}
-
 static struct evbuffer *
 h2_client_out(struct h2_session *h2)
 {

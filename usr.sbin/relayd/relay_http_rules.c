@@ -875,3 +875,37 @@ http_rules(struct ctl_relay_event *cre, struct http_msg *m,
 	}
 	return (0);
 }
+
+/*
+ * OpenBSD's error page for code, msg the detail it shows (none for an
+ * internal error, whose detail stays in the log): the HTML body, or
+ * NULL without memory or an address to name.
+ */
+char *
+http_error_page(struct rsession *con, int code, const char *msg)
+{
+	struct relay		*rlay = con->se_relay;
+	struct protocol		*proto = rlay->rl_proto;
+	const char		*name = http_error_name(code), *style;
+	char			 host[INET6_ADDRSTRLEN];
+	char			*body;
+
+	if (print_host(&rlay->rl_conf.ss, host, sizeof(host)) == NULL)
+		return (NULL);
+	style = proto->style != NULL ? proto->style :
+	    "body { background-color: #a00000; color: white; "
+	    "font-family: 'Comic Sans MS', 'Chalkboard SE', "
+	    "'Comic Neue', sans-serif; }\n"
+	    "hr { border: 0; border-bottom: 1px dashed; }\n";
+	if (asprintf(&body, "<!DOCTYPE html>\n<html>\n<head>\n"
+	    "<title>%03d %s</title>\n"
+	    "<style type=\"text/css\"><!--\n%s\n--></style>\n"
+	    "</head>\n<body>\n<h1>%s</h1>\n"
+	    "<div id='m'>%s</div>\n<div id='l'>%s</div>\n"
+	    "<hr><address>%s at %s port %d</address>\n"
+	    "</body>\n</html>\n", code, name, style, name,
+	    code == 500 ? "" : msg, con->se_label, HTTP_SERVERNAME,
+	    host, (int)rlay->rl_conf.port) == -1)
+		return (NULL);
+	return (body);
+}
