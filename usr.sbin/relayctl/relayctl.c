@@ -714,6 +714,14 @@ status_relay(struct imsg *imsg)
 	if (crs.dropped > 0)
 		printf("\tdatagrams dropped: %llu\n",
 		    (unsigned long long)crs.dropped);
+	if (crs.lim_refused[RELAY_LIM_CONN] > 0 ||
+	    crs.lim_refused[RELAY_LIM_RATE] > 0 ||
+	    crs.lim_refused[RELAY_LIM_OVERLOAD] > 0)
+		printf("\trefused: %llu over max-src-conn, %llu over "
+		    "max-src-conn-rate, %llu in overload tables\n",
+		    (unsigned long long)crs.lim_refused[RELAY_LIM_CONN],
+		    (unsigned long long)crs.lim_refused[RELAY_LIM_RATE],
+		    (unsigned long long)crs.lim_refused[RELAY_LIM_OVERLOAD]);
 }
 
 /* status: the processes on one line, then those that do not answer */

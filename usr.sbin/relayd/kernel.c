@@ -24,6 +24,8 @@
  * table serves), and sends the parent the ids of the hosts to use; the
  * parent checks every id against its own copy of the configuration, so
  * pfe can choose among the configured hosts and nothing else.  The
+ * relays' limits per client source are the parent's alone (relay_limit.c
+ * counts in the relay processes where they cannot be in the kernel).  The
  * back ends are kernel_nft.c (nftables, redirections) and kernel_rtnl.c
  * (rtnetlink, routers) on Linux, kernel_none.c elsewhere; the Makefile
  * picks them.
@@ -45,7 +47,13 @@ static int	 kernel_hosts(struct relayd *, struct ctl_kernsync *,
 		    objid_t, objid_t, int, struct sockaddr_storage *,
 		    unsigned int *, int *);
 
+static void	 kernel_limits_poll(int, short, void *);
+static void	 kernel_limits_flushpoll(void);
+
 static struct event	 stats_ev;
+static struct event	 limits_ev;	/* overload ... flush, seen */
+static int		 have_limits;	/* the limits' table is ours */
+static int		 limits_flush;	/* a relay has overload ... flush */
 static struct relayd	*kernel_env;	/* the parent's, for the counters */
 static int		 have_table;	/* the nftables table is ours */
 
@@ -86,6 +94,7 @@ kernel_init(struct relayd *env)
 	}
 	kernel_route_stale();
 	kernel_rdr_cleanup();
+	kernel_limits_cleanup();
 	have_table = 0;
 	return (0);
 }
@@ -253,6 +262,9 @@ kernel_cleanup(struct relayd *env)
 	if (have_table)
 		kernel_rdr_cleanup();
 	have_table = 0;
+	if (have_limits)
+		kernel_limits_cleanup();
+	have_limits = 0;
 }
 
 /*
@@ -365,4 +377,182 @@ kernel_stats(int fd, short event, void *arg)
 			proc_compose(env->sc_ps, PROC_PFE, IMSG_RDR_STATS,
 			    &st, sizeof(st));
 	evtimer_add(&stats_ev, &tv);
+}
+
+/*
+ * Limits per client source: nftables keeps those of conf's relays where
+ * the parent can write it (lim_kernel tells the relay processes so);
+ * elsewhere each relay process counts for itself, and the log says so
+ * once a relay.  Neither refuses the configuration.
+ */
+void
+kernel_limits(struct relayd *conf)
+{
+	struct relay	*rlay;
+	struct timeval	 tv = { 1, 0 };
+	const char	*why = NULL;
+	int		 n = 0, flush = 0;
+
+	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry) {
+		rlay->rl_conf.lim.lim_kernel = 0;
+		if (RELAY_LIMITED(&rlay->rl_conf.lim)) {
+			n++;
+			flush |= rlay->rl_conf.lim.lim_flush;
+		}
+	}
+	if (evtimer_initialized(&limits_ev))
+		evtimer_del(&limits_ev);
+	if (n == 0) {
+		if (have_limits)
+			kernel_limits_cleanup();
+		have_limits = 0;
+		return;
+	}
+	if (!kernel_available())
+		why = "this system has no nftables";
+	else if (!compat_net_admin())
+		why = "relayd has no CAP_NET_ADMIN for nftables";
+	else if (kernel_limits_setup(conf->sc_relays) == -1)
+		why = "nftables refused them";
+	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry) {
+		if (!RELAY_LIMITED(&rlay->rl_conf.lim))
+			continue;
+		if (why == NULL) {
+			rlay->rl_conf.lim.lim_kernel = 1;
+			continue;
+		}
+		log_warnx("relay %s: its limits per source are counted by "
+		    "each of its %d relay processes apart, not across them "
+		    "(%s)", rlay->rl_conf.name, conf->sc_conf.prefork_relay,
+		    why);
+	}
+	if (why != NULL)
+		return;
+	have_limits = 1;
+	limits_flush = flush;
+	if (!evtimer_initialized(&limits_ev))
+		evtimer_set(&limits_ev, kernel_limits_poll, NULL);
+	evtimer_add(&limits_ev, &tv);
+}
+
+/* The sources an overload table had at the last look, in one family. */
+struct lim_snap {
+	char		 ls_table[TABLE_NAME_SIZE];
+	int		 ls_f;
+	uint8_t		*ls_addrs;	/* 16 bytes each, sorted */
+	int		 ls_n;
+};
+static struct lim_snap	*lim_snaps;
+static size_t		 lim_nsnaps;
+
+static int
+lim_addrcmp(const void *a, const void *b)
+{
+	return (memcmp(a, b, 16));
+}
+
+/* The snapshot of table in family f, made if it is new. */
+static struct lim_snap *
+lim_snap(const char *table, int f)
+{
+	struct lim_snap	*s;
+	size_t		 i;
+
+	for (i = 0; i < lim_nsnaps; i++)
+		if (lim_snaps[i].ls_f == f &&
+		    strcmp(lim_snaps[i].ls_table, table) == 0)
+			return (&lim_snaps[i]);
+	if ((s = reallocarray(lim_snaps, lim_nsnaps + 1,
+	    sizeof(*s))) == NULL)
+		return (NULL);
+	lim_snaps = s;
+	s = &lim_snaps[lim_nsnaps++];
+	memset(s, 0, sizeof(*s));
+	(void)strlcpy(s->ls_table, table, sizeof(s->ls_table));
+	s->ls_f = f;
+	return (s);
+}
+
+/*
+ * Every second while nftables keeps limits: what it refused, to pfe
+ * (relayctl status, the metrics); and with "overload <table> flush",
+ * the sources it put in such a table since the last look, to the relay
+ * processes, which end their sessions (relay_limit_flush()).
+ */
+static void
+kernel_limits_poll(int fd, short event, void *arg)
+{
+	struct relay		*rlay;
+	struct ctl_limstats	 ls;
+	struct timeval		 tv = { 1, 0 };
+
+	(void)fd;
+	(void)event;
+	(void)arg;
+	TAILQ_FOREACH(rlay, kernel_env->sc_relays, rl_entry) {
+		if (!rlay->rl_conf.lim.lim_kernel)
+			continue;
+		memset(&ls, 0, sizeof(ls));
+		ls.id = rlay->rl_conf.id;
+		if (kernel_limits_refused(rlay->rl_conf.name,
+		    ls.refused) == 0)
+			(void)proc_compose(kernel_env->sc_ps, PROC_PFE,
+			    IMSG_LIMIT_STATS, &ls, sizeof(ls));
+	}
+	if (limits_flush)
+		kernel_limits_flushpoll();
+	evtimer_add(&limits_ev, &tv);
+}
+
+/* The sources new in the overload ... flush tables, to the relays. */
+static void
+kernel_limits_flushpoll(void)
+{
+	struct relay		*rlay, *r2;
+	struct relay_limits	*l;
+	struct lim_snap		*s;
+	struct ctl_limflush	 lf;
+	uint8_t			*addrs;
+	int			 f, n, i, seen;
+
+	TAILQ_FOREACH(rlay, kernel_env->sc_relays, rl_entry) {
+		l = &rlay->rl_conf.lim;
+		if (!l->lim_kernel || !l->lim_flush)
+			continue;
+		/* each table once */
+		seen = 0;
+		TAILQ_FOREACH(r2, kernel_env->sc_relays, rl_entry) {
+			if (r2 == rlay)
+				break;
+			if (r2->rl_conf.lim.lim_kernel &&
+			    r2->rl_conf.lim.lim_flush &&
+			    strcmp(r2->rl_conf.lim.lim_overload,
+			    l->lim_overload) == 0)
+				seen = 1;
+		}
+		for (f = 4; !seen && f <= 6; f += 2) {
+			if ((s = lim_snap(l->lim_overload, f)) == NULL ||
+			    (n = kernel_limits_overloaded(l->lim_overload,
+			    l->lim_expire, f, &addrs)) == -1)
+				continue;
+			qsort(addrs, n, 16, lim_addrcmp);
+			for (i = 0; i < n; i++) {
+				if (s->ls_n > 0 && bsearch(addrs + i * 16,
+				    s->ls_addrs, s->ls_n, 16,
+				    lim_addrcmp) != NULL)
+					continue;
+				memset(&lf, 0, sizeof(lf));
+				(void)strlcpy(lf.table, l->lim_overload,
+				    sizeof(lf.table));
+				lf.af = f == 4 ? AF_INET : AF_INET6;
+				memcpy(lf.addr, addrs + i * 16, 16);
+				(void)proc_compose(kernel_env->sc_ps,
+				    PROC_RELAY, IMSG_LIMIT_FLUSH, &lf,
+				    sizeof(lf));
+			}
+			free(s->ls_addrs);
+			s->ls_addrs = addrs;
+			s->ls_n = n;
+		}
+	}
 }

@@ -15,8 +15,9 @@
  */
 
 /*
- * Redirections on Linux (nftables), for the parent; routers are
- * kernel_rtnl.c's.
+ * Redirections and the relays' limits per client source on Linux
+ * (nftables), for the parent; routers are kernel_rtnl.c's.  The limits'
+ * table is described further down, at kernel_limits_setup().
  *
  * Redirections live in one nftables table of relayd's own, inet
  * relayd_rdr, written through libnftables: every change is one nft
@@ -49,6 +50,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -756,4 +758,343 @@ kernel_rdr_cleanup(void)
 			log_debug("nftables: table %s deleted", tables[i]);
 	}
 	quiet = 0;
+}
+
+/*
+ * Limits per client source of the relays (relay_limit.c keeps them in
+ * the relay processes where this cannot).  One table of relayd's own,
+ * inet relayd_limit, with one chain on the input hook that sees a
+ * connection's first packet (ct state new) to a limited listener:
+ *
+ *	set ovl_T_4, _6		overload table T: sources, each with the
+ *				table's expire as its timeout
+ *	set r_R_rate_4, _6	relay R's connection rate per source (a
+ *				limit per element, max-src-conn-rate N/S
+ *				as a bucket of N refilled in S seconds)
+ *	set r_R_conn_4, _6	relay R's connections per source (ct count)
+ *	counter c_R_conn, c_R_rate, c_R_ovl	connections refused, and why
+ *
+ * A refused connection is reset.  Sets and counters are named after
+ * the relay and table names, so that a reload keeps what they hold:
+ * each change adds what is missing, replaces the chain's rules, and
+ * deletes only what the configuration no longer names.
+ */
+#define NFT_LIMTABLE	"inet relayd_limit"
+
+/* names of the configuration in nftables: safe, and still apart */
+static const char *
+lim_name(const char *name, char *buf, size_t len)
+{
+	char		 safe[33];
+	uint32_t	 h = 2166136261U;
+	size_t		 i;
+
+	for (i = 0; name[i] != '\0'; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619U;
+	for (i = 0; name[i] != '\0' && i < sizeof(safe) - 1; i++)
+		safe[i] = isalnum((unsigned char)name[i]) ? name[i] : '_';
+	safe[i] = '\0';
+	(void)snprintf(buf, len, "%s_%08x", safe, h);
+	return (buf);
+}
+
+/* "ip saddr" for f 4 or 6, masked to the source's prefix */
+static const char *
+lim_src(const struct relay_limits *l, int f, char *buf, size_t len)
+{
+	struct in6_addr	 m;
+	char		 a[INET6_ADDRSTRLEN];
+	int		 bits = f == 4 ? l->lim_prefix4 : l->lim_prefix6, i;
+
+	if (bits == (f == 4 ? 32 : 128)) {
+		(void)snprintf(buf, len, "%s saddr", f == 4 ? "ip" : "ip6");
+		return (buf);
+	}
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < 16 && bits > 0; i++, bits -= 8)
+		m.s6_addr[i] = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+	(void)inet_ntop(f == 4 ? AF_INET : AF_INET6, &m, a, sizeof(a));
+	(void)snprintf(buf, len, "%s saddr & %s", f == 4 ? "ip" : "ip6", a);
+	return (buf);
+}
+
+/* N per S seconds as nftables says a rate: an exact one where it can */
+static void
+lim_rate(struct cmdbuf *cb, const struct relay_limits *l)
+{
+	uint64_t	 n = l->lim_rate, s = l->lim_rateint;
+
+	if (n % s == 0)
+		cmd_add(cb, "%llu/second", (unsigned long long)(n / s));
+	else if (n * 60 % s == 0)
+		cmd_add(cb, "%llu/minute", (unsigned long long)(n * 60 / s));
+	else if (n * 3600 % s == 0 || n * 3600 / s > 0)
+		cmd_add(cb, "%llu/hour",
+		    (unsigned long long)(n * 3600 + s / 2) / s);
+	else
+		cmd_add(cb, "%llu/day",
+		    (unsigned long long)((n * 86400 + s / 2) / s));
+	cmd_add(cb, " burst %llu packets", (unsigned long long)n);
+}
+
+/* A name the configuration has, one a line: the others are stale. */
+static void
+lim_keep(FILE *names, const char *kind, const char *name)
+{
+	fprintf(names, "%s %s\n", kind, name);
+}
+
+/* The rules of one family f (4, 6) of a limited relay's listener. */
+static void
+lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
+{
+	struct relay_limits	*l = &rlay->rl_conf.lim;
+	char			 r[64], t[64], src[80], match[160];
+	char			 a[INET6_ADDRSTRLEN], set[128], ovl[128];
+	char			 add[256];
+	const struct sockaddr_storage *ss = &rlay->rl_conf.ss;
+	int			 any;
+
+	lim_name(rlay->rl_conf.name, r, sizeof(r));
+	lim_src(l, f, src, sizeof(src));
+	any = ss->ss_family == AF_INET ?
+	    ((const struct sockaddr_in *)ss)->sin_addr.s_addr == INADDR_ANY :
+	    IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->
+	    sin6_addr);
+	/* an IPv6 listener on any address takes IPv4 clients too */
+	if ((ss->ss_family == AF_INET && f == 6) ||
+	    (ss->ss_family == AF_INET6 && f == 4 && !any))
+		return;
+	if (any)
+		(void)snprintf(match, sizeof(match),
+		    "meta nfproto %s tcp dport %u ct state new",
+		    f == 4 ? "ipv4" : "ipv6", rlay->rl_conf.port);
+	else
+		(void)snprintf(match, sizeof(match),
+		    "%s daddr %s tcp dport %u ct state new",
+		    f == 4 ? "ip" : "ip6", nft_addr(ss, a, sizeof(a)),
+		    rlay->rl_conf.port);
+	add[0] = '\0';
+	if (l->lim_overload[0] != '\0') {
+		lim_name(l->lim_overload, t, sizeof(t));
+		(void)snprintf(ovl, sizeof(ovl), "ovl_%s_%u_%d", t,
+		    l->lim_expire, f);
+		cmd_add(cb, "add set %s %s { type %s; flags dynamic,timeout; "
+		    "timeout %us; size %u; }\n", NFT_LIMTABLE, ovl,
+		    f == 4 ? "ipv4_addr" : "ipv6_addr", l->lim_expire,
+		    RELAY_LIMIT_SOURCES);
+		lim_keep(names, "set", ovl);
+		cmd_add(cb, "add rule %s in %s %s @%s counter name c_%s_ovl "
+		    "reject with tcp reset\n", NFT_LIMTABLE, match, src, ovl,
+		    r);
+		(void)snprintf(add, sizeof(add), "add @%s { %s } ", ovl, src);
+	}
+	if (l->lim_rateint > 0) {
+		(void)snprintf(set, sizeof(set), "r_%s_rate%u_%u_%d", r,
+		    l->lim_rate, l->lim_rateint, f);
+		cmd_add(cb, "add set %s %s { type %s; flags dynamic,timeout; "
+		    "timeout %us; size %u; }\n", NFT_LIMTABLE, set,
+		    f == 4 ? "ipv4_addr" : "ipv6_addr", l->lim_rateint,
+		    RELAY_LIMIT_SOURCES);
+		lim_keep(names, "set", set);
+		cmd_add(cb, "add rule %s in %s update @%s { %s limit rate "
+		    "over ", NFT_LIMTABLE, match, set, src);
+		lim_rate(cb, l);
+		cmd_add(cb, " } %scounter name c_%s_rate reject with tcp "
+		    "reset\n", add, r);
+	}
+	if (l->lim_maxconn > 0) {
+		(void)snprintf(set, sizeof(set), "r_%s_conn_%d", r, f);
+		cmd_add(cb, "add set %s %s { type %s; flags dynamic; "
+		    "size %u; }\n", NFT_LIMTABLE, set,
+		    f == 4 ? "ipv4_addr" : "ipv6_addr", RELAY_LIMIT_SOURCES);
+		lim_keep(names, "set", set);
+		cmd_add(cb, "add rule %s in %s add @%s { %s ct count over "
+		    "%u } %scounter name c_%s_conn reject with tcp reset\n",
+		    NFT_LIMTABLE, match, set, src, l->lim_maxconn, add, r);
+	}
+}
+
+/*
+ * The limits of relays, all of them in one transaction: -1 when
+ * nftables refused it (and what was there stays).
+ */
+int
+kernel_limits_setup(struct relaylist *relays)
+{
+	struct cmdbuf	 cb;
+	struct relay	*rlay;
+	FILE		*names;
+	char		*have = NULL, *keep = NULL, *p, *line, *save;
+	char		 r[64], kind[16], name[160], want[200];
+	const char	*cnt[] = { "conn", "rate", "ovl" };
+	size_t		 keeplen = 0, i;
+	int		 f, ret;
+
+	/* what is there, that the configuration may no longer name */
+	quiet = 1;
+	cmd_open(&cb);
+	cmd_add(&cb, "list sets table %s\nlist counters table %s\n",
+	    NFT_LIMTABLE, NFT_LIMTABLE);
+	if (cmd_run(&cb, &have) != 0)
+		have = NULL;
+	quiet = 0;
+
+	if ((names = open_memstream(&keep, &keeplen)) == NULL)
+		fatal("%s", __func__);
+	cmd_open(&cb);
+	cmd_add(&cb, "add table %s\n", NFT_LIMTABLE);
+	cmd_add(&cb, "add chain %s in { type filter hook input priority "
+	    "filter - 1; policy accept; }\n", NFT_LIMTABLE);
+	cmd_add(&cb, "flush chain %s in\n", NFT_LIMTABLE);
+	TAILQ_FOREACH(rlay, relays, rl_entry) {
+		if (!RELAY_LIMITED(&rlay->rl_conf.lim))
+			continue;
+		lim_name(rlay->rl_conf.name, r, sizeof(r));
+		for (i = 0; i < nitems(cnt); i++) {
+			(void)snprintf(name, sizeof(name), "c_%s_%s", r,
+			    cnt[i]);
+			cmd_add(&cb, "add counter %s %s\n", NFT_LIMTABLE,
+			    name);
+			lim_keep(names, "counter", name);
+		}
+		for (f = 4; f <= 6; f += 2)
+			lim_rules(&cb, names, rlay, f);
+	}
+	if (fclose(names) != 0)
+		fatal("%s", __func__);
+	/* the stale: "set NAME {" and "counter NAME {" lines not kept */
+	for (line = have != NULL ? strtok_r(have, "\n", &save) : NULL;
+	    line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, " %15s %159s {", kind, name) != 2 ||
+		    (strcmp(kind, "set") != 0 && strcmp(kind, "counter") != 0))
+			continue;
+		(void)snprintf(want, sizeof(want), "%s %s\n", kind, name);
+		for (p = keep; p != NULL && (p = strstr(p, want)) != NULL;
+		    p++)
+			if (p == keep || p[-1] == '\n')
+				break;
+		if (p == NULL)
+			cmd_add(&cb, "delete %s %s %s\n", kind, NFT_LIMTABLE,
+			    name);
+	}
+	free(have);
+	free(keep);
+	ret = cmd_run(&cb, NULL);
+	return (ret);
+}
+
+/* No limits in nftables: the table goes, if it is there. */
+void
+kernel_limits_cleanup(void)
+{
+	struct cmdbuf	 cb;
+	char		*out = NULL;
+
+	quiet = 1;
+	cmd_open(&cb);
+	cmd_add(&cb, "list table %s\n", NFT_LIMTABLE);
+	if (cmd_run(&cb, &out) == 0) {
+		free(out);
+		cmd_open(&cb);
+		cmd_add(&cb, "delete table %s\n", NFT_LIMTABLE);
+		if (cmd_run(&cb, NULL) == 0)
+			log_debug("nftables: table %s deleted", NFT_LIMTABLE);
+	}
+	quiet = 0;
+}
+
+/*
+ * The sources in overload table "table" (of expire seconds) now, in
+ * family f: their masked addresses, 16 bytes each, in *addrs (the
+ * caller's to free), their number returned; -1 on error.
+ */
+int
+kernel_limits_overloaded(const char *table, uint32_t expire, int f,
+    uint8_t **addrs)
+{
+	struct cmdbuf	 cb;
+	struct in6_addr	 a;
+	char		 t[64], *out = NULL, *p, *e, *tok, *save;
+	uint8_t		*v = NULL, *nv;
+	size_t		 n = 0, max = 0;
+
+	*addrs = NULL;
+	lim_name(table, t, sizeof(t));
+	quiet = 1;
+	cmd_open(&cb);
+	cmd_add(&cb, "list set %s ovl_%s_%u_%d\n", NFT_LIMTABLE, t, expire,
+	    f);
+	if (cmd_run(&cb, &out) != 0) {
+		quiet = 0;
+		return (-1);
+	}
+	quiet = 0;
+	if ((p = strstr(out, "elements = {")) != NULL &&
+	    (e = strchr(p, '}')) != NULL) {
+		*e = '\0';
+		p += strlen("elements = {");
+		/* "ADDR [timeout T] [expires E], ..." */
+		for (tok = strtok_r(p, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save)) {
+			tok += strspn(tok, " \t\n");
+			tok[strcspn(tok, " \t\n")] = '\0';
+			memset(&a, 0, sizeof(a));
+			if (inet_pton(f == 4 ? AF_INET : AF_INET6, tok,
+			    &a) != 1)
+				continue;
+			if (n == max) {
+				max = max == 0 ? 64 : max * 2;
+				if ((nv = reallocarray(v, max, 16)) == NULL) {
+					free(v);
+					free(out);
+					return (-1);
+				}
+				v = nv;
+			}
+			memcpy(v + n * 16, &a, 16);
+			n++;
+		}
+	}
+	free(out);
+	*addrs = v;
+	return ((int)n);
+}
+
+/*
+ * The connections nftables refused for the relay named relay, by
+ * RELAY_LIM_*, into refused; -1 on error.
+ */
+int
+kernel_limits_refused(const char *relay, uint64_t *refused)
+{
+	struct cmdbuf	 cb;
+	const char	*why[RELAY_LIM_MAX] = { "conn", "rate", "ovl" };
+	char		 r[64], *out = NULL, *p;
+	unsigned long long n;
+	int		 i;
+
+	lim_name(relay, r, sizeof(r));
+	quiet = 1;
+	cmd_open(&cb);
+	for (i = 0; i < RELAY_LIM_MAX; i++)
+		cmd_add(&cb, "list counter %s c_%s_%s\n", NFT_LIMTABLE, r,
+		    why[i]);
+	if (cmd_run(&cb, &out) != 0) {
+		quiet = 0;
+		return (-1);
+	}
+	quiet = 0;
+	/* three "counter NAME { packets N bytes M }", in that order */
+	p = out;
+	for (i = 0; i < RELAY_LIM_MAX; i++) {
+		refused[i] = 0;
+		if (p == NULL || (p = strstr(p, "packets ")) == NULL)
+			break;
+		if (sscanf(p, "packets %llu", &n) == 1)
+			refused[i] = n;
+		p++;
+	}
+	free(out);
+	return (0);
 }

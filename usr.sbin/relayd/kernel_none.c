@@ -79,3 +79,34 @@ void
 kernel_route_stale(void)
 {
 }
+
+int
+kernel_limits_setup(struct relaylist *relays)
+{
+	(void)relays;
+	return (-1);
+}
+
+void
+kernel_limits_cleanup(void)
+{
+}
+
+int
+kernel_limits_refused(const char *relay, uint64_t *refused)
+{
+	(void)relay;
+	(void)refused;
+	return (-1);
+}
+
+int
+kernel_limits_overloaded(const char *table, uint32_t expire, int f,
+    uint8_t **addrs)
+{
+	(void)table;
+	(void)expire;
+	(void)f;
+	*addrs = NULL;
+	return (-1);
+}

@@ -123,6 +123,8 @@ static void	 metric_keyop_summary(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_relay_ends(struct metrics *, FILE *,
 		    const struct metric_def *);
+static void	 metric_relay_refused(struct metrics *, FILE *,
+		    const struct metric_def *);
 static void	 metric_relay_expiry(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_relay_bytes(struct metrics *, FILE *,
@@ -140,6 +142,9 @@ relay_stats_sum(struct relay *rlay, struct relay_stats *crs)
 
 	memset(crs, 0, sizeof(*crs));
 	crs->interval = RELAY_STATINTERVAL;
+	/* what nftables refused: before any relay process saw it */
+	for (d = 0; d < RELAY_LIM_MAX; d++)
+		crs->lim_refused[d] = rlay->rl_limrefused[d];
 	for (i = 0; i < PROC_MAX_INSTANCES; i++) {
 		rs = &rlay->rl_stats[i];
 		crs->cnt += rs->cnt;
@@ -157,6 +162,8 @@ relay_stats_sum(struct relay *rlay, struct relay_stats *crs)
 		crs->cfailed += rs->cfailed;
 		for (d = 0; d < RELAY_END_MAX; d++)
 			crs->ends[d] += rs->ends[d];
+		for (d = 0; d < RELAY_LIM_MAX; d++)
+			crs->lim_refused[d] += rs->lim_refused[d];
 		for (d = 0; d < 2; d++)
 			for (k = 0; k < 2; k++)
 				crs->bytes[d][k] += rs->bytes[d][k];
@@ -411,6 +418,10 @@ static const struct metric_def metric_defs[] = {
 	{ "relayd_relay_session_ends_total", "counter",
 	    "Sessions that ended, by how: ok, error or timeout.",
 	    metric_relay_ends, NULL },
+	{ "relayd_relay_refused_total", "counter",
+	    "Connections refused by the relay's limits per client source, "
+	    "by the limit: max-src-conn, max-src-conn-rate or overload.",
+	    metric_relay_refused, NULL },
 	{ "relayd_relay_bytes_total", "counter",
 	    "Bytes relayed: in from clients, out from backends, spliced "
 	    "by the kernel or copied by the relay.", metric_relay_bytes, NULL },
@@ -640,6 +651,25 @@ metric_relay_ends(struct metrics *m, FILE *f, const struct metric_def *md)
 			fputc(',', f);
 			metric_label(f, "end", ends[k]);
 			metric_value(f, m->m_relays[i].st.ends[k]);
+		}
+}
+
+static void
+metric_relay_refused(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	static const char	*why[RELAY_LIM_MAX] = {
+		"max-src-conn", "max-src-conn-rate", "overload"
+	};
+	size_t			 i;
+	int			 k;
+
+	for (i = 0; i < m->m_nrelays; i++)
+		for (k = 0; k < RELAY_LIM_MAX; k++) {
+			fprintf(f, "%s{", md->name);
+			metric_label(f, "relay", m->m_relays[i].name);
+			fputc(',', f);
+			metric_label(f, "limit", why[k]);
+			metric_value(f, m->m_relays[i].st.lim_refused[k]);
 		}
 }
 

@@ -200,6 +200,7 @@ static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
 static int	 relay_dnscheck(struct relay *);
+static int	 relay_limitcheck(struct relay *);
 static void	 relay_free(struct relay *);
 static void	 relay_ppfrom(struct relay *, int);
 static int	 sockperm_ok(void);
@@ -261,6 +262,7 @@ typedef struct {
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
 %token	HTTP2 STREAMS PIPELINE CONNECTIONS
+%token	MAXSRCCONN MAXSRCCONNRATE OVERLOAD FLUSH EXPIRE SRCPREFIX
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -1518,6 +1520,9 @@ relaydef	: RELAY STRING			{
 			}
 			r->rl_conf.id = ++last_relay_id;
 			r->rl_conf.timeout.tv_sec = RELAY_TIMEOUT;
+			r->rl_conf.lim.lim_prefix4 = 32;
+			r->rl_conf.lim.lim_prefix6 = RELAY_LIMIT_PREFIX6;
+			r->rl_conf.lim.lim_expire = RELAY_LIMIT_EXPIRE;
 			r->rl_conf.fwdmode = RELAY_DSTMODE_DEFAULT;
 			r->rl_s = -1;
 			r->rl_us = -1;
@@ -1633,7 +1638,81 @@ relayoptsl	: LISTEN ON STRING optport opttls	{
 			p->flags |= F_USED;
 		}
 		| DISABLE		{ rlay->rl_conf.flags |= F_DISABLE; }
+		| limitopt
 		| include
+		;
+
+/* Limits per client source, in pf's words (relay_limit.c) */
+limitopt	: MAXSRCCONN NUMBER		{
+			if ($2 < 1 || $2 > UINT32_MAX) {
+				yyerror("max-src-conn %lld: 1 to %u",
+				    (long long)$2, UINT32_MAX);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_maxconn = $2;
+		}
+		| MAXSRCCONNRATE NUMBER '/' NUMBER	{
+			if ($2 < 1 || $2 > UINT32_MAX) {
+				yyerror("max-src-conn-rate %lld/%lld: 1 to %u "
+				    "connections", (long long)$2,
+				    (long long)$4, UINT32_MAX);
+				YYERROR;
+			}
+			if ($4 < 1 || $4 > 86400) {
+				yyerror("max-src-conn-rate %lld/%lld: 1 to "
+				    "86400 seconds", (long long)$2,
+				    (long long)$4);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_rate = $2;
+			rlay->rl_conf.lim.lim_rateint = $4;
+		}
+		| MAXSRCCONNRATE NUMBER		{
+			yyerror("max-src-conn-rate %lld: connections/seconds, "
+			    "as in %lld/10", (long long)$2, (long long)$2);
+			YYERROR;
+		}
+		| OVERLOAD tablename overloadopts	{
+			if (strlcpy(rlay->rl_conf.lim.lim_overload, $2,
+			    sizeof(rlay->rl_conf.lim.lim_overload)) >=
+			    sizeof(rlay->rl_conf.lim.lim_overload)) {
+				yyerror("overload table name too long");
+				FREEARG($2);
+				YYERROR;
+			}
+			FREEARG($2);
+		}
+		| SRCPREFIX INET NUMBER		{
+			if ($3 < 1 || $3 > 32) {
+				yyerror("src-prefix inet %lld: 1 to 32",
+				    (long long)$3);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_prefix4 = $3;
+		}
+		| SRCPREFIX INET6 NUMBER	{
+			if ($3 < 1 || $3 > 128) {
+				yyerror("src-prefix inet6 %lld: 1 to 128",
+				    (long long)$3);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_prefix6 = $3;
+		}
+		;
+
+overloadopts	: /* empty */
+		| overloadopts overloadopt
+		;
+
+overloadopt	: FLUSH			{ rlay->rl_conf.lim.lim_flush = 1; }
+		| EXPIRE NUMBER		{
+			if ($2 < 1 || $2 > 86400 * 365) {
+				yyerror("overload expire %lld: 1 to %d seconds",
+				    (long long)$2, 86400 * 365);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_expire = $2;
+		}
 		;
 
 optport		: /* empty */			{ $$ = 0; }
@@ -2995,8 +3074,10 @@ static const struct keywords keywords[] = {
 	{ "error",		ERROR },
 	{ "errors",		ERRORS },
 	{ "expect",		EXPECT },
+	{ "expire",		EXPIRE },
 	{ "external",		EXTERNAL },
 	{ "file",		FILENAME },
+	{ "flush",		FLUSH },
 	{ "forward",		FORWARD },
 	{ "from",		FROM },
 	{ "glob",		GLOB },
@@ -3024,6 +3105,8 @@ static const struct keywords keywords[] = {
 	{ "log",		LOG },
 	{ "lookup",		LOOKUP },
 	{ "match",		MATCH },
+	{ "max-src-conn",	MAXSRCCONN },
+	{ "max-src-conn-rate",	MAXSRCCONNRATE },
 	{ "method",		METHOD },
 	{ "mode",		MODE },
 	{ "nat",		NAT },
@@ -3031,6 +3114,7 @@ static const struct keywords keywords[] = {
 	{ "nodelay",		NODELAY },
 	{ "nothing",		NOTHING },
 	{ "on",			ON },
+	{ "overload",		OVERLOAD },
 	{ "owner",		OWNER },
 	{ "params",		PARAMS },
 	{ "parent",		PARENT },
@@ -3071,6 +3155,7 @@ static const struct keywords keywords[] = {
 	{ "socket",		SOCKET },
 	{ "source-hash",	SRCHASH },
 	{ "splice",		SPLICE },
+	{ "src-prefix",		SRCPREFIX },
 	{ "state",		STATE },
 	{ "sticky-address",	STICKYADDR },
 	{ "streams",		STREAMS },
@@ -4287,6 +4372,10 @@ relay_finish(struct relay *r)
 		relay_free(r);
 		return (-1);
 	}
+	if (relay_limitcheck(r) == -1) {
+		relay_free(r);
+		return (-1);
+	}
 	r->rl_conf.ss = listen_ss[0];
 	r->rl_conf.port = listen_port[0];
 	if (listen_tls[0])
@@ -4304,6 +4393,52 @@ relay_finish(struct relay *r)
 	for (i = 1; i < nlisten; i++)
 		if (relay_clone(r, &listen_ss[i], listen_port[i], i) == -1)
 			return (-1);
+	return (0);
+}
+
+/* The limits per source of a relay: what they need, and agreement. */
+static int
+relay_limitcheck(struct relay *r)
+{
+	struct relay_limits	*l = &r->rl_conf.lim, *o;
+	struct relay		*other;
+	int			 i;
+
+	if (!RELAY_LIMITED(l)) {
+		if (l->lim_overload[0] != '\0') {
+			yyerror("relay %s: overload <%s> without max-src-conn "
+			    "or max-src-conn-rate", r->rl_conf.name,
+			    l->lim_overload);
+			return (-1);
+		}
+		return (0);
+	}
+	if (r->rl_proto->type == RELAY_PROTO_DNS) {
+		yyerror("relay %s: max-src-conn and max-src-conn-rate count "
+		    "TCP connections, not a dns relay's queries",
+		    r->rl_conf.name);
+		return (-1);
+	}
+	for (i = 0; i < nlisten; i++)
+		if (listen_ss[i].ss_family == AF_UNIX) {
+			yyerror("relay %s: a unix socket listener has no "
+			    "source address to limit", r->rl_conf.name);
+			return (-1);
+		}
+	if (l->lim_overload[0] == '\0')
+		return (0);
+	TAILQ_FOREACH(other, conf->sc_relays, rl_entry) {
+		o = &other->rl_conf.lim;
+		if (strcmp(o->lim_overload, l->lim_overload) != 0 ||
+		    (o->lim_expire == l->lim_expire &&
+		    o->lim_prefix4 == l->lim_prefix4 &&
+		    o->lim_prefix6 == l->lim_prefix6))
+			continue;
+		yyerror("relay %s: overload <%s> with another expire or "
+		    "src-prefix than relay %s", r->rl_conf.name,
+		    l->lim_overload, other->rl_conf.name);
+		return (-1);
+	}
 	return (0);
 }
 

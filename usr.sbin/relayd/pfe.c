@@ -91,7 +91,9 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
 	struct ctl_procinfo	 pi;
 	struct ctl_rdrstats	 rst;
+	struct ctl_limstats	 lst;
 	struct rdr		*rdr;
+	struct relay		*rlay;
 	struct ctl_sock		 cs;
 
 	(void)fd;
@@ -134,6 +136,13 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_AGENTX_SOCK:
 		agentx_getsock(imsg->fd);
+		break;
+	case IMSG_LIMIT_STATS:
+		IMSG_EXACT_SIZE_CHECK(imsg, &lst);
+		memcpy(&lst, imsg->data, sizeof(lst));
+		if ((rlay = relay_find(env, lst.id)) != NULL)
+			memcpy(rlay->rl_limrefused, lst.refused,
+			    sizeof(rlay->rl_limrefused));
 		break;
 	case IMSG_RDR_STATS:
 		IMSG_EXACT_SIZE_CHECK(imsg, &rst);

@@ -359,6 +359,26 @@ print_protocol(struct protocol *p)
 	printf("}\n");
 }
 
+/* A relay's limits per client source, as relayd.conf says them. */
+static void
+print_limits(const struct relay_limits *l)
+{
+	if (l->lim_maxconn > 0)
+		printf("\tmax-src-conn %u\n", l->lim_maxconn);
+	if (l->lim_rateint > 0)
+		printf("\tmax-src-conn-rate %u/%u\n", l->lim_rate,
+		    l->lim_rateint);
+	if (l->lim_overload[0] != '\0')
+		printf("\toverload <%s>%s expire %u\n", l->lim_overload,
+		    l->lim_flush ? " flush" : "", l->lim_expire);
+	if (!RELAY_LIMITED(l))
+		return;
+	if (l->lim_prefix4 != 32)
+		printf("\tsrc-prefix inet %u\n", l->lim_prefix4);
+	if (l->lim_prefix6 != RELAY_LIMIT_PREFIX6)
+		printf("\tsrc-prefix inet6 %u\n", l->lim_prefix6);
+}
+
 static void
 print_relay(struct relayd *env, struct relay *rlay)
 {
@@ -438,6 +458,7 @@ print_relay(struct relayd *env, struct relay *rlay)
 		    rlt->rlt_flags & F_BACKUP ? "\t# backup" : "");
 	}
 	printf("\tsession timeout %lld\n", (long long)rc->timeout.tv_sec);
+	print_limits(&rc->lim);
 	if (rc->flags & F_HASHKEY)
 		printf("\t# hash key set\n");
 	if (rc->flags & F_DISABLE)

@@ -90,7 +90,8 @@ static void	 relay_session_init(struct rsession *, struct relay *,
 		    const struct relay_ops *, int, struct sockaddr_storage *);
 static void	 relay_link_start(int, short, void *);
 static void	 relay_session(struct relay *, int,
-		    struct sockaddr_storage *);
+		    struct sockaddr_storage *, struct lim_ent *);
+static void	 relay_refuse(int);
 static void	 relay_session_begin(struct rsession *);
 static void	 relay_unixconnect_done(struct imsg *);
 static struct rsession *
@@ -243,6 +244,9 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 		break;
 	case IMSG_UNIXCONNECT:
 		relay_unixconnect_done(imsg);
+		break;
+	case IMSG_LIMIT_FLUSH:
+		relay_limit_flushed(imsg);
 		break;
 	default:
 		return (config_dispatch(env, imsg));
@@ -484,6 +488,7 @@ relay_accept(int fd, short event, void *arg)
 	struct relay		*rlay = arg;
 	struct sockaddr_storage	 ss;
 	struct timeval		 tv = { 1, 0 };
+	struct lim_ent		*lim;
 	socklen_t		 slen;
 	int			 s, i;
 
@@ -525,8 +530,26 @@ relay_accept(int fd, short event, void *arg)
 			close(s);
 			continue;
 		}
-		relay_session(rlay, s, &ss);
+		/* limits per source the kernel does not keep */
+		lim = NULL;
+		if (RELAY_LIMITED(&rlay->rl_conf.lim) &&
+		    !rlay->rl_conf.lim.lim_kernel &&
+		    relay_limit_accept(rlay, &ss, &lim) == -1) {
+			relay_refuse(s);
+			continue;
+		}
+		relay_session(rlay, s, &ss, lim);
 	}
+}
+
+/* A connection refused at once: reset, as the kernel refuses it. */
+static void
+relay_refuse(int s)
+{
+	struct linger	 l = { 1, 0 };
+
+	(void)setsockopt(s, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(s);
 }
 
 /*
@@ -672,7 +695,8 @@ relay_link_start(int fd, short event, void *arg)
 }
 
 static void
-relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
+relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss,
+    struct lim_ent *lim)
 {
 	struct rsession	*con;
 	int		 i, trusted;
@@ -680,9 +704,11 @@ relay_session(struct relay *rlay, int s, struct sockaddr_storage *ss)
 	if ((con = relay_session_new(rlay, sizeof(*con), NULL, s,
 	    ss)) == NULL) {
 		log_warn("%s", __func__);
+		relay_limit_release(lim);
 		close(s);
 		return;
 	}
+	con->se_lim = lim;
 	con->se_ops = relay_proto_ops(con);
 	/* TLS records are never spliced */
 	con->se_nosplice =
@@ -2387,6 +2413,7 @@ relay_session_free(struct rsession *con)
 	relay_tls_inspected_drop(con);
 	free(con->se_pp);
 	free(con->se_sni);
+	relay_limit_release(con->se_lim);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	if (con->se_parent != NULL) {
 		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);

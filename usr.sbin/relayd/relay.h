@@ -299,6 +299,7 @@ struct rsession {
 	struct pp_read		*se_pp;		/* a PROXY header coming in */
 	char			*se_sni;	/* TLS inspection: the name the
 						   client's hello asks for */
+	struct lim_ent		*se_lim;	/* its source's counts */
 	struct rsession		*se_parent;	/* a link: whose it is */
 	TAILQ_HEAD(rsession_links, rsession) se_links;	/* its links */
 	TAILQ_ENTRY(rsession)	 se_link;
@@ -355,6 +356,14 @@ void		 relay_dns_launch(struct relayd *, struct relay *);
 void		 relay_dns_stop(struct relay *);
 int		 relay_dns_parse(const uint8_t *, size_t, struct dns_msg *);
 unsigned int	 relay_dns_sockets(void);
+
+/* relay_limit.c: limits per source the kernel does not keep */
+struct lim_ent;
+int		 relay_limit_accept(struct relay *, struct sockaddr_storage *,
+		    struct lim_ent **);
+void		 relay_limit_release(struct lim_ent *);
+void		 relay_limit_flush(const char *, int, const uint8_t *);
+void		 relay_limit_flushed(struct imsg *);
 
 /* The TLS side of a session (relay_tls.c, tls_keyops.c). */
 int		 relay_tls_inspect(struct rsession *);

@@ -278,6 +278,8 @@ parent_run(struct relayd *env, int argc, char *argv[])
 		kernel_cleanup(env);
 		exit(1);
 	}
+	/* limits per source: in nftables, or counted by the relays */
+	kernel_limits(env);
 	/* carp's demotion: every group demoted until the checks are in */
 	demote_init(env);
 	signal_set(&ps->ps_evsigint, SIGINT, parent_sig_handler, ps);
@@ -603,6 +605,7 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 	log_info("reloading configuration from %s", filename);
 	relay_unix_unlink(env, new);
 	kernel_reload(env, new);
+	kernel_limits(new);
 	config_replace(env, new);
 
 	config_setreset(env);

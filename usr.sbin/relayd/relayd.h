@@ -167,6 +167,10 @@ enum imsg_type {
 	IMSG_LOG_SOCKET,		/* parent -> child: a new one */
 	IMSG_CTL_DENIED,		/* pfe -> relayctl: not permitted on
 					   the restricted socket */
+	IMSG_LIMIT_FLUSH,		/* parent -> relay: a source went
+					   into an overload ... flush table */
+	IMSG_LIMIT_STATS,		/* parent -> pfe: what nftables
+					   refused, per relay */
 	IMSG_MAX
 };
 
@@ -766,6 +770,48 @@ TAILQ_HEAD(protolist, protocol);
 #define PROTO_NSTR		4	/* strings sent with a protocol */
 
 /* Relays */
+/*
+ * Limits per client source (max-src-conn, max-src-conn-rate, overload):
+ * nftables enforces them where the parent can (lim_kernel), the relay
+ * processes, each for itself, where it cannot (relay_limit.c).
+ */
+struct relay_limits {
+	uint32_t		 lim_maxconn;	/* sessions at once; 0: none */
+	uint32_t		 lim_rate;	/* new connections ... */
+	uint32_t		 lim_rateint;	/* ... per so many s; 0: none */
+	char			 lim_overload[TABLE_NAME_SIZE]; /* "": none */
+	int			 lim_flush;	/* overload ends its sessions */
+	uint32_t		 lim_expire;	/* s in the overload table */
+	uint8_t			 lim_prefix4;	/* sources grouped by prefix */
+	uint8_t			 lim_prefix6;
+	int			 lim_kernel;	/* the parent installed them */
+};
+#define RELAY_LIMIT_EXPIRE	600	/* overload: refused for 10 minutes */
+#define RELAY_LIMIT_PREFIX6	64	/* IPv6 sources: a /64 is one */
+#define RELAY_LIMITED(l)	((l)->lim_maxconn > 0 || (l)->lim_rateint > 0)
+#define RELAY_LIMIT_SOURCES	65536	/* sources counted a set */
+
+/* Why a connection was refused by its source's limits */
+enum relay_lim {
+	RELAY_LIM_CONN = 0,		/* max-src-conn */
+	RELAY_LIM_RATE,			/* max-src-conn-rate */
+	RELAY_LIM_OVERLOAD,		/* in the overload table */
+	RELAY_LIM_MAX
+};
+
+/* parent -> pfe: a relay's connections nftables refused, and why */
+struct ctl_limstats {
+	objid_t			 id;
+	uint64_t		 refused[RELAY_LIM_MAX];
+};
+
+/* parent -> relay: a source in an overload table (its masked address) */
+struct ctl_limflush {
+	char			 table[TABLE_NAME_SIZE];
+	int			 af;
+	uint8_t			 addr[16];
+};
+
 struct relay_config {
 	objid_t			 id;
 	uint32_t		 flags;
@@ -793,6 +839,7 @@ struct relay_config {
 	struct rule_addr	 pp_from[RELAY_PPFROM_MAX];
 	/* when the first of its listener's certificates expires; 0: none */
 	int64_t			 tls_notafter;
+	struct relay_limits	 lim;
 };
 
 struct relay_table {
@@ -846,6 +893,7 @@ struct relay_stats {
 	uint64_t		 dropped;	/* dns: datagrams dropped */
 	uint64_t		 ends[RELAY_END_MAX];	/* how sessions ended */
 	uint64_t		 cfailed;	/* found no backend */
+	uint64_t		 lim_refused[RELAY_LIM_MAX]; /* relay_limit.c */
 	objid_t			 id;
 	unsigned int		 proc;
 };
@@ -945,6 +993,8 @@ struct relay {
 	struct tls_config	*rl_tls_client_cfg;	/* forward with tls */
 	struct relay_verify	*rl_tls_verify;	/* its tls ca file, read */
 	struct relay_icache	*rl_icache;	/* TLS inspection's */
+	uint64_t		 rl_limrefused[RELAY_LIM_MAX]; /* pfe: by
+						   nftables (ctl_limstats) */
 };
 TAILQ_HEAD(relaylist, relay);
 
@@ -1143,6 +1193,7 @@ int		 kernel_configure(struct relayd *);
 void		 kernel_reload(struct relayd *, struct relayd *);
 void		 kernel_sync(struct relayd *, uint32_t, struct ctl_kernsync *);
 void		 kernel_cleanup(struct relayd *);
+void		 kernel_limits(struct relayd *);
 struct rdr	*rdr_find(struct relayd *, objid_t);
 struct router	*router_find(struct relayd *, objid_t);
 
@@ -1299,6 +1350,11 @@ void		 kernel_rdr_cleanup(void);
 int		 kernel_route_set(struct router *, int,
 		    struct sockaddr_storage *, unsigned int, int);
 void		 kernel_route_stale(void);
+int		 kernel_limits_setup(struct relaylist *);
+void		 kernel_limits_cleanup(void);
+int		 kernel_limits_overloaded(const char *, uint32_t, int,
+		    uint8_t **);
+int		 kernel_limits_refused(const char *, uint64_t *);
 
 /* demote.c */
 void		 demote_init(struct relayd *);

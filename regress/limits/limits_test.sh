@@ -1,0 +1,335 @@
+#! /usr/bin/env atf-sh
+# Limits per client source (max-src-conn, max-src-conn-rate, overload):
+# in nftables, in a network namespace of the test's own with its
+# loopback (sources 127.0.0.2 and up, fd63:: addresses), and in the relay
+# processes of a relayd without CAP_NET_ADMIN, on 127.0.0.0/8 here.
+# Clients are regress/tools/limtool.py, the backend rtool's echo server.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+LIMTOOL=$TOP/regress/tools/limtool.py
+
+# A namespace with its loopback up and the test's IPv6 sources; $NS.
+setup_lim_ns()
+{
+	require_netns
+	NS=rdlim$$
+	ip netns add "$NS" || atf_fail "netns"
+	echo "$NS" >>ns.list
+	ip -n "$NS" link set lo up
+	for _a in fd63::1 fd63::a fd63::b fd63:0:0:1::a; do
+		ip -n "$NS" addr add "$_a/128" dev lo nodad ||
+		    atf_fail "address $_a"
+	done
+}
+
+# In the namespace, or here without one (ip netns exec execs: a
+# program started so in the background has its pid in $!).
+in_ns()
+{
+	if [ -n "${NS:-}" ]; then
+		ip netns exec "$NS" "$@"
+	else
+		"$@"
+	fi
+}
+nsx()
+{
+	[ -n "${NS:-}" ] && echo "ip netns exec $NS"
+}
+
+# An echo backend on 127.0.0.1 ($bport), a relay r on $lport with the
+# limits in $1, on 127.0.0.1 and, with $2, ::1 too.
+lim_start()
+{
+	rm -f echo.port
+	# shellcheck disable=SC2046
+	$(nsx) "$RTOOL" echo "$PWD/echo.port" 120 >echo.out 2>&1 &
+	echo $! >echo.pid
+	wait_for 10 test -s echo.port || atf_fail "the backend did not start"
+	bport=$(cat echo.port)
+	lport=$(freeport)
+	{
+		conf_head | sed "s/^prefork 1\$/prefork ${PREFORK:-1}/"
+		cat <<CONF
+relay r {
+	listen on 127.0.0.1 port $lport
+	${2:+listen on fd63::1 port $lport}
+	forward to 127.0.0.1 port $bport
+	$1
+}
+CONF
+	} >relayd.conf
+	: >relayd.log
+	if [ -n "${CAPDROP:-}" ]; then
+		# root without CAP_NET_ADMIN: nftables is out of reach
+		capsh --drop=cap_net_admin -- -c 'exec "$0" "$@"' \
+		    "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
+	else
+		# shellcheck disable=SC2046
+		$(nsx) "$RELAYD" -dv -f relayd.conf 2>>relayd.log &
+	fi
+	echo $! >relayd.pid
+	RELAYS=${RELAYS:-1} wait_started
+}
+
+# Everything the test started, in its namespace too, and the namespace.
+lim_cleanup()
+{
+	stop_all
+	if [ -f ns.list ]; then
+		while read -r _ns; do
+			ip netns pids "$_ns" 2>/dev/null | xargs -r kill -9
+		done <ns.list
+	fi
+	cleanup_ns
+}
+
+lim()
+{
+	in_ns python3 "$LIMTOOL" "$@"
+}
+
+# lim_is WANT ARGS: lim's answer must be WANT
+lim_is()
+{
+	_want=$1
+	shift
+	_got=$(lim "$@")
+	[ "$_got" = "$_want" ] || atf_fail "limtool $*: \"$_got\", not \"$_want\""
+}
+
+# lim in the background, its pid in NAME.pid, its output in NAME.out
+lim_bg()
+{
+	_name=$1
+	shift
+	# shellcheck disable=SC2046
+	$(nsx) python3 "$LIMTOOL" "$@" >"$_name.out" &
+	echo $! >"$_name.pid"
+}
+
+# The relay's rules in the kernel
+lim_chain()
+{
+	in_ns nft list chain inet relayd_limit in 2>/dev/null
+}
+
+atf_test_case kernel_conn cleanup
+kernel_conn_head()
+{
+	atf_set "descr" "max-src-conn in nftables: a source over it is refused, ten others are served, and the table goes with relayd"
+	atf_set "require.user" "root"
+}
+kernel_conn_body()
+{
+	setup_lim_ns
+	PREFORK=1 lim_start "max-src-conn 3"
+	lim_chain | grep -q "ct count over 3" ||
+	    atf_fail "no rule: $(lim_chain)"
+	lim_bg hold hold 127.0.0.1 "$lport" 127.0.0.2 5 10
+	wait_for 10 grep -q "^ok" hold.out || atf_fail "the client hangs"
+	atf_check -o inline:"ok 3 refused 2\n" head -1 hold.out
+	# ten others, while the first holds its three
+	_srcs=""
+	for _i in 10 11 12 13 14 15 16 17 18 19; do
+		_srcs="$_srcs 127.0.0.$_i"
+	done
+	# shellcheck disable=SC2086
+	lim good 127.0.0.1 "$lport" 3 $_srcs >good.out
+	cat good.out >&2
+	atf_check -o match:"^ok 30 refused 0 " cat good.out
+	# the kernel refused them
+	in_ns nft list counters table inet relayd_limit | grep -A1 "_conn" |
+	    grep -q "packets [1-9]" || atf_fail "no refusal counted"
+	# relayctl status and the metrics have the kernel's count
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q 'refused: 2 over max-src-conn, 0 over max-src-conn-rate, 0 in'" ||
+	    atf_fail "status: $(relayctl status)"
+	stop_all
+	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
+	    atf_fail "the table stayed after relayd"
+	return 0
+}
+kernel_conn_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case kernel_rate cleanup
+kernel_rate_head()
+{
+	atf_set "descr" "max-src-conn-rate and overload in nftables: a source over the rate is refused, goes into the table until it expires; another is served"
+	atf_set "require.user" "root"
+}
+kernel_rate_body()
+{
+	setup_lim_ns
+	PREFORK=1 lim_start "max-src-conn-rate 5/10
+	overload <bad> expire 3"
+	lim_is "ok 5 refused 5" burst 127.0.0.1 "$lport" 127.0.0.2 10
+	in_ns nft list set inet relayd_limit "$(in_ns nft list sets \
+	    table inet relayd_limit | sed -n 's/.*set \(ovl_[^ ]*_4\) .*/\1/p')" |
+	    grep -q "127.0.0.2" || atf_fail "127.0.0.2 is not in <bad>"
+	lim_is "ok 5 refused 0" burst 127.0.0.1 "$lport" 127.0.0.3 5
+	# <bad> refuses it while it is there, then it is a source again
+	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
+	wait_for 10 sh -c "ip netns exec $NS python3 '$LIMTOOL' burst \
+	    127.0.0.1 $lport 127.0.0.2 1 | grep -q 'ok 1'" ||
+	    atf_fail "127.0.0.2 is still refused after its 3 s"
+}
+kernel_rate_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case kernel_prefork cleanup
+kernel_prefork_head()
+{
+	atf_set "descr" "max-src-conn holds across three relay processes"
+	atf_set "require.user" "root"
+}
+kernel_prefork_body()
+{
+	setup_lim_ns
+	PREFORK=3 lim_start "max-src-conn 4"
+	lim_bg hold hold 127.0.0.1 "$lport" 127.0.0.2 8 10
+	wait_for 10 grep -q "^ok" hold.out || atf_fail "the client hangs"
+	atf_check -o inline:"ok 4 refused 4\n" head -1 hold.out
+}
+kernel_prefork_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case kernel_ipv6_prefix cleanup
+kernel_ipv6_prefix_head()
+{
+	atf_set "descr" "IPv6 sources count by their /64: two addresses of one share a limit, another /64 has its own"
+	atf_set "require.user" "root"
+}
+kernel_ipv6_prefix_body()
+{
+	setup_lim_ns
+	PREFORK=1 lim_start "max-src-conn 2" v6
+	lim_bg a hold fd63::1 "$lport" fd63::a 1 10
+	wait_for 10 grep -q "^ok" a.out || atf_fail "the client hangs"
+	atf_check -o inline:"ok 1 refused 0\n" head -1 a.out
+	lim_bg b hold fd63::1 "$lport" fd63::b 2 10
+	wait_for 10 grep -q "^ok" b.out || atf_fail "the client hangs"
+	atf_check -o inline:"ok 1 refused 1\n" head -1 b.out
+	lim_is "ok 2 refused 0" burst fd63::1 "$lport" fd63:0:0:1::a 2
+}
+kernel_ipv6_prefix_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case kernel_flush cleanup
+kernel_flush_head()
+{
+	atf_set "descr" "overload ... flush: the sessions of a source the kernel put in the table end"
+	atf_set "require.user" "root"
+}
+kernel_flush_body()
+{
+	setup_lim_ns
+	PREFORK=1 lim_start "max-src-conn 3
+	overload <bad> flush"
+	lim_bg hold hold 127.0.0.1 "$lport" 127.0.0.2 3 20
+	lim_bg other hold 127.0.0.1 "$lport" 127.0.0.3 2 20
+	wait_for 10 grep -q "^ok 3" hold.out || atf_fail "not held"
+	wait_for 10 grep -q "^ok 2" other.out || atf_fail "not held"
+	# a fourth: over max-src-conn, into <bad>, and its three end
+	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
+	wait_for 10 grep -q "^closed 3" hold.out ||
+	    atf_fail "the sessions of 127.0.0.2 were not flushed"
+	atf_check -o match:"overload flush" cat relayd.log
+	grep -q "^closed" other.out && atf_fail "127.0.0.3 was flushed too"
+	return 0
+}
+kernel_flush_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case kernel_reload cleanup
+kernel_reload_head()
+{
+	atf_set "descr" "a reload keeps the overload table and takes the new limits"
+	atf_set "require.user" "root"
+}
+kernel_reload_body()
+{
+	setup_lim_ns
+	PREFORK=1 lim_start "max-src-conn-rate 2/60
+	overload <bad> expire 60"
+	lim_is "ok 2 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 3
+	sed -i 's|max-src-conn-rate 2/60|max-src-conn-rate 3/60|' relayd.conf
+	in_ns "$RELAYCTL" -s "$PWD/relayd.sock" reload >/dev/null ||
+	    atf_fail "no reload"
+	lim_chain | grep -q "limit rate over 3/minute" ||
+	    atf_fail "the new rate is not there: $(lim_chain)"
+	# still in <bad>: refused
+	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
+	lim_is "ok 3 refused 1" burst 127.0.0.1 "$lport" 127.0.0.3 4
+}
+kernel_reload_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case process_limits cleanup
+process_limits_head()
+{
+	atf_set "descr" "without CAP_NET_ADMIN the relay process counts: a warning, max-src-conn, the rate, overload and flush"
+	atf_set "require.user" "root"
+}
+process_limits_body()
+{
+	require_daemon
+	command -v capsh >/dev/null ||
+	    atf_skip "no capsh (make deps installs libcap2-bin)"
+	NS=
+	CAPDROP=1 PREFORK=1 lim_start "max-src-conn 3
+	overload <bad> flush expire 60"
+	atf_check -o match:"relay r: its limits per source are counted by each of its 1 relay processes apart" \
+	    cat relayd.log
+	lim_bg hold hold 127.0.0.1 "$lport" 127.0.0.2 4 20
+	lim_bg other hold 127.0.0.1 "$lport" 127.0.0.3 3 20
+	wait_for 10 grep -q "^ok" hold.out || atf_fail "the client hangs"
+	wait_for 10 grep -q "^ok" other.out || atf_fail "the client hangs"
+	atf_check -o inline:"ok 3 refused 1\n" head -1 hold.out
+	atf_check -o inline:"ok 3 refused 0\n" head -1 other.out
+	# the fourth went over max-src-conn: <bad> took it, flushed its three
+	wait_for 10 grep -q "^closed 3" hold.out ||
+	    atf_fail "the sessions of 127.0.0.2 were not flushed"
+	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
+	grep -q "^closed" other.out && atf_fail "127.0.0.3 was flushed too"
+	atf_check -o match:"127.0.0.2 refused" cat relayd.log
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q 'refused: 1 over max-src-conn, 0 over max-src-conn-rate, 1 in'" ||
+	    atf_fail "status: $(relayctl status)"
+	nft list table inet relayd_limit >/dev/null 2>&1 &&
+	    atf_fail "a table without CAP_NET_ADMIN"
+	stop_all
+	# the rate, apart (max-src-conn would race the closes of a burst)
+	CAPDROP=1 PREFORK=1 lim_start "max-src-conn-rate 3/60"
+	lim_is "ok 3 refused 2" burst 127.0.0.1 "$lport" 127.0.0.4 5
+	lim_is "ok 3 refused 0" burst 127.0.0.1 "$lport" 127.0.0.5 3
+}
+process_limits_cleanup()
+{
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case kernel_conn
+	atf_add_test_case kernel_rate
+	atf_add_test_case kernel_prefork
+	atf_add_test_case kernel_ipv6_prefix
+	atf_add_test_case kernel_flush
+	atf_add_test_case kernel_reload
+	atf_add_test_case process_limits
+}

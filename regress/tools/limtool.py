@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# limtool: clients of the limits per source tests, each from a source
+# address of its own, through a relay to an echo server.
+#
+#   limtool.py hold ADDR PORT SRC N SECONDS
+#       open N connections from SRC one after the other, each proven by
+#       a byte echoed back; print "ok K refused R"; keep the good ones
+#       open SECONDS (or until they are closed: "closed C" then), then
+#       close them
+#   limtool.py burst ADDR PORT SRC N
+#       N connections from SRC one after the other, each proven by a
+#       byte echoed back and closed; print "ok K refused R"
+#   limtool.py good ADDR PORT N SRC...
+#       from each SRC, N connections one after the other; print
+#       "ok K refused R p99ms P" over all of them
+#
+# A refused connection is one that is reset or closed before its byte
+# comes back (the kernel refuses with a reset at the handshake, a relay
+# process right after accept).  Every mode ends within its time.
+
+import socket
+import sys
+import time
+
+
+def connect(addr, port, src, timeout=5.0):
+    """A proven connection, or None when it was refused."""
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.bind((src, 0))
+        s.connect((addr, port))
+        s.sendall(b"x")
+        if s.recv(1) != b"x":
+            s.close()
+            return None
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def hold(addr, port, src, n, secs):
+    held = []
+    refused = 0
+    for _ in range(n):
+        s = connect(addr, port, src)
+        if s is None:
+            refused += 1
+        else:
+            held.append(s)
+    print("ok %d refused %d" % (len(held), refused), flush=True)
+    end = time.monotonic() + secs
+    closed = 0
+    alive = list(held)
+    while alive and time.monotonic() < end:
+        for s in list(alive):
+            s.settimeout(0.05)
+            try:
+                b = s.recv(1)
+                if b == b"":
+                    closed += 1
+                    alive.remove(s)
+            except socket.timeout:
+                pass
+            except OSError:
+                closed += 1
+                alive.remove(s)
+        if closed == len(held):
+            break
+    if closed:
+        print("closed %d" % closed, flush=True)
+    for s in held:
+        s.close()
+
+
+def burst(addr, port, src, n):
+    ok = refused = 0
+    for _ in range(n):
+        s = connect(addr, port, src)
+        if s is None:
+            refused += 1
+        else:
+            ok += 1
+            s.close()
+    print("ok %d refused %d" % (ok, refused))
+
+
+def good(addr, port, n, srcs):
+    ok = refused = 0
+    times = []
+    for _ in range(n):
+        for src in srcs:
+            t0 = time.monotonic()
+            s = connect(addr, port, src)
+            times.append(time.monotonic() - t0)
+            if s is None:
+                refused += 1
+            else:
+                ok += 1
+                s.close()
+    times.sort()
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
+    print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) == 6 and a[0] == "hold":
+        hold(a[1], int(a[2]), a[3], int(a[4]), float(a[5]))
+    elif len(a) == 5 and a[0] == "burst":
+        burst(a[1], int(a[2]), a[3], int(a[4]))
+    elif len(a) >= 5 and a[0] == "good":
+        good(a[1], int(a[2]), int(a[3]), a[4:])
+    else:
+        sys.exit("usage: see the top of limtool.py")
+
+
+if __name__ == "__main__":
+    main()
