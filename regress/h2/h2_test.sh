@@ -350,6 +350,29 @@ h2_backend_unreachable_cleanup()
 	stop_all
 }
 
+atf_test_case h2_request_rate cleanup
+h2_request_rate_head()
+{
+	atf_set "descr" "max-src-request-rate counts HTTP/2 streams: over it a stream gets 429 with retry-after, the connection stays"
+	atf_set "require.user" "root"
+}
+h2_request_rate_body()
+{
+	h2_start "" "max-src-request-rate 3/60"
+	timeout 30 nghttp -v "$url/bytes/1" "$url/bytes/2" "$url/bytes/3" \
+	    "$url/bytes/4" "$url/bytes/5" >rate.out 2>&1
+	atf_check -o inline:"3\n" grep -c ":status: 200" rate.out
+	atf_check -o inline:"2\n" grep -c ":status: 429" rate.out
+	atf_check -o match:"retry-after: [0-9]+" cat rate.out
+	# one connection: no GOAWAY before the client's own
+	grep -q "recv GOAWAY" rate.out && atf_fail "the connection ended"
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
+}
+h2_request_rate_cleanup()
+{
+	stop_all
+}
+
 atf_test_case h2_reload cleanup
 h2_reload_head()
 {
@@ -771,6 +794,7 @@ atf_init_test_cases()
 	atf_add_test_case h2_forward_to
 	atf_add_test_case h2_backend_dies
 	atf_add_test_case h2_backend_unreachable
+	atf_add_test_case h2_request_rate
 	atf_add_test_case h2_reload
 	atf_add_test_case h2_limits
 	atf_add_test_case h2_abuse

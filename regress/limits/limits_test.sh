@@ -323,6 +323,64 @@ process_limits_cleanup()
 	stop_all
 }
 
+atf_test_case http_request_rate cleanup
+http_request_rate_head()
+{
+	atf_set "descr" "max-src-request-rate: over it a request gets 429 with Retry-After and the connection stays; a source meets one of three relay processes, so its count holds across them"
+	atf_set "require.user" "root"
+}
+http_request_rate_body()
+{
+	require_daemon
+	command -v curl >/dev/null || atf_skip "no curl (make deps installs it)"
+	start_httpd
+	lport=$(freeport)
+	{
+		conf_head | sed "s/^prefork 1\$/prefork 3/"
+		cat <<CONF
+http protocol p {
+	return error
+}
+relay r {
+	listen on 127.0.0.1 port $lport
+	protocol p
+	forward to 127.0.0.1 port $bport
+	max-src-request-rate 5/60
+}
+CONF
+	} >relayd.conf
+	PREFORK=3 start_relayd
+	# twelve connections of one source: five answers, seven 429s
+	_i=0
+	while [ $_i -lt 12 ]; do
+		curl -s -o /dev/null -w "%{http_code}\n" --interface 127.0.0.2 \
+		    "http://127.0.0.1:$lport/bytes/10"
+		_i=$((_i + 1))
+	done >codes.out
+	atf_check -o inline:"5\n" grep -c "^200$" codes.out
+	atf_check -o inline:"7\n" grep -c "^429$" codes.out
+	# another source has its own five, on one connection; the
+	# 429s that follow keep it, and say when to come back
+	_urls=""
+	for _i in 1 2 3 4 5 6 7; do
+		_urls="$_urls -o /dev/null http://127.0.0.1:$lport/bytes/10"
+	done
+	# shellcheck disable=SC2086
+	curl -s -D heads.out --interface 127.0.0.3 \
+	    -w "%{http_code} %{num_connects}\n" $_urls >keep.out
+	atf_check -o inline:"5\n" grep -c "^200 " keep.out
+	atf_check -o inline:"2\n" grep -c "^429 0$" keep.out
+	atf_check -o match:"^Retry-After: [0-9]+" tr -d "\r" <heads.out
+	atf_check -o match:"over max-src-request-rate" cat relayd.log
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q 'refused:.* 9 over max-src-request-rate'" ||
+	    atf_fail "status: $(relayctl status)"
+}
+http_request_rate_cleanup()
+{
+	stop_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case kernel_conn
@@ -332,4 +390,5 @@ atf_init_test_cases()
 	atf_add_test_case kernel_flush
 	atf_add_test_case kernel_reload
 	atf_add_test_case process_limits
+	atf_add_test_case http_request_rate
 }

@@ -716,12 +716,15 @@ status_relay(struct imsg *imsg)
 		    (unsigned long long)crs.dropped);
 	if (crs.lim_refused[RELAY_LIM_CONN] > 0 ||
 	    crs.lim_refused[RELAY_LIM_RATE] > 0 ||
-	    crs.lim_refused[RELAY_LIM_OVERLOAD] > 0)
+	    crs.lim_refused[RELAY_LIM_OVERLOAD] > 0 ||
+	    crs.lim_refused[RELAY_LIM_REQUEST] > 0)
 		printf("\trefused: %llu over max-src-conn, %llu over "
-		    "max-src-conn-rate, %llu in overload tables\n",
+		    "max-src-conn-rate, %llu in overload tables, %llu over "
+		    "max-src-request-rate\n",
 		    (unsigned long long)crs.lim_refused[RELAY_LIM_CONN],
 		    (unsigned long long)crs.lim_refused[RELAY_LIM_RATE],
-		    (unsigned long long)crs.lim_refused[RELAY_LIM_OVERLOAD]);
+		    (unsigned long long)crs.lim_refused[RELAY_LIM_OVERLOAD],
+		    (unsigned long long)crs.lim_refused[RELAY_LIM_REQUEST]);
 }
 
 /* status: the processes on one line, then those that do not answer */

@@ -179,10 +179,7 @@ config_purge(struct relayd *env)
 			free(rlt->rlt_host);
 			free(rlt);
 		}
-		if (r->rl_s != -1)
-			close(r->rl_s);
-		if (r->rl_us != -1)
-			close(r->rl_us);
+		relay_listeners_close(r);
 		relay_tls_free(r);
 		free(r);
 	}
@@ -639,10 +636,20 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		proc_compose(ps, PROC_PFE, IMSG_CFG_RELAY_TABLE, &crt,
 		    sizeof(crt));
 	}
+	/* steered listeners: each relay process its own */
+	for (i = 0; i < rlay->rl_nsteer; i++) {
+		if ((fd = fcntl(rlay->rl_steer[i], F_DUPFD_CLOEXEC, 0)) == -1)
+			fatal("%s: dup", __func__);
+		memset(&rfd, 0, sizeof(rfd));
+		rfd.relayid = rlay->rl_conf.id;
+		rfd.type = RELAY_FD_LISTEN;
+		proc_compose_imsg(ps, PROC_RELAY, i, IMSG_CFG_RELAY_FD, 0,
+		    fd, &rfd, sizeof(rfd));
+	}
 	/* the parent keeps its sockets for the next reload */
 	for (i = 0; i < 2; i++) {
 		fd = i == RELAY_FD_UDP ? rlay->rl_us : rlay->rl_s;
-		if (fd == -1)
+		if (fd == -1 || (i == RELAY_FD_LISTEN && rlay->rl_nsteer > 0))
 			continue;
 		if ((fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
 			fatal("%s: dup", __func__);

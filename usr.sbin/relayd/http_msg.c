@@ -697,6 +697,7 @@ static const struct {
 	{ 406,	"Not Acceptable" },
 	{ 408,	"Request Timeout" },
 	{ 413,	"Payload Too Large" },
+	{ 429,	"Too Many Requests" },
 	{ 500,	"Internal Server Error" },
 	{ 502,	"Bad Gateway" },
 	{ 504,	"Gateway Timeout" }

@@ -419,8 +419,8 @@ static const struct metric_def metric_defs[] = {
 	    "Sessions that ended, by how: ok, error or timeout.",
 	    metric_relay_ends, NULL },
 	{ "relayd_relay_refused_total", "counter",
-	    "Connections refused by the relay's limits per client source, "
-	    "by the limit: max-src-conn, max-src-conn-rate or overload.",
+	    "Connections (requests: max-src-request-rate) refused by the "
+	    "relay's limits per client source, by the limit.",
 	    metric_relay_refused, NULL },
 	{ "relayd_relay_bytes_total", "counter",
 	    "Bytes relayed: in from clients, out from backends, spliced "
@@ -658,7 +658,8 @@ static void
 metric_relay_refused(struct metrics *m, FILE *f, const struct metric_def *md)
 {
 	static const char	*why[RELAY_LIM_MAX] = {
-		"max-src-conn", "max-src-conn-rate", "overload"
+		"max-src-conn", "max-src-conn-rate", "overload",
+		"max-src-request-rate"
 	};
 	size_t			 i;
 	int			 k;

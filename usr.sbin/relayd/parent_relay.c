@@ -43,6 +43,8 @@ static int	 relay_dns_listen(struct relayd *, struct relay *);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
 static int	 relay_bind(struct relay *, int, int);
+static int	 relay_steer_listen(struct relayd *, struct relay *, int,
+		    unsigned int);
 
 /*
  * Bind a listener s (TCP, or a dns relay's datagrams) to the relay's
@@ -91,18 +93,22 @@ relay_bind(struct relay *rlay, int s, int say)
  * socket; every relay process gets a duplicate.
  */
 int
-relay_privinit(struct relayd *old, struct relay *rlay)
+relay_privinit(struct relayd *old, struct relay *rlay, unsigned int nproc)
 {
 	struct protocol	*p = rlay->rl_proto;
 	struct relay	*prev;
 	char		 buf[INET6_ADDRSTRLEN];
-	int		 s, on = 1, backlog;
+	int		 s, on = 1, backlog, ret;
 
 	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
 	/* a dns relay: datagrams, and TCP for what is too big for them */
 	if (p != NULL && p->type == RELAY_PROTO_DNS &&
 	    relay_dns_listen(old, rlay) == -1)
 		return (-1);
+	/* requests counted per source: a source, one relay process */
+	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) && nproc > 1 &&
+	    (ret = relay_steer_listen(old, rlay, backlog, nproc)) <= 0)
+		return (ret);
 	if (old != NULL && (prev = relay_findbyaddr(old,
 	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
 		if ((s = fcntl(prev->rl_s, F_DUPFD_CLOEXEC, 0)) == -1) {
@@ -153,6 +159,115 @@ relay_privinit(struct relayd *old, struct relay *rlay)
 	}
 	rlay->rl_s = s;
 	return (0);
+}
+
+/*
+ * Parent: a relay that counts requests per source gets a listener for
+ * each relay process, n of them in one SO_REUSEPORT group whose kernel
+ * hands all the connections of a source to the same one
+ * (compat_steer()): each source meets one relay process, which counts
+ * all of its requests.  The group is taken over from the running
+ * configuration when that had one of n.  1: no group (a listener of
+ * the running configuration holds the address, or the system cannot
+ * steer), the caller makes one listener as for any relay and each
+ * relay process counts for itself, as the log says; 0 done, -1 error.
+ */
+static int
+relay_steer_listen(struct relayd *old, struct relay *rlay, int backlog,
+    unsigned int n)
+{
+	struct relay_limits	*l = &rlay->rl_conf.lim;
+	struct relay		*prev = NULL;
+	char			 buf[INET6_ADDRSTRLEN];
+	unsigned int		 i;
+	int			 s, on = 1;
+
+	if (old != NULL)
+		prev = relay_findbyaddr(old, &rlay->rl_conf);
+	if (prev != NULL && prev->rl_nsteer == n) {
+		for (i = 0; i < n; i++) {
+			if ((s = fcntl(prev->rl_steer[i], F_DUPFD_CLOEXEC,
+			    0)) == -1) {
+				log_warn("relay %s: dup", rlay->rl_conf.name);
+				relay_listeners_close(rlay);
+				return (-1);
+			}
+			relay_socket_opts(s, rlay->rl_conf.ss.ss_family,
+			    rlay->rl_proto, 1);
+			(void)listen(s, backlog);
+			rlay->rl_steer[rlay->rl_nsteer++] = s;
+		}
+		rlay->rl_s = rlay->rl_steer[0];
+		l->lim_steered = 1;
+		return (0);
+	}
+	if (prev != NULL && prev->rl_s != -1) {
+		log_warnx("relay %s: each relay process counts the requests "
+		    "of its clients apart until the next start (the listener "
+		    "it keeps was made without max-src-request-rate)",
+		    rlay->rl_conf.name);
+		return (1);
+	}
+	for (i = 0; i < n; i++) {
+		if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
+		    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
+			log_warn("relay %s: socket", rlay->rl_conf.name);
+			goto fail;
+		}
+		rlay->rl_steer[rlay->rl_nsteer++] = s;
+		if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on,
+		    sizeof(on)) == -1 ||
+		    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &on,
+		    sizeof(on)) == -1) {
+			log_warn("relay %s: setsockopt", rlay->rl_conf.name);
+			goto fail;
+		}
+		relay_socket_opts(s, rlay->rl_conf.ss.ss_family,
+		    rlay->rl_proto, 1);
+		if (relay_bind(rlay, s, i == 0) == -1) {
+			log_warn("relay %s: cannot listen on %s port %d",
+			    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss,
+			    buf, sizeof(buf)), rlay->rl_conf.port);
+			goto fail;
+		}
+		if (i == 0 && compat_steer(s, n, l->lim_prefix4,
+		    l->lim_prefix6) == -1) {
+			log_warn("relay %s: each relay process counts the "
+			    "requests of its clients apart: no steering of "
+			    "connections by source", rlay->rl_conf.name);
+			relay_listeners_close(rlay);
+			return (1);
+		}
+		/* the group's order is the order of listen(2) */
+		if (listen(s, backlog) == -1) {
+			log_warn("relay %s: listen", rlay->rl_conf.name);
+			goto fail;
+		}
+	}
+	rlay->rl_s = rlay->rl_steer[0];
+	l->lim_steered = 1;
+	return (0);
+ fail:
+	relay_listeners_close(rlay);
+	return (-1);
+}
+
+/* Parent: every listener of a relay closes. */
+void
+relay_listeners_close(struct relay *rlay)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < rlay->rl_nsteer; i++)
+		if (rlay->rl_steer[i] != rlay->rl_s)
+			close(rlay->rl_steer[i]);
+	rlay->rl_nsteer = 0;
+	if (rlay->rl_s != -1)
+		close(rlay->rl_s);
+	rlay->rl_s = -1;
+	if (rlay->rl_us != -1)
+		close(rlay->rl_us);
+	rlay->rl_us = -1;
 }
 
 /*

@@ -263,10 +263,11 @@ typedef struct {
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
 %token	HTTP2 STREAMS PIPELINE CONNECTIONS
 %token	MAXSRCCONN MAXSRCCONNRATE OVERLOAD FLUSH EXPIRE SRCPREFIX
+%token	MAXSRCREQRATE BURST
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
-%type	<v.number>	loglevel opttls port retry prototype checktls
+%type	<v.number>	loglevel opttls port retry prototype checktls optburst
 %type	<v.number>	httptype opttlsclient forwardmode tlsflag
 %type	<v.number>	action rulelog ruledir ruledirlog quick ruleaf key_option optmatch
 %type	<v.number>	kvmatch kvmatch1
@@ -1672,6 +1673,18 @@ limitopt	: MAXSRCCONN NUMBER		{
 			    "as in %lld/10", (long long)$2, (long long)$2);
 			YYERROR;
 		}
+		| MAXSRCREQRATE NUMBER '/' NUMBER optburst	{
+			if ($2 < 1 || $2 > UINT32_MAX || $4 < 1 ||
+			    $4 > 86400) {
+				yyerror("max-src-request-rate %lld/%lld: 1 to "
+				    "%u requests in 1 to 86400 seconds",
+				    (long long)$2, (long long)$4, UINT32_MAX);
+				YYERROR;
+			}
+			rlay->rl_conf.lim.lim_req = $2;
+			rlay->rl_conf.lim.lim_reqint = $4;
+			rlay->rl_conf.lim.lim_reqburst = $5 != 0 ? $5 : $2;
+		}
 		| OVERLOAD tablename overloadopts	{
 			if (strlcpy(rlay->rl_conf.lim.lim_overload, $2,
 			    sizeof(rlay->rl_conf.lim.lim_overload)) >=
@@ -1697,6 +1710,17 @@ limitopt	: MAXSRCCONN NUMBER		{
 				YYERROR;
 			}
 			rlay->rl_conf.lim.lim_prefix6 = $3;
+		}
+		;
+
+optburst	: /* empty */		{ $$ = 0; }
+		| BURST NUMBER		{
+			if ($2 < 1 || $2 > UINT32_MAX) {
+				yyerror("burst %lld: 1 to %u", (long long)$2,
+				    UINT32_MAX);
+				YYERROR;
+			}
+			$$ = $2;
 		}
 		;
 
@@ -3049,6 +3073,7 @@ static const struct keywords keywords[] = {
 	{ "binary",		BINARY },
 	{ "block",		BLOCK },
 	{ "buffer",		BUFFER },
+	{ "burst",		BURST },
 	{ "ca",			CA },
 	{ "cache",		CACHE },
 	{ "cert",		CERTIFICATE },
@@ -3107,6 +3132,7 @@ static const struct keywords keywords[] = {
 	{ "match",		MATCH },
 	{ "max-src-conn",	MAXSRCCONN },
 	{ "max-src-conn-rate",	MAXSRCCONNRATE },
+	{ "max-src-request-rate", MAXSRCREQRATE },
 	{ "method",		METHOD },
 	{ "mode",		MODE },
 	{ "nat",		NAT },
@@ -4404,6 +4430,18 @@ relay_limitcheck(struct relay *r)
 	struct relay		*other;
 	int			 i;
 
+	if (RELAY_REQLIMITED(l) && r->rl_proto->type != RELAY_PROTO_HTTP) {
+		yyerror("relay %s: max-src-request-rate counts the requests "
+		    "of an http protocol", r->rl_conf.name);
+		return (-1);
+	}
+	for (i = 0; i < nlisten && (RELAY_LIMITED(l) || RELAY_REQLIMITED(l));
+	    i++)
+		if (listen_ss[i].ss_family == AF_UNIX) {
+			yyerror("relay %s: a unix socket listener has no "
+			    "source address to limit", r->rl_conf.name);
+			return (-1);
+		}
 	if (!RELAY_LIMITED(l)) {
 		if (l->lim_overload[0] != '\0') {
 			yyerror("relay %s: overload <%s> without max-src-conn "
@@ -4419,12 +4457,6 @@ relay_limitcheck(struct relay *r)
 		    r->rl_conf.name);
 		return (-1);
 	}
-	for (i = 0; i < nlisten; i++)
-		if (listen_ss[i].ss_family == AF_UNIX) {
-			yyerror("relay %s: a unix socket listener has no "
-			    "source address to limit", r->rl_conf.name);
-			return (-1);
-		}
 	if (l->lim_overload[0] == '\0')
 		return (0);
 	TAILQ_FOREACH(other, conf->sc_relays, rl_entry) {

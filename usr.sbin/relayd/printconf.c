@@ -371,7 +371,10 @@ print_limits(const struct relay_limits *l)
 	if (l->lim_overload[0] != '\0')
 		printf("\toverload <%s>%s expire %u\n", l->lim_overload,
 		    l->lim_flush ? " flush" : "", l->lim_expire);
-	if (!RELAY_LIMITED(l))
+	if (l->lim_reqint > 0)
+		printf("\tmax-src-request-rate %u/%u burst %u\n", l->lim_req,
+		    l->lim_reqint, l->lim_reqburst);
+	if (!RELAY_LIMITED(l) && !RELAY_REQLIMITED(l))
 		return;
 	if (l->lim_prefix4 != 32)
 		printf("\tsrc-prefix inet %u\n", l->lim_prefix4);

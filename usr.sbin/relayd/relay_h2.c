@@ -111,6 +111,7 @@ struct h2_stream {
 	struct relay_table	*st_table;
 	struct evbuffer		*st_body;	/* body for the backend */
 	struct evbuffer		*st_trailers;	/* its trailer lines */
+	int			 st_retry;	/* 429: Retry-After, s */
 	struct evbuffer		*st_resp;	/* answer for the client */
 	struct http_msg		 st_rtrailers;	/* the answer's trailers */
 	int			 st_answered;	/* a response was submitted */
@@ -639,6 +640,11 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 		h2_refuse(st, st->st_error, st->st_errmsg);
 		return;
 	}
+	/* over max-src-request-rate: before the rules and a backend */
+	if ((st->st_retry = relay_limit_request(con)) > 0) {
+		h2_refuse(st, 429, NULL);
+		return;
+	}
 	if ((code = http_rules(&con->se_in, m, &st->st_table)) != 0) {
 		h2_refuse(st, code, NULL);
 		return;
@@ -908,7 +914,7 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	struct h2_session	*h2 = st->st_h2;
 	struct rsession		*con = h2->h2_con;
 	struct http_msg		 m;
-	char			*body, len[24];
+	char			*body, len[24], retry[24];
 	const char		*name = http_error_name(code);
 
 	if (msg == NULL)
@@ -916,13 +922,16 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	h2_error(st, code, msg);
 	evtimer_del(&st->st_ev);
 	/* on a line of its own: the end line stays OpenBSD's */
-	relay_log_note(con, 1, "stream %d: %s (%03d %s)", st->st_id, msg,
-	    code, name);
+	if (st->st_retry == 0)
+		relay_log_note(con, 1, "stream %d: %s (%03d %s)", st->st_id,
+		    msg, code, name);
 	h2_stream_off(h2, st);
 	if (st->st_closed || st->st_answered)
 		goto reset;
 	st->st_answered = 1;
-	if ((con->se_relay->rl_proto->flags & F_RETURN) == 0)
+	/* a limit's 429 is always answered, "return error" or not */
+	if ((con->se_relay->rl_proto->flags & F_RETURN) == 0 &&
+	    st->st_retry == 0)
 		goto reset;
 	if ((st->st_resp == NULL && (st->st_resp = evbuffer_new()) == NULL) ||
 	    (body = http_error_page(con, code, msg)) == NULL)
@@ -930,7 +939,10 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	http_msg_init(&m, RELAY_DIR_RESPONSE, 0);
 	m.hm_code = code;
 	(void)snprintf(len, sizeof(len), "%zu", strlen(body));
-	if (http_header_add(&m, "server", HTTP_SERVERNAME) == -1 ||
+	(void)snprintf(retry, sizeof(retry), "%d", st->st_retry);
+	if ((st->st_retry > 0 &&
+	    http_header_add(&m, "retry-after", retry) == -1) ||
+	    http_header_add(&m, "server", HTTP_SERVERNAME) == -1 ||
 	    http_header_add(&m, "content-type", "text/html") == -1 ||
 	    http_header_add(&m, "content-length", len) == -1 ||
 	    evbuffer_add(st->st_resp, body, strlen(body)) == -1 ||

@@ -93,6 +93,8 @@ static int	 http_response(struct ctl_relay_event *,
 static void	 http_msg_end(struct http_dir *);
 static void	 http_head_timeout(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
+static int	 http_too_many(struct ctl_relay_event *,
+		    struct http_session *, struct http_dir *, int);
 
 /* after a spliced body or chunk (ro_passed), the parser goes on */
 const struct relay_ops relay_http_ops = {
@@ -508,6 +510,9 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	struct http_dir		*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
 	int			 addclose = 0, code;
 
+	/* over max-src-request-rate: before the rules and the backend */
+	if ((code = relay_limit_request(con)) > 0)
+		return (http_too_many(cre, hs, hd, code));
 	if ((code = http_rules(cre, m, &table)) != 0)
 		return (http_abort(con, code, NULL));
 	/* no forward to: the relay's own tables again, as OpenBSD */
@@ -561,6 +566,55 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 		hs->hs_want = RELAY_V_CONNECT;
 	}
 	return (0);
+}
+
+/*
+ * A request over max-src-request-rate: 429 Too Many Requests, relayd's
+ * page and Retry-After (wait seconds).  The connection stays when the
+ * request has no body and nothing is on its way to the client before
+ * the answer (no request waits for the backend's); else the answer says
+ * "Connection: close" and the session ends with it.  0, or -1 closed.
+ */
+static int
+http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
+    struct http_dir *hd, int wait)
+{
+	struct rsession	*con = cre->con;
+	struct http_msg	*m = &hd->hd_msg;
+	struct http_dir	*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
+	struct evbuffer	*out = bufferevent_get_output(con->se_in.bev);
+	char		*body, date[64];
+	struct tm	 tm;
+	time_t		 t = time(NULL);
+	int		 keep, ret;
+
+	/* no answer of the backend's under way, nor a body behind it */
+	keep = hs->hs_nmethods == 0 && rd->hd_fr.fr_state == HTTP_F_HEAD &&
+	    rd->hd_msg.hm_nlines == 0 && !m->hm_close && !m->hm_upgrade &&
+	    (m->hm_body == HTTP_BODY_NONE ||
+	    (m->hm_body == HTTP_BODY_LENGTH && m->hm_clen == 0)) &&
+	    strcmp(http_method_name(m->hm_method), "CONNECT") != 0 &&
+	    evbuffer_get_length(out) == 0 && !con->se_out.splicing;
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) == 0 ||
+	    (body = http_error_page(con, 429, "Too Many Requests")) == NULL)
+		return (http_abort(con, 500, "out of memory"));
+	ret = evbuffer_add_printf(out, "HTTP/1.1 429 Too Many Requests\r\n"
+	    "Date: %s\r\nServer: %s\r\nRetry-After: %d\r\n%s"
+	    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n%s",
+	    date, HTTP_SERVERNAME, wait, keep ? "" : "Connection: close\r\n",
+	    strlen(body), body);
+	free(body);
+	if (ret == -1)
+		return (http_abort(con, 500, "out of memory"));
+	if (!keep) {
+		(void)relay_end_written(&con->se_in,
+		    "max-src-request-rate (429 Too Many Requests)");
+		return (-1);
+	}
+	/* the next request may come */
+	http_msg_end(hd);
+	return (relay_flush_passed(&con->se_out));
 }
 
 static int

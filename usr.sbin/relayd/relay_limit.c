@@ -27,6 +27,11 @@
  * reset and costs an accept and a close.  The parent warned that the
  * limits are then per process.
  *
+ * max-src-request-rate counts the requests of an http relay's sources
+ * here, always (relay_limit_request(), a 429 over it); with several
+ * relay processes the parent steers each source to one of them
+ * (compat_steer()), which then counts all of its requests.
+ *
  * A source is its address, or its prefix (src-prefix).  Its counts are
  * kept by the relay's name and an overload table's entries by the
  * table's name, so both last over a reload; a source whose sessions
@@ -65,6 +70,8 @@ struct lim_ent {
 	double			 le_tokens;	/* connections it may open */
 	int64_t			 le_last;	/* tokens counted then, ms */
 	int64_t			 le_until;	/* overloaded until, ms */
+	int64_t			 le_logged;	/* its last line, ms */
+	uint64_t		 le_nrefused;	/* since that line */
 };
 LIST_HEAD(lim_bucket, lim_ent);
 
@@ -360,4 +367,64 @@ relay_limit_flushed(struct imsg *imsg)
 	memcpy(&lf, imsg->data, sizeof(lf));
 	lf.table[sizeof(lf.table) - 1] = '\0';
 	relay_limit_flush(lf.table, lf.af, lf.addr);
+}
+
+/*
+ * A request of con's client (an HTTP/1.1 request, an HTTP/2 stream): 0
+ * when its source is within max-src-request-rate (a bucket of burst
+ * requests that fills at N in S seconds), else the seconds until it
+ * may ask again, for Retry-After; the refusal is counted and, once a
+ * minute for a source, logged.
+ */
+int
+relay_limit_request(struct rsession *con)
+{
+	struct relay		*rlay = con->se_relay;
+	struct relay_limits	*l = &rlay->rl_conf.lim;
+	struct lim_set		*ls;
+	struct lim_ent		*le;
+	struct lim_key		 k;
+	int64_t			 now, wait;
+	char			 addr[INET6_ADDRSTRLEN];
+
+	if (!RELAY_REQLIMITED(l))
+		return (0);
+	lim_keyof(&con->se_in.ss, l, &k);
+	if (k.lk_af == 0 || (ls = lim_set('q', rlay->rl_conf.name)) == NULL)
+		return (0);
+	now = lim_now();
+	/* a bucket is whole again after burst / rate */
+	ls->ls_rateint = (uint32_t)(((uint64_t)l->lim_reqburst *
+	    l->lim_reqint + l->lim_req - 1) / l->lim_req);
+	lim_sweep(ls, now);
+	if ((le = lim_find(ls, &k, 1)) == NULL)
+		return (0);
+	if (le->le_last == -1)
+		le->le_tokens = l->lim_reqburst;
+	else {
+		le->le_tokens += (double)(now - le->le_last) * l->lim_req /
+		    (l->lim_reqint * 1000.0);
+		if (le->le_tokens > l->lim_reqburst)
+			le->le_tokens = l->lim_reqburst;
+	}
+	le->le_last = now;
+	if (le->le_tokens >= 1) {
+		le->le_tokens -= 1;
+		return (0);
+	}
+	relay_stats_mine(rlay)->lim_refused[RELAY_LIM_REQUEST]++;
+	le->le_nrefused++;
+	if (le->le_logged == 0 || now - le->le_logged >= 60000) {
+		log_info("relay %s: %s over max-src-request-rate: 429, "
+		    "%llu times since the last line for it",
+		    rlay->rl_conf.name, print_host(&con->se_in.ss, addr,
+		    sizeof(addr)) != NULL ? addr : "?",
+		    (unsigned long long)le->le_nrefused);
+		le->le_logged = now;
+		le->le_nrefused = 0;
+	}
+	/* until a whole request is in the bucket, in seconds, at least 1 */
+	wait = (int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
+	    l->lim_req);
+	return ((int)(wait / 1000 + 1));
 }

@@ -377,19 +377,12 @@ parent_open_sockets(struct relayd *env, struct relayd *old)
 		if (env->sc_ps->ps_debug)
 			relay_protodebug(rlay, rlay->rl_proto != NULL ?
 			    rlay->rl_proto : &env->sc_proto_default);
-		if (relay_privinit(old, rlay) == -1) {
+		if (relay_privinit(old, rlay,
+		    env->sc_conf.prefork_relay) == -1) {
 			/* the unix sockets it made go again */
 			relay_unix_unlink(env, old);
-			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
-				if (rlay->rl_s != -1) {
-					close(rlay->rl_s);
-					rlay->rl_s = -1;
-				}
-				if (rlay->rl_us != -1) {
-					close(rlay->rl_us);
-					rlay->rl_us = -1;
-				}
-			}
+			TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+				relay_listeners_close(rlay);
 			return (-1);
 		}
 	}

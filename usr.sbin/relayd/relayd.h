@@ -785,10 +785,15 @@ struct relay_limits {
 	uint8_t			 lim_prefix4;	/* sources grouped by prefix */
 	uint8_t			 lim_prefix6;
 	int			 lim_kernel;	/* the parent installed them */
+	uint32_t		 lim_req;	/* http requests ... */
+	uint32_t		 lim_reqint;	/* ... per so many s; 0: none */
+	uint32_t		 lim_reqburst;	/* at once, after a pause */
+	int			 lim_steered;	/* a source, one relay process */
 };
 #define RELAY_LIMIT_EXPIRE	600	/* overload: refused for 10 minutes */
 #define RELAY_LIMIT_PREFIX6	64	/* IPv6 sources: a /64 is one */
 #define RELAY_LIMITED(l)	((l)->lim_maxconn > 0 || (l)->lim_rateint > 0)
+#define RELAY_REQLIMITED(l)	((l)->lim_reqint > 0)
 #define RELAY_LIMIT_SOURCES	65536	/* sources counted a set */
 
 /* Why a connection was refused by its source's limits */
@@ -796,6 +801,7 @@ enum relay_lim {
 	RELAY_LIM_CONN = 0,		/* max-src-conn */
 	RELAY_LIM_RATE,			/* max-src-conn-rate */
 	RELAY_LIM_OVERLOAD,		/* in the overload table */
+	RELAY_LIM_REQUEST,		/* max-src-request-rate (429) */
 	RELAY_LIM_MAX
 };
 
@@ -995,6 +1001,9 @@ struct relay {
 	struct relay_icache	*rl_icache;	/* TLS inspection's */
 	uint64_t		 rl_limrefused[RELAY_LIM_MAX]; /* pfe: by
 						   nftables (ctl_limstats) */
+	/* parent: listeners steered by source, one a relay process */
+	int			 rl_steer[PROC_MAX_INSTANCES];
+	unsigned int		 rl_nsteer;	/* rl_steer[0] is rl_s */
 };
 TAILQ_HEAD(relaylist, relay);
 
@@ -1237,7 +1246,8 @@ int		 metrics_host(struct metrics *, struct host *);
 void		 metrics_print(struct metrics *, FILE *);
 
 /* parent_relay.c */
-int		 relay_privinit(struct relayd *, struct relay *);
+int		 relay_privinit(struct relayd *, struct relay *, unsigned int);
+void		 relay_listeners_close(struct relay *);
 void		 parent_bindany(struct privsep *, struct imsg *);
 void		 relay_unix_unlink(struct relayd *, struct relayd *);
 void		 parent_unixconnect(struct privsep *, struct imsg *,

@@ -90,6 +90,7 @@ int	 compat_transparent_route(int);
 int	 compat_minttl(int, int, int);
 void	 compat_bind_noport(int);
 int	 compat_freebind(int, int);
+int	 compat_steer(int, unsigned int, int, int);
 
 /* ifgroup.c */
 int	 compat_if_in_group(const char *, const char *);

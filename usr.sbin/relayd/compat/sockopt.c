@@ -21,7 +21,12 @@
 
 #include <netinet/in.h>
 
+#ifdef __linux__
+#include <linux/filter.h>
+#endif
+
 #include <errno.h>
+#include <stdint.h>
 
 #include "compat.h"
 
@@ -104,6 +109,78 @@ compat_freebind(int s, int af)
 #else
 	(void)s;
 	errno = ENOPROTOOPT;
+	return (-1);
+#endif
+}
+
+/*
+ * A group of n listeners that share one address (SO_REUSEPORT, set on
+ * each before its bind), whose connections the kernel gives out by
+ * their source: the address, masked to prefix4 bits for IPv4 and to
+ * min(prefix6, 64) bits for IPv6, hashed and taken modulo n, picks the
+ * listener in the order they joined the group (listen(2)).  Set on the
+ * first of them, before any listens.  -1 with errno EOPNOTSUPP where
+ * the system cannot steer so (only Linux's classic BPF for
+ * SO_REUSEPORT groups can).
+ */
+int
+compat_steer(int s, unsigned int n, int prefix4, int prefix6)
+{
+#if defined(__linux__) && defined(SO_ATTACH_REUSEPORT_CBPF)
+	struct sock_filter	 code[16];
+	struct sock_fprog	 prog;
+	uint32_t		 m4, m6a, m6b;
+	int			 i = 0;
+
+	m4 = prefix4 >= 32 ? 0xffffffffU : ~(0xffffffffU >> prefix4);
+	if (prefix6 > 64)
+		prefix6 = 64;
+	m6a = prefix6 >= 32 ? 0xffffffffU : ~(0xffffffffU >> prefix6);
+	m6b = prefix6 <= 32 ? 0 : prefix6 >= 64 ? 0xffffffffU :
+	    ~(0xffffffffU >> (prefix6 - 32));
+	/* the IP version, in the first nibble of the network header */
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+	    SKF_NET_OFF + 0);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K,
+	    4);
+	code[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+	    6, 3, 0);
+	/* IPv4: the source address, masked */
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    SKF_NET_OFF + 12);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+	    m4);
+	code[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 6, 0, 0);
+	/* IPv6: the source's first 64 bits, masked, folded */
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    SKF_NET_OFF + 8);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+	    m6a);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    SKF_NET_OFF + 12);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+	    m6b);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_XOR | BPF_X,
+	    0);
+	/* mixed (Fibonacci hashing), then one of n */
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_MUL | BPF_K,
+	    0x9e3779b1U);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K,
+	    8);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_MOD | BPF_K,
+	    n);
+	code[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+	prog.len = i;
+	prog.filter = code;
+	return (setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+	    sizeof(prog)));
+#else
+	(void)s;
+	(void)n;
+	(void)prefix4;
+	(void)prefix6;
+	errno = EOPNOTSUPP;
 	return (-1);
 #endif
 }
