@@ -375,8 +375,59 @@ CONF
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
 	    grep -q 'refused:.* 9 over max-src-request-rate'" ||
 	    atf_fail "status: $(relayctl status)"
+	# a reload keeps the group and the counts: still over
+	relayctl reload >/dev/null || atf_fail "no reload"
+	_i=0
+	while [ $_i -lt 3 ]; do
+		curl -s -o /dev/null -w "%{http_code}\n" --interface 127.0.0.2 \
+		    "http://127.0.0.1:$lport/bytes/10"
+		_i=$((_i + 1))
+	done >again.out
+	atf_check -o inline:"3\n" grep -c "^429$" again.out
+	atf_check -s exit:1 -o ignore grep "counts the requests of its clients apart" relayd.log
 }
 http_request_rate_cleanup()
+{
+	stop_all
+}
+
+atf_test_case dns_query_rate cleanup
+dns_query_rate_head()
+{
+	atf_set "descr" "max-src-request-rate on a dns relay: a source's queries over it are dropped and counted, across three relay processes; another source is answered"
+	atf_set "require.user" "root"
+}
+dns_query_rate_body()
+{
+	require_daemon
+	rm -f dns.port
+	python3 "$TOP/regress/tools/dnstool.py" server "$PWD/dns.port" one \
+	    127.0.0.1 120 >dns.out 2>&1 &
+	echo $! >dns.pid
+	wait_for 10 test -s dns.port || atf_fail "the DNS server did not start"
+	lport=$(freeport)
+	{
+		conf_head | sed "s/^prefork 1\$/prefork 3/"
+		cat <<CONF
+dns protocol d
+relay r {
+	listen on 127.0.0.1 port $lport
+	protocol d
+	forward to 127.0.0.1 port $(cat dns.port)
+	max-src-request-rate 5/60
+}
+CONF
+	} >relayd.conf
+	PREFORK=3 start_relayd
+	lim_is "answered 5 dropped 5" dns 127.0.0.1 "$lport" 127.0.0.2 10
+	lim_is "answered 5 dropped 0" dns 127.0.0.1 "$lport" 127.0.0.3 5
+	atf_check -o match:"127.0.0.2 over max-src-request-rate, 1 queries dropped" \
+	    cat relayd.log
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q 'refused:.* 5 over max-src-request-rate'" ||
+	    atf_fail "status: $(relayctl status)"
+}
+dns_query_rate_cleanup()
 {
 	stop_all
 }
@@ -391,4 +442,5 @@ atf_init_test_cases()
 	atf_add_test_case kernel_reload
 	atf_add_test_case process_limits
 	atf_add_test_case http_request_rate
+	atf_add_test_case dns_query_rate
 }

@@ -13,6 +13,9 @@
 #   limtool.py good ADDR PORT N SRC...
 #       from each SRC, N connections one after the other; print
 #       "ok K refused R p99ms P" over all of them
+#   limtool.py dns ADDR PORT SRC N
+#       N DNS queries over UDP from SRC, one after the other, each
+#       given 0.5 s for its answer; print "answered A dropped D"
 #
 # A refused connection is one that is reset or closed before its byte
 # comes back (the kernel refuses with a reset at the handshake, a relay
@@ -105,12 +108,39 @@ def good(addr, port, n, srcs):
     print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
 
 
+def dns(addr, port, src, n):
+    import random
+    import struct
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.bind((src, 0))
+    s.settimeout(0.5)
+    answered = dropped = 0
+    for i in range(n):
+        qid = random.randrange(65536)
+        name = b"".join(bytes([len(p)]) + p
+                        for p in (b"q%d" % i, b"test")) + b"\0"
+        s.sendto(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + name +
+                 struct.pack(">HH", 1, 1), (addr, port))
+        try:
+            while True:
+                b = s.recv(4096)
+                if len(b) >= 2 and struct.unpack(">H", b[:2])[0] == qid:
+                    answered += 1
+                    break
+        except socket.timeout:
+            dropped += 1
+    print("answered %d dropped %d" % (answered, dropped))
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 6 and a[0] == "hold":
         hold(a[1], int(a[2]), a[3], int(a[4]), float(a[5]))
     elif len(a) == 5 and a[0] == "burst":
         burst(a[1], int(a[2]), a[3], int(a[4]))
+    elif len(a) == 5 and a[0] == "dns":
+        dns(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) >= 5 and a[0] == "good":
         good(a[1], int(a[2]), int(a[3]), a[4:])
     else:

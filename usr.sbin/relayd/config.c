@@ -619,7 +619,7 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 	static const enum privsep_procid to[] = {
 		PROC_PFE, PROC_RELAY, PROC_CA
 	};
-	unsigned int		 i;
+	unsigned int		 i, n;
 	int			 fd;
 
 	for (i = 0; i < nitems(to); i++)
@@ -636,20 +636,24 @@ config_setrelay(struct relayd *env, struct relay *rlay)
 		proc_compose(ps, PROC_PFE, IMSG_CFG_RELAY_TABLE, &crt,
 		    sizeof(crt));
 	}
-	/* steered listeners: each relay process its own */
-	for (i = 0; i < rlay->rl_nsteer; i++) {
-		if ((fd = fcntl(rlay->rl_steer[i], F_DUPFD_CLOEXEC, 0)) == -1)
+	/* steered sockets: each relay process its own */
+	for (i = 0; i < rlay->rl_nsteer + rlay->rl_nusteer; i++) {
+		n = i < rlay->rl_nsteer ? i : i - rlay->rl_nsteer;
+		fd = i < rlay->rl_nsteer ? rlay->rl_steer[n] :
+		    rlay->rl_usteer[n];
+		if ((fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
 			fatal("%s: dup", __func__);
 		memset(&rfd, 0, sizeof(rfd));
 		rfd.relayid = rlay->rl_conf.id;
-		rfd.type = RELAY_FD_LISTEN;
-		proc_compose_imsg(ps, PROC_RELAY, i, IMSG_CFG_RELAY_FD, 0,
+		rfd.type = i < rlay->rl_nsteer ? RELAY_FD_LISTEN : RELAY_FD_UDP;
+		proc_compose_imsg(ps, PROC_RELAY, n, IMSG_CFG_RELAY_FD, 0,
 		    fd, &rfd, sizeof(rfd));
 	}
 	/* the parent keeps its sockets for the next reload */
 	for (i = 0; i < 2; i++) {
 		fd = i == RELAY_FD_UDP ? rlay->rl_us : rlay->rl_s;
-		if (fd == -1 || (i == RELAY_FD_LISTEN && rlay->rl_nsteer > 0))
+		if (fd == -1 || (i == RELAY_FD_LISTEN && rlay->rl_nsteer > 0) ||
+		    (i == RELAY_FD_UDP && rlay->rl_nusteer > 0))
 			continue;
 		if ((fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1)
 			fatal("%s: dup", __func__);

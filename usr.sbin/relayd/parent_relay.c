@@ -39,12 +39,13 @@
 
 #include "relayd.h"
 
-static int	 relay_dns_listen(struct relayd *, struct relay *);
+static int	 relay_dns_listen(struct relayd *, struct relay *,
+		    unsigned int);
 static int	 relay_unix_listen(struct relay *, int);
 static int	 relay_unix_perms(struct relay *);
 static int	 relay_bind(struct relay *, int, int);
 static int	 relay_steer_listen(struct relayd *, struct relay *, int,
-		    unsigned int);
+		    unsigned int, int);
 
 /*
  * Bind a listener s (TCP, or a dns relay's datagrams) to the relay's
@@ -103,11 +104,11 @@ relay_privinit(struct relayd *old, struct relay *rlay, unsigned int nproc)
 	backlog = p != NULL ? p->tcpbacklog : RELAY_BACKLOG;
 	/* a dns relay: datagrams, and TCP for what is too big for them */
 	if (p != NULL && p->type == RELAY_PROTO_DNS &&
-	    relay_dns_listen(old, rlay) == -1)
+	    relay_dns_listen(old, rlay, nproc) == -1)
 		return (-1);
 	/* requests counted per source: a source, one relay process */
 	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) && nproc > 1 &&
-	    (ret = relay_steer_listen(old, rlay, backlog, nproc)) <= 0)
+	    (ret = relay_steer_listen(old, rlay, backlog, nproc, 0)) <= 0)
 		return (ret);
 	if (old != NULL && (prev = relay_findbyaddr(old,
 	    &rlay->rl_conf)) != NULL && prev->rl_s != -1) {
@@ -163,88 +164,102 @@ relay_privinit(struct relayd *old, struct relay *rlay, unsigned int nproc)
 
 /*
  * Parent: a relay that counts requests per source gets a listener for
- * each relay process, n of them in one SO_REUSEPORT group whose kernel
- * hands all the connections of a source to the same one
+ * each relay process (a datagram socket with dgram, for a dns relay's
+ * queries), n of them in one SO_REUSEPORT group whose kernel hands all
+ * the connections or datagrams of a source to the same one
  * (compat_steer()): each source meets one relay process, which counts
  * all of its requests.  The group is taken over from the running
- * configuration when that had one of n.  1: no group (a listener of
- * the running configuration holds the address, or the system cannot
- * steer), the caller makes one listener as for any relay and each
- * relay process counts for itself, as the log says; 0 done, -1 error.
+ * configuration when that had one of n.  1: no group (a socket of the
+ * running configuration holds the address, or the system cannot
+ * steer), the caller makes one socket as for any relay and each relay
+ * process counts for itself, as the log says; 0 done, -1 error.
  */
 static int
 relay_steer_listen(struct relayd *old, struct relay *rlay, int backlog,
-    unsigned int n)
+    unsigned int n, int dgram)
 {
 	struct relay_limits	*l = &rlay->rl_conf.lim;
 	struct relay		*prev = NULL;
 	char			 buf[INET6_ADDRSTRLEN];
+	int			*fds = dgram ? rlay->rl_usteer : rlay->rl_steer;
+	unsigned int		*nfds = dgram ? &rlay->rl_nusteer :
+				    &rlay->rl_nsteer;
 	unsigned int		 i;
-	int			 s, on = 1;
+	int			 s, on = 1, size = RELAY_DNS_RCVBUF;
 
 	if (old != NULL)
 		prev = relay_findbyaddr(old, &rlay->rl_conf);
-	if (prev != NULL && prev->rl_nsteer == n) {
+	if (prev != NULL && (dgram ? prev->rl_nusteer : prev->rl_nsteer) ==
+	    n) {
 		for (i = 0; i < n; i++) {
-			if ((s = fcntl(prev->rl_steer[i], F_DUPFD_CLOEXEC,
-			    0)) == -1) {
+			if ((s = fcntl(dgram ? prev->rl_usteer[i] :
+			    prev->rl_steer[i], F_DUPFD_CLOEXEC, 0)) == -1) {
 				log_warn("relay %s: dup", rlay->rl_conf.name);
 				relay_listeners_close(rlay);
 				return (-1);
 			}
+			fds[(*nfds)++] = s;
+			if (dgram)
+				continue;
 			relay_socket_opts(s, rlay->rl_conf.ss.ss_family,
 			    rlay->rl_proto, 1);
 			(void)listen(s, backlog);
-			rlay->rl_steer[rlay->rl_nsteer++] = s;
 		}
-		rlay->rl_s = rlay->rl_steer[0];
-		l->lim_steered = 1;
-		return (0);
+		goto done;
 	}
-	if (prev != NULL && prev->rl_s != -1) {
+	if (prev != NULL && (dgram ? prev->rl_us : prev->rl_s) != -1) {
 		log_warnx("relay %s: each relay process counts the requests "
-		    "of its clients apart until the next start (the listener "
+		    "of its clients apart until the next start (the socket "
 		    "it keeps was made without max-src-request-rate)",
 		    rlay->rl_conf.name);
 		return (1);
 	}
 	for (i = 0; i < n; i++) {
-		if ((s = socket(rlay->rl_conf.ss.ss_family, SOCK_STREAM |
-		    SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP)) == -1) {
+		if ((s = socket(rlay->rl_conf.ss.ss_family, (dgram ?
+		    SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0)) == -1) {
 			log_warn("relay %s: socket", rlay->rl_conf.name);
 			goto fail;
 		}
-		rlay->rl_steer[rlay->rl_nsteer++] = s;
+		fds[(*nfds)++] = s;
 		if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on,
 		    sizeof(on)) == -1 ||
 		    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &on,
-		    sizeof(on)) == -1) {
+		    sizeof(on)) == -1 || (dgram && setsockopt(s, SOL_SOCKET,
+		    SO_RCVBUF, &size, sizeof(size)) == -1)) {
 			log_warn("relay %s: setsockopt", rlay->rl_conf.name);
 			goto fail;
 		}
-		relay_socket_opts(s, rlay->rl_conf.ss.ss_family,
-		    rlay->rl_proto, 1);
-		if (relay_bind(rlay, s, i == 0) == -1) {
-			log_warn("relay %s: cannot listen on %s port %d",
+		if (!dgram)
+			relay_socket_opts(s, rlay->rl_conf.ss.ss_family,
+			    rlay->rl_proto, 1);
+		/* a datagram socket joins the group at bind(2) */
+		if (relay_bind(rlay, s, i == 0 && !dgram) == -1) {
+			log_warn("relay %s: cannot listen on %s %s port %d",
 			    rlay->rl_conf.name, print_host(&rlay->rl_conf.ss,
-			    buf, sizeof(buf)), rlay->rl_conf.port);
+			    buf, sizeof(buf)), dgram ? "udp" : "tcp",
+			    rlay->rl_conf.port);
 			goto fail;
 		}
 		if (i == 0 && compat_steer(s, n, l->lim_prefix4,
 		    l->lim_prefix6) == -1) {
 			log_warn("relay %s: each relay process counts the "
-			    "requests of its clients apart: no steering of "
-			    "connections by source", rlay->rl_conf.name);
+			    "requests of its clients apart: no steering by "
+			    "source", rlay->rl_conf.name);
 			relay_listeners_close(rlay);
 			return (1);
 		}
-		/* the group's order is the order of listen(2) */
-		if (listen(s, backlog) == -1) {
+		/* a listener joins it at listen(2) */
+		if (!dgram && listen(s, backlog) == -1) {
 			log_warn("relay %s: listen", rlay->rl_conf.name);
 			goto fail;
 		}
 	}
-	rlay->rl_s = rlay->rl_steer[0];
+ done:
+	if (dgram)
+		rlay->rl_us = fds[0];
+	else
+		rlay->rl_s = fds[0];
 	l->lim_steered = 1;
 	return (0);
  fail:
@@ -262,6 +277,10 @@ relay_listeners_close(struct relay *rlay)
 		if (rlay->rl_steer[i] != rlay->rl_s)
 			close(rlay->rl_steer[i]);
 	rlay->rl_nsteer = 0;
+	for (i = 0; i < rlay->rl_nusteer; i++)
+		if (rlay->rl_usteer[i] != rlay->rl_us)
+			close(rlay->rl_usteer[i]);
+	rlay->rl_nusteer = 0;
 	if (rlay->rl_s != -1)
 		close(rlay->rl_s);
 	rlay->rl_s = -1;
@@ -277,11 +296,16 @@ relay_listeners_close(struct relay *rlay)
  * net.core.rmem_max).
  */
 static int
-relay_dns_listen(struct relayd *old, struct relay *rlay)
+relay_dns_listen(struct relayd *old, struct relay *rlay, unsigned int nproc)
 {
 	struct relay	*prev;
 	char		 buf[INET6_ADDRSTRLEN];
-	int		 s, on = 1, size = RELAY_DNS_RCVBUF;
+	int		 s, on = 1, size = RELAY_DNS_RCVBUF, ret;
+
+	/* queries counted per source: a source, one relay process */
+	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) && nproc > 1 &&
+	    (ret = relay_steer_listen(old, rlay, 0, nproc, 1)) <= 0)
+		return (ret);
 
 	if (old != NULL && (prev = relay_findbyaddr(old,
 	    &rlay->rl_conf)) != NULL && prev->rl_us != -1) {

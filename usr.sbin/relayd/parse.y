@@ -4430,9 +4430,11 @@ relay_limitcheck(struct relay *r)
 	struct relay		*other;
 	int			 i;
 
-	if (RELAY_REQLIMITED(l) && r->rl_proto->type != RELAY_PROTO_HTTP) {
+	if (RELAY_REQLIMITED(l) && r->rl_proto->type != RELAY_PROTO_HTTP &&
+	    r->rl_proto->type != RELAY_PROTO_DNS) {
 		yyerror("relay %s: max-src-request-rate counts the requests "
-		    "of an http protocol", r->rl_conf.name);
+		    "of an http protocol or the queries of a dns one",
+		    r->rl_conf.name);
 		return (-1);
 	}
 	for (i = 0; i < nlisten && (RELAY_LIMITED(l) || RELAY_REQLIMITED(l));

@@ -364,7 +364,7 @@ int		 relay_limit_accept(struct relay *, struct sockaddr_storage *,
 void		 relay_limit_release(struct lim_ent *);
 void		 relay_limit_flush(const char *, int, const uint8_t *);
 void		 relay_limit_flushed(struct imsg *);
-int		 relay_limit_request(struct rsession *);
+int		 relay_limit_request(struct relay *, struct sockaddr_storage *);
 
 /* The TLS side of a session (relay_tls.c, tls_keyops.c). */
 int		 relay_tls_inspect(struct rsession *);

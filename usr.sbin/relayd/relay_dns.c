@@ -424,6 +424,10 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 		relay_dns_drop(rlay, "an answer sent as a query", from);
 		return;
 	}
+	/* over max-src-request-rate: dropped, counted apart */
+	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) &&
+	    relay_limit_request(rlay, from) > 0)
+		return;
 	if (dns_npending >= RELAY_DNS_MAXPENDING) {
 		relay_dns_evict(rlay);
 		if (dns_npending >= RELAY_DNS_MAXPENDING) {

@@ -511,7 +511,7 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	int			 addclose = 0, code;
 
 	/* over max-src-request-rate: before the rules and the backend */
-	if ((code = relay_limit_request(con)) > 0)
+	if ((code = relay_limit_request(con->se_relay, &con->se_in.ss)) > 0)
 		return (http_too_many(cre, hs, hd, code));
 	if ((code = http_rules(cre, m, &table)) != 0)
 		return (http_abort(con, code, NULL));

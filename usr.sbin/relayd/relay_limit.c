@@ -370,16 +370,15 @@ relay_limit_flushed(struct imsg *imsg)
 }
 
 /*
- * A request of con's client (an HTTP/1.1 request, an HTTP/2 stream): 0
- * when its source is within max-src-request-rate (a bucket of burst
- * requests that fills at N in S seconds), else the seconds until it
- * may ask again, for Retry-After; the refusal is counted and, once a
- * minute for a source, logged.
+ * A request to rlay from ss (an HTTP/1.1 request, an HTTP/2 stream, a
+ * DNS query): 0 when its source is within max-src-request-rate (a
+ * bucket of burst requests that fills at N in S seconds), else the
+ * seconds until it may ask again, for Retry-After; the refusal is
+ * counted and, once a minute for a source, logged.
  */
 int
-relay_limit_request(struct rsession *con)
+relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss)
 {
-	struct relay		*rlay = con->se_relay;
 	struct relay_limits	*l = &rlay->rl_conf.lim;
 	struct lim_set		*ls;
 	struct lim_ent		*le;
@@ -389,7 +388,7 @@ relay_limit_request(struct rsession *con)
 
 	if (!RELAY_REQLIMITED(l))
 		return (0);
-	lim_keyof(&con->se_in.ss, l, &k);
+	lim_keyof(ss, l, &k);
 	if (k.lk_af == 0 || (ls = lim_set('q', rlay->rl_conf.name)) == NULL)
 		return (0);
 	now = lim_now();
@@ -415,11 +414,12 @@ relay_limit_request(struct rsession *con)
 	relay_stats_mine(rlay)->lim_refused[RELAY_LIM_REQUEST]++;
 	le->le_nrefused++;
 	if (le->le_logged == 0 || now - le->le_logged >= 60000) {
-		log_info("relay %s: %s over max-src-request-rate: 429, "
-		    "%llu times since the last line for it",
-		    rlay->rl_conf.name, print_host(&con->se_in.ss, addr,
-		    sizeof(addr)) != NULL ? addr : "?",
-		    (unsigned long long)le->le_nrefused);
+		log_info("relay %s: %s over max-src-request-rate, %llu "
+		    "%s since the last line for it", rlay->rl_conf.name,
+		    print_host(ss, addr, sizeof(addr)) != NULL ? addr : "?",
+		    (unsigned long long)le->le_nrefused,
+		    rlay->rl_proto->type == RELAY_PROTO_DNS ?
+		    "queries dropped" : "requests answered 429");
 		le->le_logged = now;
 		le->le_nrefused = 0;
 	}
