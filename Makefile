@@ -111,7 +111,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
 		snmpd snmp debhelper keepalived conntrackd conntrack \
-		libnghttp2-dev nghttp2-client libfaketime $(FUZZ_PKGS)
+		libnghttp2-dev nghttp2-client libfaketime libcap2-bin $(FUZZ_PKGS)
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
