@@ -273,6 +273,17 @@ kernel_reload_body()
 	# still in <bad>: refused
 	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
 	lim_is "ok 3 refused 1" burst 127.0.0.1 "$lport" 127.0.0.3 4
+	# two reloads during a flood of 127.0.0.9: relayd goes on, the
+	# limits hold, another source is served
+	lim_bg flood burst 127.0.0.1 "$lport" 127.0.0.9 2000
+	for _i in 1 2; do
+		in_ns "$RELAYCTL" -s "$PWD/relayd.sock" reload >/dev/null ||
+		    atf_fail "no reload during the flood"
+	done
+	wait_for 60 grep -q "^ok" flood.out || atf_fail "the flood hangs"
+	atf_check -o match:"^ok 3 refused 1997" cat flood.out
+	lim_is "ok 3 refused 0" burst 127.0.0.1 "$lport" 127.0.0.4 3
+	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
 }
 kernel_reload_cleanup()
 {
