@@ -246,7 +246,13 @@ kernel_flush_body()
 	    atf_fail "the sessions of 127.0.0.2 were not flushed"
 	atf_check -o match:"overload flush" cat relayd.log
 	grep -q "^closed" other.out && atf_fail "127.0.0.3 was flushed too"
-	return 0
+	# relayctl shows it, and takes it out
+	atf_check -o match:"^<bad>	127.0.0.2/32	expires in [0-9]+s	nftables$" \
+	    "$RELAYCTL" -s "$PWD/relayd.sock" show overload
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/relayd.sock" overload delete \
+	    "<bad>" 127.0.0.2
+	atf_check -o empty "$RELAYCTL" -s "$PWD/relayd.sock" show overload
+	lim_is "ok 1 refused 0" burst 127.0.0.1 "$lport" 127.0.0.2 1
 }
 kernel_flush_cleanup()
 {
@@ -317,6 +323,11 @@ process_limits_body()
 	    atf_fail "the sessions of 127.0.0.2 were not flushed"
 	lim_is "ok 0 refused 1" burst 127.0.0.1 "$lport" 127.0.0.2 1
 	grep -q "^closed" other.out && atf_fail "127.0.0.3 was flushed too"
+	atf_check -o match:"^<bad>	127.0.0.2/32	expires in [0-9]+s	relay process [0-9]+$" \
+	    "$RELAYCTL" -s "$PWD/relayd.sock" show overload
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/relayd.sock" overload flush bad
+	atf_check -o empty "$RELAYCTL" -s "$PWD/relayd.sock" show overload
+	lim_is "ok 1 refused 0" burst 127.0.0.1 "$lport" 127.0.0.2 1
 	atf_check -o match:"127.0.0.2 refused" cat relayd.log
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
 	    grep -q 'refused: 1 over max-src-conn, 0 over max-src-conn-rate, 1 in'" ||

@@ -39,7 +39,9 @@ enum token_type {
 	HOSTID,
 	TABLEID,
 	RDRID,
-	PATH
+	PATH,
+	OVLTABLE,
+	ADDRESS
 };
 
 struct token {
@@ -59,6 +61,10 @@ static const struct token t_table_id[];
 static const struct token t_host_id[];
 static const struct token t_log[];
 static const struct token t_load[];
+static const struct token t_overload[];
+static const struct token t_ovl_table[];
+static const struct token t_ovl_tableaddr[];
+static const struct token t_ovl_addr[];
 
 static const struct token t_main[] = {
 	{KEYWORD,	"monitor",	MONITOR,	NULL},
@@ -72,6 +78,7 @@ static const struct token t_main[] = {
 	{KEYWORD,	"table",	NONE,		t_table},
 	{KEYWORD,	"host",		NONE,		t_host},
 	{KEYWORD,	"log",		NONE,		t_log},
+	{KEYWORD,	"overload",	NONE,		t_overload},
 	{ENDTOKEN,	"",		NONE,		NULL}
 };
 
@@ -84,6 +91,7 @@ static const struct token t_show[] = {
 	{KEYWORD,	"routers",	SHOW_ROUTERS,	NULL},
 	{KEYWORD,	"sessions",	SHOW_SESSIONS,	NULL},
 	{KEYWORD,	"metrics",	SHOW_METRICS,	NULL},
+	{KEYWORD,	"overload",	SHOW_OVERLOAD,	NULL},
 	{ENDTOKEN,	"",		NONE,		NULL}
 };
 
@@ -128,6 +136,27 @@ static const struct token t_log[] = {
 
 static const struct token t_load[] = {
 	{PATH,		"",		NONE,		NULL},
+	{ENDTOKEN,	"",		NONE,		NULL}
+};
+
+static const struct token t_overload[] = {
+	{KEYWORD,	"delete",	OVERLOAD_DELETE, t_ovl_tableaddr},
+	{KEYWORD,	"flush",	OVERLOAD_FLUSH,	t_ovl_table},
+	{ENDTOKEN,	"",		NONE,		NULL}
+};
+
+static const struct token t_ovl_table[] = {
+	{OVLTABLE,	"",		NONE,		NULL},
+	{ENDTOKEN,	"",		NONE,		NULL}
+};
+
+static const struct token t_ovl_tableaddr[] = {
+	{OVLTABLE,	"",		NONE,		t_ovl_addr},
+	{ENDTOKEN,	"",		NONE,		NULL}
+};
+
+static const struct token t_ovl_addr[] = {
+	{ADDRESS,	"",		NONE,		NULL},
 	{ENDTOKEN,	"",		NONE,		NULL}
 };
 
@@ -185,6 +214,25 @@ parse_id(const char *word, struct parse_result *res)
 	return (0);
 }
 
+/* An overload table's name, as relayd.conf writes it or bare. */
+static int
+parse_table(const char *word, struct parse_result *res)
+{
+	size_t	 len = strlen(word);
+
+	if (len >= 2 && word[0] == '<' && word[len - 1] == '>') {
+		word++;
+		len -= 2;
+	}
+	if (len == 0 || len >= sizeof(res->id.name)) {
+		fprintf(stderr, "bad table name: %s\n", word);
+		return (-1);
+	}
+	memcpy(res->id.name, word, len);
+	res->id.name[len] = '\0';
+	return (0);
+}
+
 static const struct token *
 match_token(const char *word, const struct token *table,
     struct parse_result *res)
@@ -229,12 +277,19 @@ match_token(const char *word, const struct token *table,
 			t = &table[i];
 			break;
 		case PATH:
+		case ADDRESS:
 			if (!match && word != NULL && strlen(word) > 0) {
 				if ((res->path = strdup(word)) == NULL)
 					return (NULL);
 				match++;
 				t = &table[i];
 			}
+			break;
+		case OVLTABLE:
+			if (word == NULL || parse_table(word, res) == -1)
+				break;
+			match++;
+			t = &table[i];
 			break;
 		case ENDTOKEN:
 			break;
@@ -278,6 +333,12 @@ show_valid_args(const struct token *table)
 			break;
 		case PATH:
 			fprintf(stderr, "  <path>\n");
+			break;
+		case OVLTABLE:
+			fprintf(stderr, "  <table>\n");
+			break;
+		case ADDRESS:
+			fprintf(stderr, "  <address>\n");
 			break;
 		case ENDTOKEN:
 			break;

@@ -39,13 +39,16 @@ enum actions {
 	MONITOR,
 	LOG_VERBOSE,
 	LOG_BRIEF,
-	STATUS
+	STATUS,
+	SHOW_OVERLOAD,
+	OVERLOAD_DELETE,
+	OVERLOAD_FLUSH
 };
 
 struct parse_result {
 	struct ctl_id	 id;
 	enum actions	 action;
-	char		*path;
+	char		*path;		/* load; overload delete's address */
 };
 
 struct parse_result	*parse(int, char *[]);

@@ -20,6 +20,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <err.h>
 #include <errno.h>
@@ -38,6 +40,8 @@
 __dead void	 usage(void);
 static int	 show_summary_msg(struct imsg *, int);
 static int	 show_session_msg(struct imsg *);
+static void	 overload_request(struct parse_result *);
+static int	 show_overload_msg(struct imsg *);
 static int	 show_status_msg(struct imsg *);
 static void	 status_table(struct table *, int, int, int);
 static void	 status_proc(struct ctl_procinfo *);
@@ -189,8 +193,65 @@ ctl_request(struct parse_result *res)
 	case LOG_BRIEF:
 		imsg_compose(ibuf, IMSG_CTL_VERBOSE, 0, 0, -1, &v, sizeof(v));
 		break;
+	case SHOW_OVERLOAD:
+	case OVERLOAD_DELETE:
+	case OVERLOAD_FLUSH:
+		overload_request(res);
+		break;
 	}
 	return (0);
+}
+
+/* relayctl show overload, overload delete and overload flush */
+static void
+overload_request(struct parse_result *res)
+{
+	struct ctl_overload	 co;
+
+	if (res->action == SHOW_OVERLOAD) {
+		imsg_compose(ibuf, IMSG_CTL_OVERLOAD, 0, 0, -1, NULL, 0);
+		return;
+	}
+	memset(&co, 0, sizeof(co));
+	(void)strlcpy(co.table, res->id.name, sizeof(co.table));
+	if (res->action == OVERLOAD_DELETE) {
+		if (inet_pton(AF_INET, res->path, co.addr) == 1)
+			co.af = AF_INET;
+		else if (inet_pton(AF_INET6, res->path, co.addr) == 1)
+			co.af = AF_INET6;
+		else
+			errx(1, "not an address: %s", res->path);
+	}
+	imsg_compose(ibuf, IMSG_CTL_OVERLOAD_DEL, 0, 0, -1, &co, sizeof(co));
+}
+
+/* One source of an overload table; 1 at the end. */
+static int
+show_overload_msg(struct imsg *imsg)
+{
+	struct ctl_overload	*co;
+	char			 a[INET6_ADDRSTRLEN];
+
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_OVERLOAD:
+		if (IMSG_DATA_SIZE(imsg) != sizeof(*co))
+			errx(1, "bad overload message");
+		co = imsg->data;
+		co->table[sizeof(co->table) - 1] = '\0';
+		if (inet_ntop(co->af, co->addr, a, sizeof(a)) == NULL)
+			(void)strlcpy(a, "?", sizeof(a));
+		printf("<%s>\t%s/%u\texpires in %us\t%s", co->table, a,
+		    co->prefix, co->expires, co->pid == 0 ? "nftables" :
+		    "relay process ");
+		if (co->pid != 0)
+			printf("%ld", (long)co->pid);
+		printf("\n");
+		return (0);
+	case IMSG_CTL_END:
+		return (1);
+	default:
+		errx(1, "wrong message in overload: %u", imsg->hdr.type);
+	}
 }
 
 /* One message of the answer: 1 when it was the last. */
@@ -216,6 +277,10 @@ ctl_answer(struct parse_result *res, struct imsg *imsg)
 		return (show_status_msg(imsg));
 	case SHOW_METRICS:
 		return (show_metrics_msg(imsg));
+	case SHOW_OVERLOAD:
+		return (show_overload_msg(imsg));
+	case OVERLOAD_DELETE:
+	case OVERLOAD_FLUSH:
 	case RDR_DISABLE:
 	case RDR_ENABLE:
 	case TABLE_DISABLE:

@@ -62,6 +62,7 @@ static int	 control_permitted(uint32_t);
 static int	 control_full(struct ctl_listener *, uid_t);
 static int	 control_backlog(struct ctl_conn *);
 static void	 control_deny(struct ctl_conn *, uint32_t);
+static int	 control_show(struct ctl_conn *, struct imsg *);
 
 /* Parent: create the socket, refusing to steal a live one. */
 int
@@ -347,7 +348,8 @@ static int
 control_permitted(uint32_t type)
 {
 	return (type == IMSG_CTL_SHOW_SUM || type == IMSG_CTL_STATUS ||
-	    type == IMSG_CTL_SESSION || type == IMSG_CTL_NOTIFY);
+	    type == IMSG_CTL_SESSION || type == IMSG_CTL_NOTIFY ||
+	    type == IMSG_CTL_OVERLOAD);
 }
 
 /*
@@ -368,6 +370,36 @@ control_deny(struct ctl_conn *c, uint32_t type)
 	imsg_compose_event(&c->iev, IMSG_CTL_DENIED, 0, 0, -1, NULL, 0);
 }
 
+/* What a client asks to see, and the overload tables' verbs. */
+static int
+control_show(struct ctl_conn *c, struct imsg *imsg)
+{
+	size_t	 want = 0;
+
+	if (imsg->hdr.type == IMSG_CTL_OVERLOAD_DEL)
+		want = sizeof(struct ctl_overload);
+	if (IMSG_DATA_SIZE(imsg) != want)
+		return (-1);
+	switch (imsg->hdr.type) {
+	case IMSG_CTL_SHOW_SUM:
+		show(c);
+		break;
+	case IMSG_CTL_STATUS:
+		show_status(c);
+		break;
+	case IMSG_CTL_SESSION:
+		show_sessions(c);
+		break;
+	case IMSG_CTL_OVERLOAD:
+		show_overload(c);
+		break;
+	default:
+		overload_delete(c, imsg);
+		break;
+	}
+	return (0);
+}
+
 /* One request of a client: -1 for one that is not valid. */
 static int
 control_request(struct ctl_conn *c, struct imsg *imsg)
@@ -385,20 +417,11 @@ control_request(struct ctl_conn *c, struct imsg *imsg)
 	}
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SHOW_SUM:
-		if (IMSG_DATA_SIZE(imsg) != 0)
-			return (-1);
-		show(c);
-		break;
 	case IMSG_CTL_STATUS:
-		if (IMSG_DATA_SIZE(imsg) != 0)
-			return (-1);
-		show_status(c);
-		break;
 	case IMSG_CTL_SESSION:
-		if (IMSG_DATA_SIZE(imsg) != 0)
-			return (-1);
-		show_sessions(c);
-		break;
+	case IMSG_CTL_OVERLOAD:
+	case IMSG_CTL_OVERLOAD_DEL:
+		return (control_show(c, imsg));
 	case IMSG_CTL_RELOAD:
 		if (IMSG_DATA_SIZE(imsg) >= PATH_MAX)
 			return (-1);

@@ -533,7 +533,7 @@ kernel_limits_flushpoll(void)
 		for (f = 4; !seen && f <= 6; f += 2) {
 			if ((s = lim_snap(l->lim_overload, f)) == NULL ||
 			    (n = kernel_limits_overloaded(l->lim_overload,
-			    l->lim_expire, f, &addrs)) == -1)
+			    l->lim_expire, f, &addrs, NULL)) == -1)
 				continue;
 			qsort(addrs, n, 16, lim_addrcmp);
 			for (i = 0; i < n; i++) {
@@ -554,5 +554,92 @@ kernel_limits_flushpoll(void)
 			s->ls_addrs = addrs;
 			s->ls_n = n;
 		}
+	}
+}
+
+/* The first kernel-mode relay of conf that names table, or NULL. */
+static struct relay *
+kernel_limits_table(struct relayd *conf, const char *table,
+    struct relay *until)
+{
+	struct relay	*rlay;
+
+	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry) {
+		if (rlay == until)
+			return (NULL);
+		if (rlay->rl_conf.lim.lim_kernel &&
+		    strcmp(rlay->rl_conf.lim.lim_overload, table) == 0)
+			return (rlay);
+	}
+	return (NULL);
+}
+
+/*
+ * relayctl show overload: the sources of the overload tables nftables
+ * keeps, to pfe for the client peerid, then an end.
+ */
+void
+kernel_limits_show(struct relayd *env, uint32_t peerid)
+{
+	struct relay		*rlay;
+	struct relay_limits	*l;
+	struct ctl_overload	 co;
+	uint8_t			*addrs;
+	uint32_t		*exp;
+	int			 f, n, i;
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
+		l = &rlay->rl_conf.lim;
+		if (!l->lim_kernel || l->lim_overload[0] == '\0' ||
+		    kernel_limits_table(env, l->lim_overload, rlay) != NULL)
+			continue;
+		for (f = 4; f <= 6; f += 2) {
+			if ((n = kernel_limits_overloaded(l->lim_overload,
+			    l->lim_expire, f, &addrs, &exp)) <= 0)
+				continue;
+			for (i = 0; i < n; i++) {
+				memset(&co, 0, sizeof(co));
+				(void)strlcpy(co.table, l->lim_overload,
+				    sizeof(co.table));
+				co.af = f == 4 ? AF_INET : AF_INET6;
+				memcpy(co.addr, addrs + i * 16, 16);
+				co.prefix = f == 4 ? l->lim_prefix4 :
+				    l->lim_prefix6;
+				co.expires = exp[i];
+				(void)proc_compose_imsg(env->sc_ps, PROC_PFE,
+				    -1, IMSG_CTL_OVERLOAD, peerid, -1, &co,
+				    sizeof(co));
+			}
+			free(addrs);
+			free(exp);
+		}
+	}
+	(void)proc_compose_imsg(env->sc_ps, PROC_PFE, -1, IMSG_CTL_END,
+	    peerid, -1, NULL, 0);
+}
+
+/* relayctl overload delete|flush, for the tables nftables keeps. */
+void
+kernel_limits_delete(struct relayd *env, struct ctl_overload *co)
+{
+	struct relay		*rlay;
+	struct relay_limits	*l;
+	uint8_t			 a[16];
+	int			 f;
+
+	if ((rlay = kernel_limits_table(env, co->table, NULL)) == NULL)
+		return;
+	l = &rlay->rl_conf.lim;
+	for (f = 4; f <= 6; f += 2) {
+		if (co->af != 0 && co->af != (f == 4 ? AF_INET : AF_INET6))
+			continue;
+		if (co->af == 0) {
+			(void)kernel_limits_unload(co->table, l->lim_expire, f,
+			    NULL);
+			continue;
+		}
+		addr_masked(co->addr, f == 4 ? l->lim_prefix4 :
+		    l->lim_prefix6, a);
+		(void)kernel_limits_unload(co->table, l->lim_expire, f, a);
 	}
 }

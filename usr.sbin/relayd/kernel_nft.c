@@ -1004,22 +1004,53 @@ kernel_limits_cleanup(void)
 	quiet = 0;
 }
 
+/* An nftables duration ("1h2m3s400ms") in whole seconds, rounded up. */
+static uint32_t
+nft_seconds(const char *s)
+{
+	unsigned long long	 v, total = 0;
+	char			*end;
+
+	while (*s >= '0' && *s <= '9') {
+		v = strtoull(s, &end, 10);
+		if (strncmp(end, "ms", 2) == 0) {
+			total += (v + 999) / 1000;
+			end += 2;
+		} else if (*end == 'd')
+			total += v * 86400, end++;
+		else if (*end == 'h')
+			total += v * 3600, end++;
+		else if (*end == 'm')
+			total += v * 60, end++;
+		else if (*end == 's')
+			total += v, end++;
+		else
+			break;
+		s = end;
+	}
+	return (total > UINT32_MAX ? UINT32_MAX : (uint32_t)total);
+}
+
 /*
  * The sources in overload table "table" (of expire seconds) now, in
- * family f: their masked addresses, 16 bytes each, in *addrs (the
- * caller's to free), their number returned; -1 on error.
+ * family f: their masked addresses, 16 bytes each, in *addrs, and with
+ * exp the seconds each has left in *exp (the caller's to free), their
+ * number returned; -1 on error.
  */
 int
 kernel_limits_overloaded(const char *table, uint32_t expire, int f,
-    uint8_t **addrs)
+    uint8_t **addrs, uint32_t **exp)
 {
 	struct cmdbuf	 cb;
 	struct in6_addr	 a;
-	char		 t[64], *out = NULL, *p, *e, *tok, *save;
+	char		 t[64], *out = NULL, *p, *e, *tok, *save, *x;
 	uint8_t		*v = NULL, *nv;
+	uint32_t	*ev = NULL, *nev;
 	size_t		 n = 0, max = 0;
 
 	*addrs = NULL;
+	if (exp != NULL)
+		*exp = NULL;
 	lim_name(table, t, sizeof(t));
 	quiet = 1;
 	cmd_open(&cb);
@@ -1038,6 +1069,7 @@ kernel_limits_overloaded(const char *table, uint32_t expire, int f,
 		for (tok = strtok_r(p, ",", &save); tok != NULL;
 		    tok = strtok_r(NULL, ",", &save)) {
 			tok += strspn(tok, " \t\n");
+			x = strstr(tok, "expires ");
 			tok[strcspn(tok, " \t\n")] = '\0';
 			memset(&a, 0, sizeof(a));
 			if (inet_pton(f == 4 ? AF_INET : AF_INET6, tok,
@@ -1045,20 +1077,61 @@ kernel_limits_overloaded(const char *table, uint32_t expire, int f,
 				continue;
 			if (n == max) {
 				max = max == 0 ? 64 : max * 2;
-				if ((nv = reallocarray(v, max, 16)) == NULL) {
-					free(v);
+				if ((nv = reallocarray(v, max, 16)) == NULL ||
+				    (nev = reallocarray(ev, max,
+				    sizeof(*ev))) == NULL) {
+					free(nv != NULL ? nv : v);
+					free(ev);
 					free(out);
 					return (-1);
 				}
 				v = nv;
+				ev = nev;
 			}
 			memcpy(v + n * 16, &a, 16);
+			ev[n] = x != NULL ? nft_seconds(x + 8) : expire;
 			n++;
 		}
 	}
 	free(out);
 	*addrs = v;
+	if (exp != NULL)
+		*exp = ev;
+	else
+		free(ev);
 	return ((int)n);
+}
+
+/*
+ * Out of overload table "table" (of expire seconds), in family f: the
+ * source addr (masked as the table's), or all with addr NULL.
+ */
+int
+kernel_limits_unload(const char *table, uint32_t expire, int f,
+    const uint8_t *addr)
+{
+	struct cmdbuf	 cb;
+	char		 t[64], a[INET6_ADDRSTRLEN];
+	int		 ret;
+
+	lim_name(table, t, sizeof(t));
+	quiet = 1;
+	cmd_open(&cb);
+	if (addr == NULL)
+		cmd_add(&cb, "flush set %s ovl_%s_%u_%d\n", NFT_LIMTABLE, t,
+		    expire, f);
+	else {
+		if (inet_ntop(f == 4 ? AF_INET : AF_INET6, addr, a,
+		    sizeof(a)) == NULL) {
+			quiet = 0;
+			return (-1);
+		}
+		cmd_add(&cb, "delete element %s ovl_%s_%u_%d { %s }\n",
+		    NFT_LIMTABLE, t, expire, f, a);
+	}
+	ret = cmd_run(&cb, NULL);
+	quiet = 0;
+	return (ret);
 }
 
 /*

@@ -102,11 +102,24 @@ kernel_limits_refused(const char *relay, uint64_t *refused)
 
 int
 kernel_limits_overloaded(const char *table, uint32_t expire, int f,
-    uint8_t **addrs)
+    uint8_t **addrs, uint32_t **exp)
 {
 	(void)table;
 	(void)expire;
 	(void)f;
 	*addrs = NULL;
+	if (exp != NULL)
+		*exp = NULL;
+	return (-1);
+}
+
+int
+kernel_limits_unload(const char *table, uint32_t expire, int f,
+    const uint8_t *addr)
+{
+	(void)table;
+	(void)expire;
+	(void)f;
+	(void)addr;
 	return (-1);
 }

@@ -137,6 +137,10 @@ pfe_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_AGENTX_SOCK:
 		agentx_getsock(imsg->fd);
 		break;
+	case IMSG_CTL_OVERLOAD:
+	case IMSG_CTL_END:
+		pfe_ctl_answer(imsg);
+		break;
 	case IMSG_LIMIT_STATS:
 		IMSG_EXACT_SIZE_CHECK(imsg, &lst);
 		memcpy(&lst, imsg->data, sizeof(lst));
@@ -652,13 +656,9 @@ pfe_dispatch_relay(int fd, struct privsep_proc *p, struct imsg *imsg)
 		imsg_compose_event(&c->iev, IMSG_CTL_SESSION, 0, 0, -1,
 		    imsg->data, IMSG_DATA_SIZE(imsg));
 		break;
+	case IMSG_CTL_OVERLOAD:
 	case IMSG_CTL_END:
-		if ((c = control_connbyid(imsg->hdr.peerid)) == NULL ||
-		    c->waiting == 0)
-			break;
-		if (--c->waiting == 0)
-			imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1,
-			    NULL, 0);
+		pfe_ctl_answer(imsg);
 		break;
 	default:
 		return (-1);
@@ -775,6 +775,55 @@ show_status(struct ctl_conn *c)
 		    &env->sc_procinfo[i], sizeof(env->sc_procinfo[i]));
 	show_demote(c);
 	show(c);
+}
+
+/*
+ * A part of an answer several processes give (show sessions, show
+ * overload): an entry goes to its client, the last end ends it.
+ */
+void
+pfe_ctl_answer(struct imsg *imsg)
+{
+	struct ctl_conn	*c;
+
+	if ((c = control_connbyid(imsg->hdr.peerid)) == NULL)
+		return;
+	if (imsg->hdr.type == IMSG_CTL_OVERLOAD) {
+		IMSG_EXACT_SIZE_CHECK(imsg, (struct ctl_overload *)NULL);
+		imsg_compose_event(&c->iev, IMSG_CTL_OVERLOAD, 0, 0, -1,
+		    imsg->data, IMSG_DATA_SIZE(imsg));
+		return;
+	}
+	if (c->waiting > 0 && --c->waiting == 0)
+		imsg_compose_event(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+}
+
+/* Every relay process and the parent answer with their sources. */
+void
+show_overload(struct ctl_conn *c)
+{
+	struct privsep	*ps = env->sc_ps;
+
+	if (c->waiting > 0)
+		return;
+	c->waiting = proc_ninstances(ps, PROC_RELAY) + 1;
+	proc_compose_imsg(ps, PROC_RELAY, -1, IMSG_CTL_OVERLOAD, c->id, -1,
+	    NULL, 0);
+	proc_compose_imsg(ps, PROC_PARENT, -1, IMSG_CTL_OVERLOAD, c->id, -1,
+	    NULL, 0);
+}
+
+/* relayctl overload delete|flush: each that keeps tables is told. */
+void
+overload_delete(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct privsep	*ps = env->sc_ps;
+
+	proc_compose(ps, PROC_RELAY, IMSG_CTL_OVERLOAD_DEL, imsg->data,
+	    IMSG_DATA_SIZE(imsg));
+	proc_compose(ps, PROC_PARENT, IMSG_CTL_OVERLOAD_DEL, imsg->data,
+	    IMSG_DATA_SIZE(imsg));
+	imsg_compose_event(&c->iev, IMSG_CTL_OK, 0, 0, -1, NULL, 0);
 }
 
 /* Every relay process answers with its sessions, then an end. */

@@ -257,6 +257,7 @@ relay_dispatch_parent(int fd, struct privsep_proc *p, struct imsg *imsg)
 static int
 relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 {
+	struct ctl_overload	 co;
 	struct ctl_hoststatus	 st;
 	struct table		*tb;
 	struct host		*h;
@@ -265,6 +266,14 @@ relay_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	switch (imsg->hdr.type) {
 	case IMSG_CTL_SESSION:
 		relay_sessions_send(p->p_ps, imsg->hdr.peerid);
+		break;
+	case IMSG_CTL_OVERLOAD:
+		relay_limit_show(p->p_ps, imsg->hdr.peerid);
+		break;
+	case IMSG_CTL_OVERLOAD_DEL:
+		IMSG_EXACT_SIZE_CHECK(imsg, &co);
+		memcpy(&co, imsg->data, sizeof(co));
+		relay_limit_delete(&co);
 		break;
 	case IMSG_HOST_STATUS:
 		IMSG_EXACT_SIZE_CHECK(imsg, &st);

@@ -365,6 +365,9 @@ void		 relay_limit_release(struct lim_ent *);
 void		 relay_limit_flush(const char *, int, const uint8_t *);
 void		 relay_limit_flushed(struct imsg *);
 int		 relay_limit_request(struct relay *, struct sockaddr_storage *);
+struct ctl_overload;
+void		 relay_limit_show(struct privsep *, uint32_t);
+void		 relay_limit_delete(struct ctl_overload *);
 
 /* The TLS side of a session (relay_tls.c, tls_keyops.c). */
 int		 relay_tls_inspect(struct rsession *);

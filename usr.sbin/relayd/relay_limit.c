@@ -80,6 +80,8 @@ struct lim_set {
 	char			 ls_name[MAX_NAME_SIZE + 2];
 	uint32_t		 ls_n;
 	uint32_t		 ls_rateint;	/* its relay's, 0: none */
+	uint8_t			 ls_prefix4;	/* an overload table's */
+	uint8_t			 ls_prefix6;
 	int64_t			 ls_swept;
 	struct lim_bucket	 ls_b[LIM_BUCKETS];
 };
@@ -115,7 +117,7 @@ lim_keyof(const struct sockaddr_storage *ss, const struct relay_limits *l,
     struct lim_key *k)
 {
 	const struct sockaddr_in6	*sin6;
-	int				 bits, i;
+	int				 bits;
 
 	memset(k, 0, sizeof(*k));
 	if (ss->ss_family == AF_INET) {
@@ -136,12 +138,7 @@ lim_keyof(const struct sockaddr_storage *ss, const struct relay_limits *l,
 		}
 	} else
 		return;
-	for (i = 0; i < 16; i++, bits -= 8) {
-		if (bits <= 0)
-			k->lk_addr[i] = 0;
-		else if (bits < 8)
-			k->lk_addr[i] &= 0xff << (8 - bits);
-	}
+	addr_masked(k->lk_addr, bits, k->lk_addr);
 }
 
 /* The set of a relay's counts ('r') or of an overload table ('o'). */
@@ -310,8 +307,11 @@ lim_overload(struct relay *rlay, const struct lim_key *k, int64_t now)
 	struct lim_ent		*oe;
 
 	if (l->lim_overload[0] == '\0' ||
-	    (ol = lim_set('o', l->lim_overload)) == NULL ||
-	    (oe = lim_find(ol, k, 1)) == NULL)
+	    (ol = lim_set('o', l->lim_overload)) == NULL)
+		return;
+	ol->ls_prefix4 = l->lim_prefix4;
+	ol->ls_prefix6 = l->lim_prefix6;
+	if ((oe = lim_find(ol, k, 1)) == NULL)
 		return;
 	oe->le_until = now + (int64_t)l->lim_expire * 1000;
 	if (l->lim_flush)
@@ -427,4 +427,77 @@ relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss)
 	wait = (int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
 	    l->lim_req);
 	return ((int)(wait / 1000 + 1));
+}
+
+/* One source of an overload table, for relayctl show overload. */
+static void
+lim_show(struct privsep *ps, uint32_t peerid, struct lim_set *ls,
+    struct lim_ent *le, int64_t now)
+{
+	struct ctl_overload	 co;
+
+	memset(&co, 0, sizeof(co));
+	(void)strlcpy(co.table, ls->ls_name + 2, sizeof(co.table));
+	co.af = le->le_key.lk_af;
+	memcpy(co.addr, le->le_key.lk_addr, sizeof(co.addr));
+	co.prefix = co.af == AF_INET ? ls->ls_prefix4 : ls->ls_prefix6;
+	co.expires = (le->le_until - now + 999) / 1000;
+	co.pid = getpid();
+	proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_OVERLOAD, peerid, -1,
+	    &co, sizeof(co));
+}
+
+/*
+ * relayctl show overload: the sources this relay process holds in its
+ * overload tables, to pfe for the client peerid, then an end.
+ */
+void
+relay_limit_show(struct privsep *ps, uint32_t peerid)
+{
+	struct lim_set	*ls;
+	struct lim_ent	*le;
+	int64_t		 now = lim_now();
+	int		 i;
+
+	TAILQ_FOREACH(ls, &lim_sets, ls_entry) {
+		if (ls->ls_name[0] != 'o')
+			continue;
+		for (i = 0; i < LIM_BUCKETS; i++)
+			LIST_FOREACH(le, &ls->ls_b[i], le_entry)
+				if (le->le_until > now)
+					lim_show(ps, peerid, ls, le, now);
+	}
+	proc_compose_imsg(ps, PROC_PFE, -1, IMSG_CTL_END, peerid, -1, NULL, 0);
+}
+
+/* relayctl overload delete|flush: out of this process's table. */
+void
+relay_limit_delete(struct ctl_overload *co)
+{
+	struct lim_set	*ls;
+	struct lim_ent	*le, *next;
+	struct lim_key	 k;
+	int		 i;
+
+	co->table[sizeof(co->table) - 1] = '\0';
+	TAILQ_FOREACH(ls, &lim_sets, ls_entry)
+		if (ls->ls_name[0] == 'o' &&
+		    strcmp(ls->ls_name + 2, co->table) == 0)
+			break;
+	if (ls == NULL)
+		return;
+	if (co->af == AF_INET || co->af == AF_INET6) {
+		memset(&k, 0, sizeof(k));
+		k.lk_af = co->af;
+		addr_masked(co->addr, co->af == AF_INET ? ls->ls_prefix4 :
+		    ls->ls_prefix6, k.lk_addr);
+		if ((le = lim_find(ls, &k, 0)) != NULL)
+			le->le_until = 0;
+		return;
+	}
+	for (i = 0; i < LIM_BUCKETS; i++)
+		for (le = LIST_FIRST(&ls->ls_b[i]); le != NULL; le = next) {
+			next = LIST_NEXT(le, le_entry);
+			le->le_until = 0;
+		}
 }

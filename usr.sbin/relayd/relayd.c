@@ -735,6 +735,7 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct relayd	*env = ps->ps_env;
 	struct ctl_kernsync ks;
 	struct ctl_demote cd;
+	struct ctl_overload co;
 	char		 path[PATH_MAX];
 	const char	*file;
 	size_t		 len;
@@ -777,6 +778,15 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		IMSG_EXACT_SIZE_CHECK(imsg, &ks);
 		memcpy(&ks, imsg->data, sizeof(ks));
 		kernel_sync(env, imsg->hdr.type, &ks);
+		break;
+	case IMSG_CTL_OVERLOAD:
+		kernel_limits_show(env, imsg->hdr.peerid);
+		break;
+	case IMSG_CTL_OVERLOAD_DEL:
+		IMSG_EXACT_SIZE_CHECK(imsg, &co);
+		memcpy(&co, imsg->data, sizeof(co));
+		co.table[sizeof(co.table) - 1] = '\0';
+		kernel_limits_delete(env, &co);
 		break;
 	default:
 		return (parent_dispatch_child(fd, p, imsg));

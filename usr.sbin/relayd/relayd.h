@@ -171,6 +171,9 @@ enum imsg_type {
 					   into an overload ... flush table */
 	IMSG_LIMIT_STATS,		/* parent -> pfe: what nftables
 					   refused, per relay */
+	IMSG_CTL_OVERLOAD,		/* relayctl show overload: the
+					   sources in overload tables */
+	IMSG_CTL_OVERLOAD_DEL,		/* relayctl overload delete|flush */
 	IMSG_MAX
 };
 
@@ -811,6 +814,20 @@ struct ctl_limstats {
 	uint64_t		 refused[RELAY_LIM_MAX];
 };
 
+/*
+ * A source in an overload table, as relayctl show overload lists it
+ * (pid 0: nftables has it, else that relay process); to relayctl
+ * overload delete, af 0 means every source of the table.
+ */
+struct ctl_overload {
+	char			 table[TABLE_NAME_SIZE];
+	int			 af;
+	uint8_t			 addr[16];
+	uint8_t			 prefix;
+	uint32_t		 expires;	/* in so many seconds */
+	pid_t			 pid;
+};
+
 /* parent -> relay: a source in an overload table (its masked address) */
 struct ctl_limflush {
 	char			 table[TABLE_NAME_SIZE];
@@ -1190,6 +1207,9 @@ void		 pfe(struct privsep *, struct privsep_proc *);
 void		 show(struct ctl_conn *);
 void		 show_status(struct ctl_conn *);
 void		 show_sessions(struct ctl_conn *);
+void		 show_overload(struct ctl_conn *);
+void		 overload_delete(struct ctl_conn *, struct imsg *);
+void		 pfe_ctl_answer(struct imsg *);
 int		 pfe_enable(uint32_t, struct ctl_id *);
 int		 pfe_rdr_enable(uint32_t, struct ctl_id *);
 
@@ -1205,6 +1225,8 @@ void		 kernel_reload(struct relayd *, struct relayd *);
 void		 kernel_sync(struct relayd *, uint32_t, struct ctl_kernsync *);
 void		 kernel_cleanup(struct relayd *);
 void		 kernel_limits(struct relayd *);
+void		 kernel_limits_show(struct relayd *, uint32_t);
+void		 kernel_limits_delete(struct relayd *, struct ctl_overload *);
 struct rdr	*rdr_find(struct relayd *, objid_t);
 struct router	*router_find(struct relayd *, objid_t);
 
@@ -1326,6 +1348,7 @@ struct host	*host_findbyname(struct relayd *, const char *);
 struct host	*host_enable_imsg(struct relayd *, struct imsg *);
 struct table	*table_enable_imsg(struct relayd *, struct imsg *);
 struct relay	*relay_find(struct relayd *, objid_t);
+void		 addr_masked(const uint8_t *, int, uint8_t *);
 struct relay	*relay_findbyname(struct relayd *, const char *);
 struct relay	*relay_findbyaddr(struct relayd *, struct relay_config *);
 struct protocol	*proto_find(struct relayd *, objid_t);
@@ -1365,7 +1388,9 @@ void		 kernel_route_stale(void);
 int		 kernel_limits_setup(struct relaylist *);
 void		 kernel_limits_cleanup(void);
 int		 kernel_limits_overloaded(const char *, uint32_t, int,
-		    uint8_t **);
+		    uint8_t **, uint32_t **);
+int		 kernel_limits_unload(const char *, uint32_t, int,
+		    const uint8_t *);
 int		 kernel_limits_refused(const char *, uint64_t *);
 
 /* demote.c */

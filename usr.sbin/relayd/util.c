@@ -602,3 +602,19 @@ demote_group_valid(const char *group)
 			return (-1);
 	return (0);
 }
+
+/* The first bits of the 16 bytes of in to out, the rest zero. */
+void
+addr_masked(const uint8_t *in, int bits, uint8_t *out)
+{
+	int	 i;
+
+	for (i = 0; i < 16; i++, bits -= 8) {
+		if (bits >= 8)
+			out[i] = in[i];
+		else if (bits > 0)
+			out[i] = in[i] & (0xff << (8 - bits));
+		else
+			out[i] = 0;
+	}
+}
