@@ -1142,15 +1142,16 @@ int
 kernel_limits_refused(const char *relay, uint64_t *refused)
 {
 	struct cmdbuf	 cb;
-	const char	*why[RELAY_LIM_MAX] = { "conn", "rate", "ovl" };
+	/* the kernel's: up to RELAY_LIM_OVERLOAD, in that order */
+	const char	*why[] = { "conn", "rate", "ovl" };
 	char		 r[64], *out = NULL, *p;
 	unsigned long long n;
-	int		 i;
+	size_t		 i;
 
 	lim_name(relay, r, sizeof(r));
 	quiet = 1;
 	cmd_open(&cb);
-	for (i = 0; i < RELAY_LIM_MAX; i++)
+	for (i = 0; i < nitems(why); i++)
 		cmd_add(&cb, "list counter %s c_%s_%s\n", NFT_LIMTABLE, r,
 		    why[i]);
 	if (cmd_run(&cb, &out) != 0) {
@@ -1160,7 +1161,7 @@ kernel_limits_refused(const char *relay, uint64_t *refused)
 	quiet = 0;
 	/* three "counter NAME { packets N bytes M }", in that order */
 	p = out;
-	for (i = 0; i < RELAY_LIM_MAX; i++) {
+	for (i = 0; i < nitems(why); i++) {
 		refused[i] = 0;
 		if (p == NULL || (p = strstr(p, "packets ")) == NULL)
 			break;
