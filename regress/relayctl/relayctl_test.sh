@@ -622,7 +622,7 @@ malformed_requests_cleanup()
 atf_test_case restricted_socket cleanup
 restricted_socket_head()
 {
-	atf_set descr "socket restricted: any user may show, status, show metrics, show sessions and monitor on it, and change nothing; the control socket still refuses them"
+	atf_set descr "socket restricted: any user may show, status, show metrics, show sessions, show overload and monitor on it, and change nothing (overload delete and flush included); the control socket still refuses them"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -642,11 +642,14 @@ restricted_socket_body()
 	    $as_nobody "$RELAYCTL" -s "$rdir/r.sock" show metrics
 	atf_check -o ignore $as_nobody "$RELAYCTL" -s "$rdir/r.sock" \
 	    show sessions
+	atf_check -o empty $as_nobody "$RELAYCTL" -s "$rdir/r.sock" \
+	    show overload
 	# what would change anything fails, says why, and nothing changes
 	for verb in "table disable webhosts" "table enable webhosts" \
 	    "host disable 127.0.0.1" "host enable 127.0.0.1" \
 	    "redirect disable 1" "poll" "stop" "reload" \
-	    "load $PWD/relayd.conf" "log verbose" "log brief"; do
+	    "load $PWD/relayd.conf" "log verbose" "log brief" \
+	    "overload flush bad" "overload delete bad 127.0.0.2"; do
 		# shellcheck disable=SC2086
 		atf_check -s exit:1 -e inline:"not permitted on this socket\n" \
 		    $as_nobody "$RELAYCTL" -s "$rdir/r.sock" $verb
