@@ -345,6 +345,17 @@ process_limits_cleanup()
 	stop_all
 }
 
+# codes SRC N: the status codes of N requests from SRC, a connection each
+codes()
+{
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		curl -s -o /dev/null -w "%{http_code}\n" --interface "$1" \
+		    "http://127.0.0.1:$lport/bytes/10"
+		_i=$((_i + 1))
+	done
+}
+
 atf_test_case http_request_rate cleanup
 http_request_rate_head()
 {
@@ -373,12 +384,7 @@ CONF
 	} >relayd.conf
 	PREFORK=3 start_relayd
 	# twelve connections of one source: five answers, seven 429s
-	_i=0
-	while [ $_i -lt 12 ]; do
-		curl -s -o /dev/null -w "%{http_code}\n" --interface 127.0.0.2 \
-		    "http://127.0.0.1:$lport/bytes/10"
-		_i=$((_i + 1))
-	done >codes.out
+	codes 127.0.0.2 12 >codes.out
 	atf_check -o inline:"5\n" grep -c "^200$" codes.out
 	atf_check -o inline:"7\n" grep -c "^429$" codes.out
 	# another source has its own five, on one connection; the
@@ -399,12 +405,7 @@ CONF
 	    atf_fail "status: $(relayctl status)"
 	# a reload keeps the group and the counts: still over
 	relayctl reload >/dev/null || atf_fail "no reload"
-	_i=0
-	while [ $_i -lt 3 ]; do
-		curl -s -o /dev/null -w "%{http_code}\n" --interface 127.0.0.2 \
-		    "http://127.0.0.1:$lport/bytes/10"
-		_i=$((_i + 1))
-	done >again.out
+	codes 127.0.0.2 3 >again.out
 	atf_check -o inline:"3\n" grep -c "^429$" again.out
 	atf_check -s exit:1 -o ignore grep "counts the requests of its clients apart" relayd.log
 }

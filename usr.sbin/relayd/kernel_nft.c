@@ -844,6 +844,20 @@ lim_keep(FILE *names, const char *kind, const char *name)
 	fprintf(names, "%s %s\n", kind, name);
 }
 
+/* A set of sources of family f, their timeout in seconds (0: none). */
+static void
+lim_addset(struct cmdbuf *cb, FILE *names, const char *set, int f,
+    uint32_t timeout)
+{
+	cmd_add(cb, "add set %s %s { type %s; flags dynamic%s; ", NFT_LIMTABLE,
+	    set, f == 4 ? "ipv4_addr" : "ipv6_addr",
+	    timeout > 0 ? ",timeout" : "");
+	if (timeout > 0)
+		cmd_add(cb, "timeout %us; ", timeout);
+	cmd_add(cb, "size %u; }\n", RELAY_LIMIT_SOURCES);
+	lim_keep(names, "set", set);
+}
+
 /* The rules of one family f (4, 6) of a limited relay's listener. */
 static void
 lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
@@ -879,11 +893,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 		lim_name(l->lim_overload, t, sizeof(t));
 		(void)snprintf(ovl, sizeof(ovl), "ovl_%s_%u_%d", t,
 		    l->lim_expire, f);
-		cmd_add(cb, "add set %s %s { type %s; flags dynamic,timeout; "
-		    "timeout %us; size %u; }\n", NFT_LIMTABLE, ovl,
-		    f == 4 ? "ipv4_addr" : "ipv6_addr", l->lim_expire,
-		    RELAY_LIMIT_SOURCES);
-		lim_keep(names, "set", ovl);
+		lim_addset(cb, names, ovl, f, l->lim_expire);
 		cmd_add(cb, "add rule %s in %s %s @%s counter name c_%s_ovl "
 		    "reject with tcp reset\n", NFT_LIMTABLE, match, src, ovl,
 		    r);
@@ -892,11 +902,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 	if (l->lim_rateint > 0) {
 		(void)snprintf(set, sizeof(set), "r_%s_rate%u_%u_%d", r,
 		    l->lim_rate, l->lim_rateint, f);
-		cmd_add(cb, "add set %s %s { type %s; flags dynamic,timeout; "
-		    "timeout %us; size %u; }\n", NFT_LIMTABLE, set,
-		    f == 4 ? "ipv4_addr" : "ipv6_addr", l->lim_rateint,
-		    RELAY_LIMIT_SOURCES);
-		lim_keep(names, "set", set);
+		lim_addset(cb, names, set, f, l->lim_rateint);
 		cmd_add(cb, "add rule %s in %s update @%s { %s limit rate "
 		    "over ", NFT_LIMTABLE, match, set, src);
 		lim_rate(cb, l);
@@ -905,10 +911,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 	}
 	if (l->lim_maxconn > 0) {
 		(void)snprintf(set, sizeof(set), "r_%s_conn_%d", r, f);
-		cmd_add(cb, "add set %s %s { type %s; flags dynamic; "
-		    "size %u; }\n", NFT_LIMTABLE, set,
-		    f == 4 ? "ipv4_addr" : "ipv6_addr", RELAY_LIMIT_SOURCES);
-		lim_keep(names, "set", set);
+		lim_addset(cb, names, set, f, 0);
 		cmd_add(cb, "add rule %s in %s add @%s { %s ct count over "
 		    "%u } %scounter name c_%s_conn reject with tcp reset\n",
 		    NFT_LIMTABLE, match, set, src, l->lim_maxconn, add, r);
