@@ -26,6 +26,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	SETTLE=0.2
 	SCSECS=10		# short connections over veth
 	DSECS=2			# DNS: seconds a row
+	LSECS=3			# limits: seconds of flood a round
 	RDSECS=2		# redirections: seconds of connections
 	RDBYTES=268435456	# redirections: bytes a stream
 else
@@ -40,6 +41,7 @@ else
 	SETTLE=1
 	SCSECS=90
 	DSECS=10
+	LSECS=10
 	RDSECS=10
 	RDBYTES=1073741824
 fi
@@ -363,7 +365,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls h2 shortconn rdr dns failover"
+SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover"
 sec_contenders()
 {
 	case $1 in
@@ -375,15 +377,16 @@ sec_contenders()
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
 	dns)	echo "dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns" ;;
+	limits)	echo "relayd-limits haproxy-limits nginx-limits" ;;
 	failover) echo "ha-failover ha-streams" ;;
 	esac
 }
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 failover 60"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 failover 60"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1277,6 +1280,61 @@ END {
 }'
 	echo
 	echo "DNS: dnsperf, one client, 500 queries in flight, ${DSECS} s; latency at ${RATE:-20000} queries/s; dnsdist-ports-dns: 16 outgoing sockets a backend, randomized if the dnsdist has it (1.8 and later), in turn otherwise; relayd: a pool of 16 a backend, renewed after 1024 queries or a second; medians of $REPEAT run(s); CSV in regress/perf/results/dns-$stamp.csv"
+fi
+
+section limits
+# Limits per client source under a flood (limbench.sh): relayd, HAProxy
+# with a stick table and nginx with limit_conn/limit_req, the same
+# limits, in a network namespace; a flood of connections, then of HTTP
+# requests, from one source, while ten others make theirs.
+if { selected relayd-limits || selected haproxy-limits ||
+    selected nginx-limits; } && ip netns add "limbench$$" 2>/dev/null; then
+	ip netns del "limbench$$"
+	stop_proxy
+	: >"$work/lim.txt"
+	lc=""
+	for c in relayd haproxy nginx; do
+		selected $c-limits || continue
+		[ $c != relayd ] && ! command -v $c >/dev/null && continue
+		lc="$lc $c"
+	done
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		echo "bench: limits run $((r + 1)) of $REPEAT, ${LSECS} s of flood a round" >&2
+		# shellcheck disable=SC2086
+		sh "$PERF/limbench.sh" "$LSECS" $lc >>"$work/lim.txt"
+		r=$((r + 1))
+	done
+	{
+		echo "contender,round,refused,cpu_us_per_refused,good,p99ms_alone,p99ms_flood"
+		awk '{ print $1 "," $2 "," $4 "," $6 "," $8 "," $10 "," $12 }' \
+		    "$work/lim.txt"
+	} >"$PERF/results/limits-$stamp.csv"
+	echo
+	# the median run of each contender and round, by CPU per refusal
+	sort -k1,1 -k2,2 -k6,6n "$work/lim.txt" | awk '
+function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2f", x / y) : "-" }
+{ k = $1 " " $2; n[k]++; row[k, n[k]] = $0 }
+END {
+	for (k in n) med[k] = row[k, int((n[k] + 1) / 2)]
+	print "| limits contender | flood | refused | proxy CPU us/refused | vs HAProxy | good clients served | their p99 ms alone / under the flood |"
+	print "|---|---|---|---|---|---|---|"
+	split("conn http", rounds, " ")
+	split("relayd haproxy nginx", order, " ")
+	for (j = 1; j <= 2; j++) {
+		split(med["haproxy " rounds[j]], h, " ")
+		for (i = 1; i <= 3; i++) {
+			k = order[i] " " rounds[j]
+			if (!(k in med)) continue
+			split(med[k], f, " ")
+			printf "| %s | %s | %s | %s | %s | %s | %s / %s |\n",
+			    f[1] "-limits", f[2], f[4], f[6], ratio(f[6], h[6]),
+			    f[8], f[10], f[12]
+		}
+	}
+}'
+	echo
+	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s; http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; meanwhile ten other sources make 20 connections or requests each, one after the other; relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
 fi
 
 section failover

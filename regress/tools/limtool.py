@@ -13,6 +13,9 @@
 #   limtool.py good ADDR PORT N SRC...
 #       from each SRC, N connections one after the other; print
 #       "ok K refused R p99ms P" over all of them
+#   limtool.py httpgood ADDR PORT N SRC...
+#       from each SRC, N HTTP/1.1 GETs of /10, a connection each; print
+#       "ok K refused R p99ms P" (ok: a 200, refused: anything else)
 #   limtool.py dns ADDR PORT SRC N
 #       N DNS queries over UDP from SRC, one after the other, each
 #       given 0.5 s for its answer; print "answered A dropped D"
@@ -108,6 +111,43 @@ def good(addr, port, n, srcs):
     print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
 
 
+def http_get(addr, port, src):
+    """1 for a 200 to GET /10 from src, else 0."""
+    s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+    s.settimeout(5.0)
+    try:
+        s.bind((src, 0))
+        s.connect((addr, port))
+        s.sendall(b"GET /10 HTTP/1.1\r\nHost: bench\r\n"
+                  b"Connection: close\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError:
+        return 0
+    finally:
+        s.close()
+    return 1 if data.startswith(b"HTTP/1.1 200") else 0
+
+
+def httpgood(addr, port, n, srcs):
+    ok = refused = 0
+    times = []
+    for _ in range(n):
+        for src in srcs:
+            t0 = time.monotonic()
+            r = http_get(addr, port, src)
+            times.append(time.monotonic() - t0)
+            ok += r
+            refused += 1 - r
+    times.sort()
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
+    print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
+
+
 def dns(addr, port, src, n):
     import random
     import struct
@@ -141,6 +181,8 @@ def main():
         burst(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) == 5 and a[0] == "dns":
         dns(a[1], int(a[2]), a[3], int(a[4]))
+    elif len(a) >= 5 and a[0] == "httpgood":
+        httpgood(a[1], int(a[2]), int(a[3]), a[4:])
     elif len(a) >= 5 and a[0] == "good":
         good(a[1], int(a[2]), int(a[3]), a[4:])
     else:

@@ -180,6 +180,7 @@ config_purge(struct relayd *env)
 			free(rlt);
 		}
 		relay_listeners_close(r);
+		free(r->rl_page429);
 		relay_tls_free(r);
 		free(r);
 	}

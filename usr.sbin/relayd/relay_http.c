@@ -582,11 +582,14 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 	struct rsession	*con = cre->con;
 	struct http_msg	*m = &hd->hd_msg;
 	struct http_dir	*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
+	struct relay	*rlay = con->se_relay;
 	struct evbuffer	*out = bufferevent_get_output(con->se_in.bev);
-	char		*body, date[64];
+	static char	 date[64];
+	static time_t	 datet;
+	char		 head[256], label[RULE_SETNAME_SIZE];
 	struct tm	 tm;
 	time_t		 t = time(NULL);
-	int		 keep, ret;
+	int		 keep, n;
 
 	/* no answer of the backend's under way, nor a body behind it */
 	keep = hs->hs_nmethods == 0 && rd->hd_fr.fr_state == HTTP_F_HEAD &&
@@ -595,17 +598,30 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 	    (m->hm_body == HTTP_BODY_LENGTH && m->hm_clen == 0)) &&
 	    strcmp(http_method_name(m->hm_method), "CONNECT") != 0 &&
 	    evbuffer_get_length(out) == 0 && !con->se_out.splicing;
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) == 0 ||
-	    (body = http_error_page(con, 429, "Too Many Requests")) == NULL)
-		return (http_abort(con, 500, "out of memory"));
-	ret = evbuffer_add_printf(out, "HTTP/1.1 429 Too Many Requests\r\n"
+	/* a flood meets the same page and date: made once, and a second */
+	if (t != datet && (gmtime_r(&t, &tm) == NULL ||
+	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) == 0))
+		return (http_abort(con, 500, "no time"));
+	datet = t;
+	if (rlay->rl_page429 == NULL) {
+		/* before the rules: no label of an earlier request's */
+		(void)strlcpy(label, con->se_label, sizeof(label));
+		con->se_label[0] = '\0';
+		rlay->rl_page429 = http_error_page(con, 429,
+		    "Too Many Requests");
+		(void)strlcpy(con->se_label, label, sizeof(con->se_label));
+		if (rlay->rl_page429 == NULL)
+			return (http_abort(con, 500, "out of memory"));
+	}
+	n = snprintf(head, sizeof(head), "HTTP/1.1 429 Too Many Requests\r\n"
 	    "Date: %s\r\nServer: %s\r\nRetry-After: %d\r\n%s"
-	    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n%s",
+	    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n",
 	    date, HTTP_SERVERNAME, wait, keep ? "" : "Connection: close\r\n",
-	    strlen(body), body);
-	free(body);
-	if (ret == -1)
+	    strlen(rlay->rl_page429));
+	if (n < 0 || (size_t)n >= sizeof(head) ||
+	    evbuffer_add(out, head, n) == -1 ||
+	    evbuffer_add(out, rlay->rl_page429,
+	    strlen(rlay->rl_page429)) == -1)
 		return (http_abort(con, 500, "out of memory"));
 	if (!keep) {
 		(void)relay_end_written(&con->se_in,

@@ -1021,6 +1021,7 @@ struct relay {
 	/* parent: listeners steered by source, one a relay process */
 	int			 rl_steer[PROC_MAX_INSTANCES];
 	unsigned int		 rl_nsteer;	/* rl_steer[0] is rl_s */
+	char			*rl_page429;	/* max-src-request-rate's */
 	int			 rl_usteer[PROC_MAX_INSTANCES]; /* dns */
 	unsigned int		 rl_nusteer;	/* rl_usteer[0] is rl_us */
 };

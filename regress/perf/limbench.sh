@@ -1,0 +1,204 @@
+#!/bin/sh
+# Limits per client source under a flood: relayd, HAProxy (a stick
+# table) and nginx (limit_conn, limit_req) with the same limits, in a
+# network namespace of this script's own (relayd keeps its limits in
+# nftables there, and nothing of them reaches the host's).
+#
+#   limbench.sh SECONDS [CONTENDER ...]
+#
+# CONTENDER is relayd, haproxy or nginx (all three by default).  For each,
+# two rounds, each with one worker process:
+#
+#   conn: a TCP proxy to an echo server with at most 20 connections at
+#         once and 50 new ones a second per source (nginx's stream
+#         module has no connection rate: 20 at once only); the flood is
+#         relaybench's short connections from 127.0.0.1, two processes,
+#         as fast as they go, for SECONDS
+#   http: an HTTP proxy to relaybench's backend with 50 requests a second
+#         per source (burst 50), over it 429; the flood is wrk, 16
+#         keep-alive connections from 127.0.0.1, for SECONDS
+#
+# Meanwhile ten well-behaved clients (127.0.0.10 to .19, limtool.py) each
+# make 20 connections (conn) or requests (http), one after the other;
+# they also run once before the flood, for their latency without it.
+# Prints one line a round:
+#
+#   CONTENDER ROUND refused N cpu_us_per_refused C good OK/ALL
+#   p99ms_alone A p99ms_flood F
+#
+# where N is what the flood had refused (failed connections, non-2xx
+# answers) and C the proxy's CPU (user and system, all its processes)
+# over the flood divided by N.
+
+cd "$(dirname "$0")" || exit 1
+PERF=$(pwd)
+TOP=$(cd ../.. && pwd)
+. "$PERF/benchlib.sh"
+. "$PERF/proxyconf.sh"
+RB=$PERF/relaybench
+LIMTOOL=$TOP/regress/tools/limtool.py
+RELAYD=$TOP/usr.sbin/relayd/relayd
+secs=${1:-5}
+shift
+conts=${*:-relayd haproxy nginx}
+
+[ "$(id -u)" -eq 0 ] || { echo "limbench: run as root" >&2; exit 1; }
+sh "$TOP/etc/mkuser.sh" || exit 1
+bench_work
+NS=rdlimb$$
+ip netns add "$NS" || { echo "limbench: no network namespace" >&2; exit 1; }
+ip -n "$NS" link set lo up
+trap 'bench_cleanup; ip netns pids "$NS" 2>/dev/null | xargs -r kill -9;
+    ip netns del "$NS" 2>/dev/null' EXIT
+nsx="ip netns exec $NS"
+SRCS="127.0.0.10 127.0.0.11 127.0.0.12 127.0.0.13 127.0.0.14 127.0.0.15
+127.0.0.16 127.0.0.17 127.0.0.18 127.0.0.19"
+BP=9101
+LP=9100
+
+# conf CONTENDER ROUND: the proxy's configuration in $work
+conf()
+{
+	case $1-$2 in
+	relayd-conn|relayd-http)
+		{
+			echo "prefork 1"
+			echo "socket \"$work/relayd.sock\""
+			[ "$2" = http ] && echo "http protocol p { }"
+			echo "relay r {"
+			echo "	listen on 127.0.0.1 port $LP"
+			[ "$2" = http ] && echo "	protocol p"
+			echo "	forward to 127.0.0.1 port $BP"
+			if [ "$2" = conn ]; then
+				echo "	max-src-conn 20"
+				echo "	max-src-conn-rate 50/1"
+			else
+				echo "	max-src-request-rate 50/1"
+			fi
+			echo "}"
+		} >"$work/relayd.conf" ;;
+	haproxy-conn|haproxy-http)
+		{
+			printf 'global\n\tnbthread 1\n\tmaxconn 2000\n'
+			printf 'defaults\n\tmode %s\n' \
+			    "$([ "$2" = conn ] && echo tcp || echo http)"
+			printf '\ttimeout connect 5s\n\ttimeout client 30s\n'
+			printf '\ttimeout server 30s\n'
+			printf 'frontend f\n\tbind 127.0.0.1:%s\n' "$LP"
+			if [ "$2" = conn ]; then
+				printf '\tstick-table type ip size 100k expire 30s store conn_cur,conn_rate(1s)\n'
+				printf '\ttcp-request connection track-sc0 src\n'
+				printf '\ttcp-request connection reject if { sc_conn_cur(0) gt 20 } || { sc_conn_rate(0) gt 50 }\n'
+			else
+				printf '\tstick-table type ip size 100k expire 30s store http_req_rate(1s)\n'
+				printf '\thttp-request track-sc0 src\n'
+				printf '\thttp-request deny deny_status 429 if { sc_http_req_rate(0) gt 50 }\n'
+			fi
+			printf '\tdefault_backend b\nbackend b\n'
+			printf '\tserver s 127.0.0.1:%s\n' "$BP"
+		} >"$work/haproxy.cfg" ;;
+	nginx-conn)
+		{
+			WORKERS=1 nginx_head
+			echo "stream {"
+			echo "	limit_conn_zone \$binary_remote_addr zone=c:10m;"
+			echo "	server { listen 127.0.0.1:$LP; limit_conn c 20;"
+			echo "	    proxy_pass 127.0.0.1:$BP; }"
+			echo "}"
+		} >"$work/nginx.conf" ;;
+	nginx-http)
+		{
+			WORKERS=1 nginx_head
+			echo "http {"
+			echo "	access_log off;"
+			echo "	limit_req_zone \$binary_remote_addr zone=r:10m rate=50r/s;"
+			echo "	upstream b { server 127.0.0.1:$BP; keepalive 16; }"
+			echo "	server { listen 127.0.0.1:$LP;"
+			echo "	    location / { limit_req zone=r burst=50 nodelay;"
+			echo "	    limit_req_status 429; proxy_pass http://b;"
+			echo "	    proxy_http_version 1.1;"
+			echo "	    proxy_set_header Connection \"\"; } }"
+			echo "}"
+		} >"$work/nginx.conf" ;;
+	esac
+}
+
+# start CONTENDER: the proxy in the namespace, its pid in $rpid
+start()
+{
+	case $1 in
+	relayd)
+		$nsx "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
+		rpid=$! ;;
+	haproxy)
+		$nsx haproxy -db -f "$work/haproxy.cfg" >"$work/proxy.log" 2>&1 &
+		rpid=$! ;;
+	nginx)
+		$nsx nginx -c "$work/nginx.conf" -g "daemon off;" \
+		    >/dev/null 2>&1 &
+		rpid=$! ;;
+	esac
+	_i=0
+	while ! $nsx "$RB" probe "$LP" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt 100 ] && { echo "limbench: $1 did not start:" \
+		    "$(grep ALERT "$work/proxy.log" 2>/dev/null | head -2)" >&2; return 1; }
+		sleep 0.1
+	done
+	# relayd's limits are in nftables: the probe counted in none
+	sleep 1
+}
+
+# good ROUND: the ten sources' "ok K refused R p99ms P"
+good()
+{
+	# shellcheck disable=SC2086
+	$nsx python3 "$LIMTOOL" "$([ "$1" = conn ] && echo good ||
+	    echo httpgood)" 127.0.0.1 "$LP" 20 $SRCS
+}
+
+for c in $conts; do
+	for r in conn http; do
+		rm -f "$work/back.port"
+		$nsx "$RB" "$([ $r = conn ] && echo echo || echo http)" \
+		    "$work/back.port" $((secs * 4 + 60)) >/dev/null 2>&1 &
+		bpid=$!
+		# relaybench picks its port: the configuration needs it
+		_i=0
+		while [ ! -s "$work/back.port" ] && [ $_i -lt 100 ]; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+		BP=$(cat "$work/back.port")
+		conf "$c" "$r"
+		start "$c" || { kill $bpid; continue; }
+		alone=$(good $r)
+		t0=$(tree_ticks "$rpid")
+		if [ $r = conn ]; then
+			$nsx "$RB" conn "$LP" "$secs" 32 >"$work/flood" 2>&1 &
+		else
+			$nsx wrk -t 1 -c 16 -d "${secs}s" \
+			    "http://127.0.0.1:$LP/10" >"$work/flood" 2>&1 &
+		fi
+		fpid=$!
+		flood=$(good $r)
+		wait $fpid
+		t1=$(tree_ticks "$rpid")
+		if [ $r = conn ]; then
+			refused=$(awk '{ print $2 }' "$work/flood")
+		else
+			refused=$(sed -n 's/.*Non-2xx or 3xx responses: *//p' \
+			    "$work/flood")
+		fi
+		kill "$rpid" $bpid 2>/dev/null
+		wait "$rpid" $bpid 2>/dev/null
+		rpid=""
+		echo "$c $r refused ${refused:-0} $alone $flood" | awk -v \
+		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) '{
+			# c r refused N ok K refused R p99ms A ok K refused R p99ms F
+			n = $4
+			printf "%s %s refused %d cpu_us_per_refused %s good %d/%d p99ms_alone %s p99ms_flood %s\n",
+			    $1, $2, n, (n > 0 ? sprintf("%.1f", dt * 1e6 / hz / n) : "-"),
+			    $12, $12 + $14, $10, $16 }'
+	done
+done
