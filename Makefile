@@ -245,9 +245,10 @@ deps:
 		echo "installing: $(DEBIAN_PKGS)"; $(DEPS_INSTALL); fi
 
 # A fresh machine has none of the packages: install them first, then
-# build in a new make so that pkg-config is asked again.
+# build in a new make so that pkg-config is asked again, on every core.
 test: deps test-tools
-	@$(MAKE) --no-print-directory all $(REGRESS_PROGS) lint-so-splice
+	@$(MAKE) --no-print-directory -j$$(getconf _NPROCESSORS_ONLN) \
+	    all $(REGRESS_PROGS) lint-so-splice
 	@sh regress/run.sh
 
 # What three test cases need beyond Debian's installed packages: h2spec
