@@ -93,22 +93,27 @@ def burst(addr, port, src, n):
     print("ok %d refused %d" % (ok, refused))
 
 
-def good(addr, port, n, srcs):
-    ok = refused = 0
+def tcp_once(addr, port, src):
+    """1 for a connection from src proven by its echoed byte, else 0."""
+    s = connect(addr, port, src)
+    if s is None:
+        return 0
+    s.close()
+    return 1
+
+
+def good(once, addr, port, n, srcs):
+    """n tries of once() from each source: ok, refused and their p99."""
+    ok = 0
     times = []
     for _ in range(n):
         for src in srcs:
             t0 = time.monotonic()
-            s = connect(addr, port, src)
+            ok += once(addr, port, src)
             times.append(time.monotonic() - t0)
-            if s is None:
-                refused += 1
-            else:
-                ok += 1
-                s.close()
     times.sort()
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
-    print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
+    print("ok %d refused %d p99ms %.2f" % (ok, len(times) - ok, p99))
 
 
 def http_get(addr, port, src):
@@ -131,21 +136,6 @@ def http_get(addr, port, src):
     finally:
         s.close()
     return 1 if data.startswith(b"HTTP/1.1 200") else 0
-
-
-def httpgood(addr, port, n, srcs):
-    ok = refused = 0
-    times = []
-    for _ in range(n):
-        for src in srcs:
-            t0 = time.monotonic()
-            r = http_get(addr, port, src)
-            times.append(time.monotonic() - t0)
-            ok += r
-            refused += 1 - r
-    times.sort()
-    p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
-    print("ok %d refused %d p99ms %.2f" % (ok, refused, p99))
 
 
 def dns(addr, port, src, n):
@@ -182,9 +172,9 @@ def main():
     elif len(a) == 5 and a[0] == "dns":
         dns(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) >= 5 and a[0] == "httpgood":
-        httpgood(a[1], int(a[2]), int(a[3]), a[4:])
+        good(http_get, a[1], int(a[2]), int(a[3]), a[4:])
     elif len(a) >= 5 and a[0] == "good":
-        good(a[1], int(a[2]), int(a[3]), a[4:])
+        good(tcp_once, a[1], int(a[2]), int(a[3]), a[4:])
     else:
         sys.exit("usage: see the top of limtool.py")
 
