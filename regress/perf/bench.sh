@@ -377,7 +377,7 @@ sec_contenders()
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
 	dns)	echo "dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns" ;;
-	limits)	echo "relayd-limits haproxy-limits nginx-limits" ;;
+	limits)	echo "relayd-limits haproxy-limits nginx-limits dnsdist-limits" ;;
 	failover) echo "ha-failover ha-streams" ;;
 	esac
 }
@@ -1284,16 +1284,19 @@ fi
 
 section limits
 # Limits per client source under a flood (limbench.sh): relayd, HAProxy
-# with a stick table and nginx with limit_conn/limit_req, the same
-# limits, in a network namespace; a flood of connections, then of HTTP
-# requests, from one source, while ten others make theirs.
+# with a stick table, nginx with limit_conn/limit_req and dnsdist with
+# MaxQPSIPRule, the same limits, in a network namespace; a flood of
+# connections (as fast as they go, then at a rate the same for all), of
+# HTTP requests, then of DNS queries, from one source, while ten others
+# make theirs.
 if { selected relayd-limits || selected haproxy-limits ||
-    selected nginx-limits; } && ip netns add "limbench$$" 2>/dev/null; then
+    selected nginx-limits || selected dnsdist-limits; } &&
+    ip netns add "limbench$$" 2>/dev/null; then
 	ip netns del "limbench$$"
 	stop_proxy
 	: >"$work/lim.txt"
 	lc=""
-	for c in relayd haproxy nginx; do
+	for c in relayd haproxy nginx dnsdist; do
 		selected $c-limits || continue
 		[ $c != relayd ] && ! command -v $c >/dev/null && continue
 		lc="$lc $c"
@@ -1317,13 +1320,25 @@ function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2f", x / y) 
 { k = $1 " " $2; n[k]++; row[k, n[k]] = $0 }
 END {
 	for (k in n) med[k] = row[k, int((n[k] + 1) / 2)]
-	print "| limits contender | flood | refused | proxy CPU us/refused | vs HAProxy | good clients served | their p99 ms alone / under the flood |"
+	print "| limits contender | flood | refused | proxy CPU us/refused | vs peer | good clients served | their p99 ms alone / under the flood |"
 	print "|---|---|---|---|---|---|---|"
-	split("conn http", rounds, " ")
-	split("relayd haproxy nginx", order, " ")
-	for (j = 1; j <= 2; j++) {
-		split(med["haproxy " rounds[j]], h, " ")
-		for (i = 1; i <= 3; i++) {
+	# the peer: HAProxy, for DNS dnsdist
+	nr = 0
+	split("conn conn@ http dns", want, " ")
+	for (w = 1; w <= 4; w++)
+		for (k in n) {
+			split(k, kr, " ")
+			r = kr[2]
+			if (r in seen || (r != want[w] &&
+			    !(want[w] == "conn@" && r ~ /^conn@/)))
+				continue
+			seen[r] = 1
+			rounds[++nr] = r
+		}
+	split("relayd haproxy nginx dnsdist", order, " ")
+	for (j = 1; j <= nr; j++) {
+		split(med[(rounds[j] == "dns" ? "dnsdist " : "haproxy ") rounds[j]], h, " ")
+		for (i = 1; i <= 4; i++) {
 			k = order[i] " " rounds[j]
 			if (!(k in med)) continue
 			split(med[k], f, " ")
@@ -1334,7 +1349,7 @@ END {
 	}
 }'
 	echo
-	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s; http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; meanwhile ten other sources make 20 connections or requests each, one after the other; relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
+	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s, as fast as they go (conn) and at ${LIMRATE:-20000} a second (conn@); http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; dns: 50 queries a second a source, dropped over it, dnsperf from 127.0.0.1 for ${LSECS} s, the peer is dnsdist; the floods as fast as they go at nice 19; meanwhile ten other sources make 20 connections, requests or queries each, one after the other; relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
 fi
 
 section failover

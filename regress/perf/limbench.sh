@@ -1,34 +1,45 @@
 #!/bin/sh
 # Limits per client source under a flood: relayd, HAProxy (a stick
-# table) and nginx (limit_conn, limit_req) with the same limits, in a
-# network namespace of this script's own (relayd keeps its limits in
-# nftables there, and nothing of them reaches the host's).
+# table), nginx (limit_conn, limit_req) and dnsdist (MaxQPSIPRule) with
+# the same limits, in a network namespace of this script's own (relayd
+# keeps its limits in nftables there, and nothing of them reaches the
+# host's).
 #
 #   limbench.sh SECONDS [CONTENDER ...]
 #
-# CONTENDER is relayd, haproxy or nginx (all three by default).  For each,
-# two rounds, each with one worker process:
+# CONTENDER is relayd, haproxy, nginx or dnsdist (all four by default);
+# RELAYD=PATH measures another relayd binary.
+# Each runs the rounds it can, each with one worker process:
 #
-#   conn: a TCP proxy to an echo server with at most 20 connections at
-#         once and 50 new ones a second per source (nginx's stream
-#         module has no connection rate: 20 at once only); the flood is
-#         relaybench's short connections from 127.0.0.1, two processes,
-#         as fast as they go, for SECONDS
-#   http: an HTTP proxy to relaybench's backend with 50 requests a second
-#         per source (burst 50), over it 429; the flood is wrk, 16
-#         keep-alive connections from 127.0.0.1, for SECONDS
+#   conn:  a TCP proxy to an echo server with at most 20 connections at
+#          once and 50 new ones a second per source (nginx's stream
+#          module has no connection rate: 20 at once only); the flood is
+#          relaybench's short connections from 127.0.0.1, 32 processes,
+#          as fast as they go, for SECONDS
+#   conn@R: the same at R attempts a second in all (LIMRATE, 20000 by
+#          default), the same flood for every contender, so that the
+#          good clients' latency compares fairly
+#   http:  an HTTP proxy to relaybench's backend with 50 requests a second
+#          per source (burst 50), over it 429; the flood is wrk, 16
+#          keep-alive connections from 127.0.0.1, for SECONDS
+#   dns:   a DNS proxy (relayd, dnsdist) to dnsecho with 50 queries a
+#          second per source, over it dropped; the flood is dnsperf from
+#          127.0.0.1, up to 10000 queries in flight, each given 0.1 s,
+#          for SECONDS
 #
-# Meanwhile ten well-behaved clients (127.0.0.10 to .19, limtool.py) each
-# make 20 connections (conn) or requests (http), one after the other;
-# they also run once before the flood, for their latency without it.
-# Prints one line a round:
+# The floods as fast as they go run at nice 19: on this shared machine
+# they would otherwise take the CPU from the good clients themselves,
+# which a flood from another machine cannot.  Meanwhile ten well-behaved
+# clients (127.0.0.10 to .19, limtool.py) each make 20 connections,
+# requests or queries, one after the other; they also run once before
+# the flood, for their latency without it.  Prints one line a round:
 #
 #   CONTENDER ROUND refused N cpu_us_per_refused C good OK/ALL
 #   p99ms_alone A p99ms_flood F
 #
 # where N is what the flood had refused (failed connections, non-2xx
-# answers) and C the proxy's CPU (user and system, all its processes)
-# over the flood divided by N.
+# answers, queries lost) and C the proxy's CPU (user and system, all its
+# processes) over the flood divided by N.
 
 cd "$(dirname "$0")" || exit 1
 PERF=$(pwd)
@@ -37,10 +48,12 @@ TOP=$(cd ../.. && pwd)
 . "$PERF/proxyconf.sh"
 RB=$PERF/relaybench
 LIMTOOL=$TOP/regress/tools/limtool.py
-RELAYD=$TOP/usr.sbin/relayd/relayd
+RELAYD=${RELAYD:-$TOP/usr.sbin/relayd/relayd}
 secs=${1:-5}
 shift
-conts=${*:-relayd haproxy nginx}
+conts=${*:-relayd haproxy nginx dnsdist}
+LIMRATE=${LIMRATE:-20000}
+GOOD=20
 
 [ "$(id -u)" -eq 0 ] || { echo "limbench: run as root" >&2; exit 1; }
 sh "$TOP/etc/mkuser.sh" || exit 1
@@ -51,6 +64,7 @@ ip -n "$NS" link set lo up
 trap 'bench_cleanup; ip netns pids "$NS" 2>/dev/null | xargs -r kill -9;
     ip netns del "$NS" 2>/dev/null' EXIT
 nsx="ip netns exec $NS"
+DNSECHO=$PERF/dnsecho
 SRCS="127.0.0.10 127.0.0.11 127.0.0.12 127.0.0.13 127.0.0.14 127.0.0.15
 127.0.0.16 127.0.0.17 127.0.0.18 127.0.0.19"
 BP=9101
@@ -60,14 +74,15 @@ LP=9100
 conf()
 {
 	case $1-$2 in
-	relayd-conn|relayd-http)
+	relayd-*)
 		{
 			echo "prefork 1"
 			echo "socket \"$work/relayd.sock\""
 			[ "$2" = http ] && echo "http protocol p { }"
+			[ "$2" = dns ] && echo "dns protocol p"
 			echo "relay r {"
 			echo "	listen on 127.0.0.1 port $LP"
-			[ "$2" = http ] && echo "	protocol p"
+			[ "$2" = http ] || [ "$2" = dns ] && echo "	protocol p"
 			echo "	forward to 127.0.0.1 port $BP"
 			if [ "$2" = conn ]; then
 				echo "	max-src-conn 20"
@@ -77,7 +92,14 @@ conf()
 			fi
 			echo "}"
 		} >"$work/relayd.conf" ;;
-	haproxy-conn|haproxy-http)
+	dnsdist-dns)
+		{
+			echo 'setSecurityPollSuffix("")'
+			echo "setLocal(\"127.0.0.1:$LP\")"
+			echo "newServer({address=\"127.0.0.1:$BP\", checkInterval=3600})"
+			echo "addAction(MaxQPSIPRule(50, 32, 64, 50), DropAction())"
+		} >"$work/dnsdist.conf" ;;
+	haproxy-*)
 		{
 			printf 'global\n\tnbthread 1\n\tmaxconn 2000\n'
 			printf 'defaults\n\tmode %s\n' \
@@ -97,7 +119,7 @@ conf()
 			printf '\tdefault_backend b\nbackend b\n'
 			printf '\tserver s 127.0.0.1:%s\n' "$BP"
 		} >"$work/haproxy.cfg" ;;
-	nginx-conn)
+	nginx-conn*)
 		{
 			WORKERS=1 nginx_head
 			echo "stream {"
@@ -137,9 +159,13 @@ start()
 		$nsx nginx -c "$work/nginx.conf" -g "daemon off;" \
 		    >/dev/null 2>&1 &
 		rpid=$! ;;
+	dnsdist)
+		$nsx dnsdist --supervised --disable-syslog \
+		    -C "$work/dnsdist.conf" >"$work/proxy.log" 2>&1 &
+		rpid=$! ;;
 	esac
 	_i=0
-	while ! $nsx "$RB" probe "$LP" 2>/dev/null; do
+	while ! ready "$2"; do
 		_i=$((_i + 1))
 		[ $_i -gt 100 ] && { echo "limbench: $1 did not start:" \
 		    "$(grep ALERT "$work/proxy.log" 2>/dev/null | head -2)" >&2; return 1; }
@@ -149,51 +175,106 @@ start()
 	sleep 1
 }
 
+# ready ROUND: the proxy answers
+ready()
+{
+	if [ "$1" = dns ]; then
+		$nsx python3 "$LIMTOOL" dns 127.0.0.1 "$LP" 127.0.0.2 1 |
+		    grep -q "answered 1"
+	else
+		$nsx "$RB" probe "$LP" 2>/dev/null
+	fi
+}
+
 # good ROUND: the ten sources' "ok K refused R p99ms P"
 good()
 {
+	case $1 in
+	conn*)	_m=good ;;
+	http)	_m=httpgood ;;
+	dns)	_m=dnsgood ;;
+	esac
 	# shellcheck disable=SC2086
-	$nsx python3 "$LIMTOOL" "$([ "$1" = conn ] && echo good ||
-	    echo httpgood)" 127.0.0.1 "$LP" 20 $SRCS
+	$nsx python3 "$LIMTOOL" $_m 127.0.0.1 "$LP" $GOOD $SRCS
 }
 
+# flood ROUND: one source's flood, for $secs, its report in $work/flood
+flood()
+{
+	case $1 in
+	conn)
+		$nsx nice -n 19 "$RB" conn "$LP" "$secs" 32 ;;
+	conn@*)
+		$nsx "$RB" conn "$LP" "$secs" 32 "$LIMRATE" ;;
+	http)
+		$nsx nice -n 19 wrk -t 1 -c 16 -d "${secs}s" \
+		    "http://127.0.0.1:$LP/10" ;;
+	dns)
+		$nsx nice -n 19 dnsperf -s 127.0.0.1 -p "$LP" \
+		    -d "$work/queries" -l "$secs" -c 1 -T 1 -q 10000 -t 0.1 ;;
+	esac >"$work/flood" 2>&1
+}
+
+# refused ROUND: what the flood in $work/flood had refused
+refused()
+{
+	case $1 in
+	conn*)	awk '{ print $2 }' "$work/flood" ;;
+	http)	sed -n 's/.*Non-2xx or 3xx responses: *//p' "$work/flood" ;;
+	dns)	sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' "$work/flood" ;;
+	esac
+}
+
+# backend ROUND: the backend for the round, its port in $BP, pid in $bpid
+backend()
+{
+	rm -f "$work/back.port"
+	case $1 in
+	conn*)	$nsx "$RB" echo "$work/back.port" $((secs * 4 + 60)) ;;
+	http)	$nsx "$RB" http "$work/back.port" $((secs * 4 + 60)) ;;
+	dns)	$nsx "$DNSECHO" "$work/back.port" $((secs * 4 + 60)) ;;
+	esac >/dev/null 2>&1 &
+	bpid=$!
+	# the backend picks its port: the configuration needs it
+	_i=0
+	while [ ! -s "$work/back.port" ] && [ $_i -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	BP=$(cat "$work/back.port")
+}
+
+i=0
+while [ $i -lt 10000 ]; do
+	echo "q$i.bench.test A"
+	i=$((i + 1))
+done >"$work/queries"
+
 for c in $conts; do
-	for r in conn http; do
-		rm -f "$work/back.port"
-		$nsx "$RB" "$([ $r = conn ] && echo echo || echo http)" \
-		    "$work/back.port" $((secs * 4 + 60)) >/dev/null 2>&1 &
-		bpid=$!
-		# relaybench picks its port: the configuration needs it
-		_i=0
-		while [ ! -s "$work/back.port" ] && [ $_i -lt 100 ]; do
-			sleep 0.1
-			_i=$((_i + 1))
-		done
-		BP=$(cat "$work/back.port")
-		conf "$c" "$r"
-		start "$c" || { kill $bpid; continue; }
+	case $c in
+	relayd)		rounds=${LIMROUNDS:-"conn conn@$LIMRATE http dns"} ;;
+	haproxy|nginx)	rounds="conn conn@$LIMRATE http" ;;
+	dnsdist)	rounds="dns" ;;
+	*)		echo "limbench: no contender $c" >&2; continue ;;
+	esac
+	command -v "$c" >/dev/null || [ $c = relayd ] || continue
+	for r in $rounds; do
+		backend $r
+		conf "$c" "${r%@*}"
+		start "$c" "$r" || { kill $bpid; continue; }
+		GOOD=2 good $r >/dev/null	# warm: the first tries of a process
 		alone=$(good $r)
 		t0=$(tree_ticks "$rpid")
-		if [ $r = conn ]; then
-			$nsx "$RB" conn "$LP" "$secs" 32 >"$work/flood" 2>&1 &
-		else
-			$nsx wrk -t 1 -c 16 -d "${secs}s" \
-			    "http://127.0.0.1:$LP/10" >"$work/flood" 2>&1 &
-		fi
+		flood $r &
 		fpid=$!
-		flood=$(good $r)
+		during=$(good $r)
 		wait $fpid
 		t1=$(tree_ticks "$rpid")
-		if [ $r = conn ]; then
-			refused=$(awk '{ print $2 }' "$work/flood")
-		else
-			refused=$(sed -n 's/.*Non-2xx or 3xx responses: *//p' \
-			    "$work/flood")
-		fi
+		n=$(refused $r)
 		kill "$rpid" $bpid 2>/dev/null
 		wait "$rpid" $bpid 2>/dev/null
 		rpid=""
-		echo "$c $r refused ${refused:-0} $alone $flood" | awk -v \
+		echo "$c $r refused ${n:-0} $alone $during" | awk -v \
 		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) '{
 			# c r refused N ok K refused R p99ms A ok K refused R p99ms F
 			n = $4

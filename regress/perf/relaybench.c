@@ -24,8 +24,11 @@
  *                                           print Gbit/s
  *   relaybench rtt PORT COUNT               64-byte ping-pong, print the
  *                                           median and p99 in microseconds
- *   relaybench conn PORT SECONDS PROCS      short connections (100 bytes
- *                                           each way), print conn/s errors
+ *   relaybench conn PORT SECONDS PROCS [RATE]
+ *                                           short connections (100 bytes
+ *                                           each way), print conn/s errors;
+ *                                           with RATE, at most RATE
+ *                                           attempts a second in all
  *   relaybench probe PORT                   exit 0 when PORT accepts
  *   relaybench idle PORT CONNS SECONDS      hold CONNS idle connections;
  *                                           print "ready" once they are up
@@ -458,7 +461,7 @@ rtt(int port, int count)
 }
 
 static int
-conn(int port, int secs, int procs)
+conn(int port, int secs, int procs, double rate)
 {
 	int	 fds[2], i;
 	long	 ok = 0, bad = 0, a, b;
@@ -469,13 +472,20 @@ conn(int port, int secs, int procs)
 	for (i = 0; i < procs; i++) {
 		if (fork() == 0) {
 			char	 buf[100];
-			double	 end = now() + secs;
+			double	 t, next = now(), end = next + secs;
+			double	 gap = rate > 0 ? procs / rate : 0;
 			long	 c = 0, e = 0;
 			ssize_t	 n, got;
 			int	 s;
 
 			memset(buf, 'c', sizeof(buf));
-			while (now() < end) {
+			while ((t = now()) < end) {
+				/* paced: one attempt every gap, no catching up */
+				if (gap > 0) {
+					if (t < next)
+						usleep((next - t) * 1e6);
+					next = (t > next + gap ? t : next) + gap;
+				}
 				if ((s = connect_port(port)) == -1) {
 					e++;
 					continue;
@@ -546,8 +556,9 @@ main(int argc, char *argv[])
 		return (tput(atoi(argv[2]), atoi(argv[3]), atoll(argv[4])));
 	if (argc == 4 && strcmp(argv[1], "rtt") == 0)
 		return (rtt(atoi(argv[2]), atoi(argv[3])));
-	if (argc == 5 && strcmp(argv[1], "conn") == 0)
-		return (conn(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "conn") == 0)
+		return (conn(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+		    argc == 6 ? atof(argv[5]) : 0));
 	if (argc == 3 && strcmp(argv[1], "probe") == 0) {
 		int s = connect_port(atoi(argv[2]));
 

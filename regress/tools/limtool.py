@@ -19,12 +19,17 @@
 #   limtool.py dns ADDR PORT SRC N
 #       N DNS queries over UDP from SRC, one after the other, each
 #       given 0.5 s for its answer; print "answered A dropped D"
+#   limtool.py dnsgood ADDR PORT N SRC...
+#       from each SRC, N DNS queries, a socket each; print
+#       "ok K refused R p99ms P" (refused: no answer within 0.5 s)
 #
 # A refused connection is one that is reset or closed before its byte
 # comes back (the kernel refuses with a reset at the handshake, a relay
 # process right after accept).  Every mode ends within its time.
 
+import random
 import socket
+import struct
 import sys
 import time
 
@@ -138,29 +143,43 @@ def http_get(addr, port, src):
     return 1 if data.startswith(b"HTTP/1.1 200") else 0
 
 
-def dns(addr, port, src, n):
-    import random
-    import struct
+def dns_ask(s, addr, port, i):
+    """1 when query i sent on s is answered within s's timeout, else 0."""
+    qid = random.randrange(65536)
+    name = b"".join(bytes([len(p)]) + p
+                    for p in (b"q%d" % i, b"test")) + b"\0"
+    s.sendto(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + name +
+             struct.pack(">HH", 1, 1), (addr, port))
+    try:
+        while True:
+            b = s.recv(4096)
+            if len(b) >= 2 and struct.unpack(">H", b[:2])[0] == qid:
+                return 1
+    except socket.timeout:
+        return 0
+
+
+def dns_socket(addr, src):
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
     s.bind((src, 0))
     s.settimeout(0.5)
-    answered = dropped = 0
-    for i in range(n):
-        qid = random.randrange(65536)
-        name = b"".join(bytes([len(p)]) + p
-                        for p in (b"q%d" % i, b"test")) + b"\0"
-        s.sendto(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + name +
-                 struct.pack(">HH", 1, 1), (addr, port))
-        try:
-            while True:
-                b = s.recv(4096)
-                if len(b) >= 2 and struct.unpack(">H", b[:2])[0] == qid:
-                    answered += 1
-                    break
-        except socket.timeout:
-            dropped += 1
-    print("answered %d dropped %d" % (answered, dropped))
+    return s
+
+
+def dns(addr, port, src, n):
+    s = dns_socket(addr, src)
+    answered = sum(dns_ask(s, addr, port, i) for i in range(n))
+    print("answered %d dropped %d" % (answered, n - answered))
+
+
+def dns_once(addr, port, src):
+    """1 for a query from src answered, on a socket of its own."""
+    s = dns_socket(addr, src)
+    try:
+        return dns_ask(s, addr, port, 0)
+    finally:
+        s.close()
 
 
 def main():
@@ -171,6 +190,8 @@ def main():
         burst(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) == 5 and a[0] == "dns":
         dns(a[1], int(a[2]), a[3], int(a[4]))
+    elif len(a) >= 5 and a[0] == "dnsgood":
+        good(dns_once, a[1], int(a[2]), int(a[3]), a[4:])
     elif len(a) >= 5 and a[0] == "httpgood":
         good(http_get, a[1], int(a[2]), int(a[3]), a[4:])
     elif len(a) >= 5 and a[0] == "good":
