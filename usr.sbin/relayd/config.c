@@ -181,6 +181,8 @@ config_purge(struct relayd *env)
 		}
 		relay_listeners_close(r);
 		free(r->rl_page429);
+		http_canned_free(&r->rl_429[0]);
+		http_canned_free(&r->rl_429[1]);
 		relay_tls_free(r);
 		free(r);
 	}

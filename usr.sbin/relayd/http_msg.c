@@ -56,6 +56,8 @@ static const char *
 static int	 http_host_agrees(const char *, const char *);
 static const char *http_target_host(const char *, size_t *);
 static int	 http_host_from_target(struct http_msg *);
+static char	*http_frame_headline(struct evbuffer *, char *, size_t,
+		    size_t *);
 static int	 http_frame_over(struct http_framer *, struct http_msg *,
 		    struct evbuffer *, size_t, int, const char *);
 static int	 http_frame_error(struct http_framer *, struct http_msg *, int,
@@ -567,10 +569,34 @@ http_chunk_line(const char *line, size_t len, off_t *size)
 #define HTTP_FRAME_LINE(in, len)	evbuffer_readln((in), (len), \
 				    EVBUFFER_EOL_CRLF)
 
+/*
+ * A head's line, as evbuffer_readln() reads it: in buf when it fits (a
+ * head's lines are short), else allocated.  NULL: no whole line yet.
+ */
+static char *
+http_frame_headline(struct evbuffer *in, char *buf, size_t size,
+    size_t *len)
+{
+	struct evbuffer_ptr	 p;
+	size_t			 eol;
+
+	p = evbuffer_search_eol(in, NULL, &eol, EVBUFFER_EOL_CRLF);
+	if (p.pos == -1)
+		return (NULL);
+	if ((size_t)p.pos + eol > size)
+		return (HTTP_FRAME_LINE(in, len));
+	if (evbuffer_copyout(in, buf, p.pos + eol) == -1 ||
+	    evbuffer_drain(in, p.pos + eol) == -1)
+		return (NULL);
+	buf[p.pos] = '\0';
+	*len = p.pos;
+	return (buf);
+}
+
 int
 http_frame(struct http_framer *fr, struct http_msg *m, struct evbuffer *in)
 {
-	char	*line;
+	char	*line, buf[512];
 	size_t	 len, max;
 	int	 code;
 
@@ -579,13 +605,15 @@ http_frame(struct http_framer *fr, struct http_msg *m, struct evbuffer *in)
 	case HTTP_F_HEAD:
 		max = m->hm_maxlen > 0 ? m->hm_maxlen - m->hm_headerlen :
 		    RELAY_MAXHEADERLENGTH;
-		if ((line = HTTP_FRAME_LINE(in, &len)) == NULL)
+		if ((line = http_frame_headline(in, buf, sizeof(buf),
+		    &len)) == NULL)
 			return (http_frame_over(fr, m, in, max + 2, 413,
 			    m->hm_dir == RELAY_DIR_REQUEST ?
 			    "request headers too large" :
 			    "response headers too large"));
 		code = http_msg_line(m, line, len);
-		free(line);
+		if (line != buf)
+			free(line);
 		if (code != 0) {
 			fr->fr_code = code;
 			fr->fr_error = m->hm_error;

@@ -2423,6 +2423,7 @@ relay_session_free(struct rsession *con)
 	free(con->se_pp);
 	free(con->se_sni);
 	relay_limit_release(con->se_lim);
+	relay_limit_release(con->se_limq);
 	TAILQ_REMOVE(&relay_sessions, con, se_entry);
 	if (con->se_parent != NULL) {
 		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);

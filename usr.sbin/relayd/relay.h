@@ -300,6 +300,7 @@ struct rsession {
 	char			*se_sni;	/* TLS inspection: the name the
 						   client's hello asks for */
 	struct lim_ent		*se_lim;	/* its source's counts */
+	struct lim_ent		*se_limq;	/* its source's requests */
 	struct rsession		*se_parent;	/* a link: whose it is */
 	TAILQ_HEAD(rsession_links, rsession) se_links;	/* its links */
 	TAILQ_ENTRY(rsession)	 se_link;
@@ -364,7 +365,8 @@ int		 relay_limit_accept(struct relay *, struct sockaddr_storage *,
 void		 relay_limit_release(struct lim_ent *);
 void		 relay_limit_flush(const char *, int, const uint8_t *);
 void		 relay_limit_flushed(struct imsg *);
-int		 relay_limit_request(struct relay *, struct sockaddr_storage *);
+int		 relay_limit_request(struct relay *, struct sockaddr_storage *,
+		    struct lim_ent **);
 struct ctl_overload;
 void		 relay_limit_show(struct privsep *, uint32_t);
 void		 relay_limit_delete(struct ctl_overload *);

@@ -426,7 +426,7 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 	}
 	/* over max-src-request-rate: dropped, counted apart */
 	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) &&
-	    relay_limit_request(rlay, from) > 0)
+	    relay_limit_request(rlay, from, NULL) > 0)
 		return;
 	if (dns_npending >= RELAY_DNS_MAXPENDING) {
 		relay_dns_evict(rlay);

@@ -642,7 +642,7 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 	}
 	/* over max-src-request-rate: before the rules and a backend */
 	if ((st->st_retry = relay_limit_request(con->se_relay,
-	    &con->se_in.ss)) > 0) {
+	    &con->se_in.ss, &con->se_limq)) > 0) {
 		h2_refuse(st, 429, NULL);
 		return;
 	}

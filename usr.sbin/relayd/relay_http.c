@@ -68,6 +68,15 @@ struct http_session {
 	struct evbuffer		*hs_pending;
 };
 
+/* an answer made once and referred to by the buffers that send it */
+struct http_canned {
+	int		 hc_refs;	/* the relay's, and each buffer's */
+	time_t		 hc_time;	/* its Date */
+	int		 hc_wait;	/* its Retry-After */
+	size_t		 hc_len;
+	char		 hc_data[];
+};
+
 static enum relay_verdict
 		 http_init(struct rsession *);
 static enum relay_verdict
@@ -93,6 +102,9 @@ static int	 http_response(struct ctl_relay_event *,
 static void	 http_msg_end(struct http_dir *);
 static void	 http_head_timeout(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
+static struct http_canned
+		*http_canned429(struct rsession *, int, int);
+static void	 http_canned_unref(const void *, size_t, void *);
 static int	 http_too_many(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *, int);
 
@@ -511,7 +523,8 @@ http_request(struct ctl_relay_event *cre, struct http_session *hs,
 	int			 addclose = 0, code;
 
 	/* over max-src-request-rate: before the rules and the backend */
-	if ((code = relay_limit_request(con->se_relay, &con->se_in.ss)) > 0)
+	if ((code = relay_limit_request(con->se_relay, &con->se_in.ss,
+	    &con->se_limq)) > 0)
 		return (http_too_many(cre, hs, hd, code));
 	if ((code = http_rules(cre, m, &table)) != 0)
 		return (http_abort(con, code, NULL));
@@ -579,17 +592,12 @@ static int
 http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
     struct http_dir *hd, int wait)
 {
-	struct rsession	*con = cre->con;
-	struct http_msg	*m = &hd->hd_msg;
-	struct http_dir	*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
-	struct relay	*rlay = con->se_relay;
-	struct evbuffer	*out = bufferevent_get_output(con->se_in.bev);
-	static char	 date[64];
-	static time_t	 datet;
-	char		 head[256], label[RULE_SETNAME_SIZE];
-	struct tm	 tm;
-	time_t		 t = time(NULL);
-	int		 keep, n;
+	struct rsession		*con = cre->con;
+	struct http_msg		*m = &hd->hd_msg;
+	struct http_dir		*rd = &hs->hs_dir[RELAY_DIR_RESPONSE];
+	struct evbuffer		*out = bufferevent_get_output(con->se_in.bev);
+	struct http_canned	*hc;
+	int			 keep;
 
 	/* no answer of the backend's under way, nor a body behind it */
 	keep = hs->hs_nmethods == 0 && rd->hd_fr.fr_state == HTTP_F_HEAD &&
@@ -598,31 +606,15 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 	    (m->hm_body == HTTP_BODY_LENGTH && m->hm_clen == 0)) &&
 	    strcmp(http_method_name(m->hm_method), "CONNECT") != 0 &&
 	    evbuffer_get_length(out) == 0 && !con->se_out.splicing;
-	/* a flood meets the same page and date: made once, and a second */
-	if (t != datet && (gmtime_r(&t, &tm) == NULL ||
-	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) == 0))
-		return (http_abort(con, 500, "no time"));
-	datet = t;
-	if (rlay->rl_page429 == NULL) {
-		/* before the rules: no label of an earlier request's */
-		(void)strlcpy(label, con->se_label, sizeof(label));
-		con->se_label[0] = '\0';
-		rlay->rl_page429 = http_error_page(con, 429,
-		    "Too Many Requests");
-		(void)strlcpy(con->se_label, label, sizeof(con->se_label));
-		if (rlay->rl_page429 == NULL)
-			return (http_abort(con, 500, "out of memory"));
-	}
-	n = snprintf(head, sizeof(head), "HTTP/1.1 429 Too Many Requests\r\n"
-	    "Date: %s\r\nServer: %s\r\nRetry-After: %d\r\n%s"
-	    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n",
-	    date, HTTP_SERVERNAME, wait, keep ? "" : "Connection: close\r\n",
-	    strlen(rlay->rl_page429));
-	if (n < 0 || (size_t)n >= sizeof(head) ||
-	    evbuffer_add(out, head, n) == -1 ||
-	    evbuffer_add(out, rlay->rl_page429,
-	    strlen(rlay->rl_page429)) == -1)
+	/* a flood meets the same answer: referred to, not copied */
+	if ((hc = http_canned429(con, wait, keep)) == NULL)
 		return (http_abort(con, 500, "out of memory"));
+	hc->hc_refs++;
+	if (evbuffer_add_reference(out, hc->hc_data, hc->hc_len,
+	    http_canned_unref, hc) == -1) {
+		hc->hc_refs--;
+		return (http_abort(con, 500, "out of memory"));
+	}
 	if (!keep) {
 		(void)relay_end_written(&con->se_in,
 		    "max-src-request-rate (429 Too Many Requests)");
@@ -631,6 +623,77 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 	/* the next request may come */
 	http_msg_end(hd);
 	return (relay_flush_passed(&con->se_out));
+}
+
+/*
+ * The relay's 429 answer, head and page, made at most once a second and
+ * Retry-After: the one it had, or a new one.  A buffer that still sends
+ * the old one holds it (hc_refs) until it is written.
+ */
+static struct http_canned *
+http_canned429(struct rsession *con, int wait, int keep)
+{
+	struct relay		*rlay = con->se_relay;
+	struct http_canned	*hc = rlay->rl_429[keep];
+	char			 head[256], date[64], label[RULE_SETNAME_SIZE];
+	struct tm		 tm;
+	time_t			 t = time(NULL);
+	size_t			 plen;
+	int			 n;
+
+	if (hc != NULL && hc->hc_time == t && hc->hc_wait == wait)
+		return (hc);
+	if (rlay->rl_page429 == NULL) {
+		/* before the rules: no label of an earlier request's */
+		(void)strlcpy(label, con->se_label, sizeof(label));
+		con->se_label[0] = '\0';
+		rlay->rl_page429 = http_error_page(con, 429,
+		    "Too Many Requests");
+		(void)strlcpy(con->se_label, label, sizeof(con->se_label));
+		if (rlay->rl_page429 == NULL)
+			return (NULL);
+	}
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(date, sizeof(date), "%a, %d %b %Y %T %Z", &tm) == 0)
+		return (NULL);
+	plen = strlen(rlay->rl_page429);
+	n = snprintf(head, sizeof(head), "HTTP/1.1 429 Too Many Requests\r\n"
+	    "Date: %s\r\nServer: %s\r\nRetry-After: %d\r\n%s"
+	    "Content-Type: text/html\r\nContent-Length: %zu\r\n\r\n",
+	    date, HTTP_SERVERNAME, wait, keep ? "" : "Connection: close\r\n",
+	    plen);
+	if (n < 0 || (size_t)n >= sizeof(head) ||
+	    (hc = malloc(sizeof(*hc) + n + plen)) == NULL)
+		return (NULL);
+	hc->hc_refs = 1;
+	hc->hc_time = t;
+	hc->hc_wait = wait;
+	hc->hc_len = n + plen;
+	memcpy(hc->hc_data, head, n);
+	memcpy(hc->hc_data + n, rlay->rl_page429, plen);
+	http_canned_free(&rlay->rl_429[keep]);
+	rlay->rl_429[keep] = hc;
+	return (hc);
+}
+
+/* a buffer wrote its reference, or the relay let go of it */
+static void
+http_canned_unref(const void *data, size_t len, void *arg)
+{
+	struct http_canned	*hc = arg;
+
+	(void)data;
+	(void)len;
+	if (--hc->hc_refs == 0)
+		free(hc);
+}
+
+void
+http_canned_free(struct http_canned **hcp)
+{
+	if (*hcp != NULL)
+		http_canned_unref(NULL, 0, *hcp);
+	*hcp = NULL;
 }
 
 static int

@@ -374,10 +374,13 @@ relay_limit_flushed(struct imsg *imsg)
  * DNS query): 0 when its source is within max-src-request-rate (a
  * bucket of burst requests that fills at N in S seconds), else the
  * seconds until it may ask again, for Retry-After; the refusal is
- * counted and, once a minute for a source, logged.
+ * counted and, once a minute for a source, logged.  A session passes
+ * held: its source's bucket is found once and kept there for its next
+ * requests, until relay_limit_release().
  */
 int
-relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss)
+relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss,
+    struct lim_ent **held)
 {
 	struct relay_limits	*l = &rlay->rl_conf.lim;
 	struct lim_set		*ls;
@@ -388,16 +391,26 @@ relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss)
 
 	if (!RELAY_REQLIMITED(l))
 		return (0);
-	lim_keyof(ss, l, &k);
-	if (k.lk_af == 0 || (ls = lim_set('q', rlay->rl_conf.name)) == NULL)
-		return (0);
 	now = lim_now();
-	/* a bucket is whole again after burst / rate */
-	ls->ls_rateint = (uint32_t)(((uint64_t)l->lim_reqburst *
-	    l->lim_reqint + l->lim_req - 1) / l->lim_req);
-	lim_sweep(ls, now);
-	if ((le = lim_find(ls, &k, 1)) == NULL)
-		return (0);
+	if (held != NULL && *held != NULL)
+		le = *held;
+	else {
+		lim_keyof(ss, l, &k);
+		if (k.lk_af == 0 ||
+		    (ls = lim_set('q', rlay->rl_conf.name)) == NULL)
+			return (0);
+		/* a bucket is whole again after burst / rate */
+		ls->ls_rateint = (uint32_t)(((uint64_t)l->lim_reqburst *
+		    l->lim_reqint + l->lim_req - 1) / l->lim_req);
+		lim_sweep(ls, now);
+		if ((le = lim_find(ls, &k, 1)) == NULL)
+			return (0);
+		/* a session's next requests find it here, kept for them */
+		if (held != NULL) {
+			le->le_nconn++;
+			*held = le;
+		}
+	}
 	if (le->le_last == -1)
 		le->le_tokens = l->lim_reqburst;
 	else {

@@ -994,6 +994,7 @@ struct ctl_keyop {
 
 struct dns_session;
 
+struct http_canned;
 struct relay {
 	TAILQ_ENTRY(relay)	 rl_entry;
 	struct relay_config	 rl_conf;
@@ -1022,6 +1023,7 @@ struct relay {
 	int			 rl_steer[PROC_MAX_INSTANCES];
 	unsigned int		 rl_nsteer;	/* rl_steer[0] is rl_s */
 	char			*rl_page429;	/* max-src-request-rate's */
+	struct http_canned	*rl_429[2];	/* its answer: closing, kept */
 	int			 rl_usteer[PROC_MAX_INSTANCES]; /* dns */
 	unsigned int		 rl_nusteer;	/* rl_usteer[0] is rl_us */
 };
@@ -1297,6 +1299,9 @@ int		 tls_der_hash(const unsigned char *, int, char *, size_t);
 struct stack_st_X509_INFO;
 struct stack_st_X509_INFO
 		*tls_pem_read(const uint8_t *, size_t);
+
+/* relay_http.c */
+void		 http_canned_free(struct http_canned **);
 
 /* relay_tls.c */
 int		 relay_tls_setup(struct relayd *, struct relay *);
