@@ -726,7 +726,7 @@ rdr_ownership_cleanup()
 atf_test_case router_ecmp cleanup
 router_ecmp_head()
 {
-	atf_set descr "router: a multipath route through the gateways that are up, in its table, with the rtlabel's protocol; it shrinks and goes as they fail; a reload that drops a router or a redirection removes its routes or table"
+	atf_set descr "router: a route through the gateways that are up, in its table, with the rtlabel's protocol; it shrinks and goes as they fail; a reload that drops a router or a redirection removes its routes or table"
 	atf_set require.user root
 	atf_set timeout 90
 }
@@ -756,8 +756,8 @@ CONF
 	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -q 'nexthop via 10.78.2.12'" ||
 	    atf_fail "no route: $(ip -n $R route show table 7)"
 	ip -n $R route show table 7 >routes
-	atf_check -o match:"^10.99.0.0/16 proto 202" cat routes
-	atf_check -o match:"^10.98.0.0/16 proto 202" cat routes
+	atf_check -o match:"^10.99.0.0/16 nhid [0-9]+ proto 202" cat routes
+	atf_check -o match:"^10.98.0.0/16 nhid [0-9]+ proto 202" cat routes
 	atf_check -o match:"nexthop via 10.78.2.11" cat routes
 	wait_for 10 sh -c "ip -n $R -6 route show fd99::/32 | grep -q 'nexthop via fd78:2::12'" ||
 	    atf_fail "no IPv6 route: $(ip -n $R -6 route)"
@@ -768,7 +768,7 @@ CONF
 	atf_check -o match:"rtlabel: wan$" cat show
 	atf_check -o match:"route: 10.98.0.0/16$" cat show
 	stop_server 11
-	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -q '^10.99.0.0/16 via 10.78.2.12'" ||
+	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -q 'via 10.78.2.12' && ! ip -n $R route show table 7 10.99.0.0/16 | grep -q 10.78.2.11" ||
 	    atf_fail "not shrunk: $(ip -n $R route show table 7)"
 	stop_server 12
 	wait_for 10 sh -c "[ -z \"\$(ip -n $R route show table 7)\" ]" ||
@@ -821,6 +821,117 @@ CONF
 	    atf_fail "routes stay after a reload without routers"
 }
 router_ecmp_cleanup()
+{
+	cleanup_ns
+}
+
+atf_test_case router_resilient cleanup
+router_resilient_head()
+{
+	atf_set descr "router: its route goes through a resilient nexthop group; a gateway that goes down gives up only its own buckets, one that comes back takes none of the others' busy buckets; stop and SIGKILL leave no nexthop object after the next start"
+	atf_set require.user root
+	atf_set timeout 90
+}
+router_resilient_body()
+{
+	require_netns
+	setup_ns
+	for i in 11 12 13; do
+		start_server $i
+	done
+	{ conf_head; cat <<CONF
+table <gws> { 10.78.2.11, 10.78.2.12, 10.78.2.13 }
+router "edge" {
+	route 10.99.0.0/16
+	forward to <gws> port 8080 check tcp
+	rtable 7
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_for 10 sh -c "ip -n $R route show table 7 10.99.0.0/16 | grep -c 'nexthop via' | grep -qx 3" ||
+	    atf_fail "no route through 3 gateways: $(ip -n $R route show table 7)"
+	gid=$(ip -n $R route show table 7 10.99.0.0/16 |
+	    sed -n 's/.*nhid \([0-9]*\).*/\1/p')
+	[ -n "$gid" ] || atf_fail "no group: $(ip -n $R route show table 7)"
+	atf_check -o match:"id $gid group .* type resilient buckets 512 idle_timer 120" \
+	    ip -n $R nexthop show id "$gid"
+	atf_check -o match:"proto 201" ip -n $R -d nexthop show id "$gid"
+	# which nexthop object is which gateway's
+	nh()
+	{
+		ip -n $R nexthop show | sed -n "s/^id \([0-9]*\) via 10.78.2.$1 .*/\1/p"
+	}
+	n11=$(nh 11) n12=$(nh 12) n13=$(nh 13)
+	[ -n "$n11" ] && [ -n "$n12" ] && [ -n "$n13" ] ||
+	    atf_fail "nexthops: $(ip -n $R nexthop show)"
+	# buckets: "INDEX NHID" each
+	buckets()
+	{
+		ip -n $R nexthop bucket show id "$gid" |
+		    sed -n 's/.* index \([0-9]*\) .* nhid \([0-9]*\).*/\1 \2/p' |
+		    sort -n
+	}
+	buckets >before
+	[ "$(wc -l <before)" -eq 512 ] || atf_fail "buckets: $(wc -l <before)"
+	for n in $n11 $n12 $n13; do
+		grep -q " $n\$" before || atf_fail "nexthop $n has no bucket"
+	done
+	stop_server 13
+	wait_for 10 sh -c "ip -n $R nexthop show id $gid | grep -q 'group $n11/$n12 \|group $n12/$n11 '" ||
+	    atf_fail "not shrunk: $(ip -n $R nexthop show id $gid)"
+	buckets >after
+	[ "$(wc -l <after)" -eq 512 ] || atf_fail "buckets after: $(wc -l <after)"
+	# every bucket of 11 and 12 stays theirs; 13's went to them
+	moved=$(join before after | awk -v a="$n11" -v b="$n12" -v c="$n13" '
+	    ($2 == a || $2 == b) && $2 != $3 { m++ }
+	    $3 == c { m++ }
+	    END { print m + 0 }')
+	[ "$moved" -eq 0 ] || atf_fail "$moved buckets of the others moved"
+	# the same group, the same route
+	atf_check -o match:"nhid $gid " ip -n $R route show table 7 10.99.0.0/16
+	# traffic through every bucket (8192 destinations, 512 buckets): a
+	# bucket that carried a packet in the last 120 s keeps its gateway
+	ip -n $R rule add to 10.99.0.0/16 lookup 7 prio 100 || atf_fail "rule"
+	ip netns exec $R python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(8192):
+    s.sendto(b"x", ("10.99.%d.%d" % (i // 256 + 1, i % 256), 9))' ||
+	    atf_fail "no traffic"
+	start_server 13
+	wait_for 10 sh -c "ip -n $R nexthop show id $gid | grep -q '/.*/'" ||
+	    atf_fail "13 not back: $(ip -n $R nexthop show id $gid)"
+	buckets >back
+	moved=$(join after back | awk '$2 != $3' | wc -l)
+	[ "$moved" -eq 0 ] || atf_fail "$moved busy buckets moved when 13 came back"
+	# stopped: no route, no nexthop object; killed: gone at the next start
+	kill "$(cat relayd.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
+	rm relayd.pid
+	atf_check -o empty ip -n $R route show table 7
+	atf_check -o empty ip -n $R nexthop show
+	start_relayd_ns
+	wait_for 10 sh -c "ip -n $R nexthop show | grep -q group" ||
+	    atf_fail "no group after a restart"
+	kill -9 "$(cat relayd.pid)"
+	wait_for 10 sh -c "! pgrep -f 'relayd -dv -f relayd.conf' >/dev/null"
+	rm relayd.pid
+	atf_check -o match:"group" ip -n $R nexthop show
+	{ conf_head; cat <<CONF
+relay "r" {
+	listen on 127.0.0.1 port 7777
+	forward to 127.0.0.1 port 7778
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_log 10 "nexthop objects a previous relayd left" ||
+	    atf_fail "stale nexthops: $(ip -n $R nexthop show)"
+	atf_check -o empty ip -n $R nexthop show
+	atf_check -o empty ip -n $R route show table 7
+}
+router_resilient_cleanup()
 {
 	cleanup_ns
 }
@@ -1151,6 +1262,7 @@ atf_init_test_cases()
 	atf_add_test_case rdr_control
 	atf_add_test_case rdr_ownership
 	atf_add_test_case router_ecmp
+	atf_add_test_case router_resilient
 	atf_add_test_case pfe_unprivileged
 	atf_add_test_case no_net_admin
 }

@@ -18,6 +18,17 @@
  * Routers on Linux, for the parent: routes go through rtnetlink
  * (libmnl), with the protocol number of the router's rtlabel, or
  * ROUTER_PROTO: that is how relayd knows its own.
+ *
+ * A route goes through a resilient nexthop group (Linux 5.13): NH_BUCKETS
+ * buckets, each naming one gateway's nexthop object, and a flow's hash
+ * picks a bucket.  When a gateway goes, only its buckets are given to
+ * the others; when one comes (back), it takes buckets that have been
+ * idle NH_IDLE seconds, so flows of the gateways that stay never move.
+ * A plain multipath route (hash-threshold) would move up to half of
+ * them.  The group lives as long as the route, through reloads that
+ * keep it and through its gateways all but one failing.  On a kernel
+ * without such groups, routes are plain multipath, and the log says so
+ * once.
  */
 
 #include <sys/types.h>
@@ -27,6 +38,7 @@
 
 #include <netinet/in.h>
 
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include <errno.h>
@@ -37,7 +49,48 @@
 
 #include "relayd.h"
 
+#define NH_ID_BASE	0x52440000	/* relayd's nexthop ids, "RD" */
+#define NH_BUCKETS	512
+#define NH_IDLE		120		/* seconds a bucket idles to move */
+
+/* A gateway's nexthop object, in as many groups as refs says. */
+struct nh_obj {
+	TAILQ_ENTRY(nh_obj)	 entry;
+	struct sockaddr_storage	 gw;
+	uint32_t		 id;
+	unsigned int		 refs;
+};
+
+/* A route of relayd's through a resilient group of nexthop objects. */
+struct nh_route {
+	TAILQ_ENTRY(nh_route)	 entry;
+	int			 af, table, plen;
+	struct sockaddr_storage	 dst;
+	uint32_t		 gid;
+	struct nh_obj		*members[NH_BUCKETS];
+	unsigned int		 n;
+};
+
 static struct mnl_socket *nl_route;
+static TAILQ_HEAD(, nh_obj)	nh_objs = TAILQ_HEAD_INITIALIZER(nh_objs);
+static TAILQ_HEAD(, nh_route)	nh_routes = TAILQ_HEAD_INITIALIZER(nh_routes);
+static int			nh_absent;	/* no resilient groups */
+static uint32_t			nh_next = NH_ID_BASE;
+
+static int	 rtnl_talk_cb(struct nlmsghdr *, mnl_cb_t, void *, int);
+static int	 rtnl_oif(struct sockaddr_storage *);
+static int	 nh_route_set(struct router *, int, struct sockaddr_storage *,
+		    unsigned int, int);
+static struct nh_obj
+		*nh_obj_get(struct sockaddr_storage *, int);
+static void	 nh_obj_put(struct nh_obj *);
+static int	 nh_group_set(struct nh_route *, int);
+static int	 nh_route_put(struct nh_route *, struct router *, int, int);
+static void	 nh_route_free(struct nh_route *);
+static int	 nh_addr_eq(struct sockaddr_storage *,
+		    struct sockaddr_storage *);
+static int	 nh_del(uint32_t);
+static int	 nh_new(struct nlmsghdr *, struct nlattr *, uint32_t *);
 
 static int
 rtnl_talk_open(void)
@@ -58,6 +111,13 @@ rtnl_talk_open(void)
 static int
 rtnl_talk(struct nlmsghdr *nlh)
 {
+	return (rtnl_talk_cb(nlh, NULL, NULL, 1));
+}
+
+/* One request; its answer to cb, or (ack) its acknowledgement. */
+static int
+rtnl_talk_cb(struct nlmsghdr *nlh, mnl_cb_t cb, void *arg, int ack)
+{
 	char		 buf[MNL_SOCKET_BUFFER_SIZE];
 	uint32_t	 seq, portid;
 	ssize_t		 len;
@@ -65,13 +125,13 @@ rtnl_talk(struct nlmsghdr *nlh)
 	if (rtnl_talk_open() == -1)
 		return (-1);
 	nlh->nlmsg_seq = seq = arc4random();
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_flags |= NLM_F_REQUEST | (ack ? NLM_F_ACK : 0);
 	if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
 		return (-1);
 	portid = mnl_socket_get_portid(nl_route);
 	if ((len = mnl_socket_recvfrom(nl_route, buf, sizeof(buf))) == -1)
 		return (-1);
-	return (mnl_cb_run(buf, len, seq, portid, NULL, NULL) == -1 ? -1 : 0);
+	return (mnl_cb_run(buf, len, seq, portid, cb, arg) == -1 ? -1 : 0);
 }
 
 static void
@@ -112,8 +172,9 @@ rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
 }
 
 /*
- * Route i of a router through these gateways: one nexthop, or a
- * multipath route; none removes it.  prio: the route's metric.
+ * Route i of a router through these gateways: a resilient group, else
+ * one nexthop or a multipath route; none removes it.  prio: the route's
+ * metric.
  */
 int
 kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
@@ -124,7 +185,11 @@ kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 	struct nlattr		*mp;
 	struct rtnexthop	*nh;
 	unsigned int		 j;
+	int			 ret;
 
+	if (!nh_absent && n <= NH_BUCKETS &&
+	    (ret = nh_route_set(rt, i, gw, n, prio)) != 1)
+		return (ret);
 	if (n == 0) {
 		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
 		/* gone already is what we want */
@@ -158,6 +223,290 @@ kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 	return (0);
 }
 
+/* The interface the kernel would send to gw by; 0: none. */
+static int
+oif_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct nlattr	*a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct rtmsg))
+		if (mnl_attr_get_type(a) == RTA_OIF &&
+		    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			*(int *)arg = (int)mnl_attr_get_u32(a);
+	return (MNL_CB_OK);
+}
+
+static int
+rtnl_oif(struct sockaddr_storage *gw)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr	*nlh;
+	struct rtmsg	*rtm;
+	int		 oif = 0;
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETROUTE;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = gw->ss_family;
+	rtm->rtm_dst_len = gw->ss_family == AF_INET ? 32 : 128;
+	rtnl_addr(nlh, RTA_DST, gw);
+	if (rtnl_talk_cb(nlh, oif_cb, &oif, 0) == -1)
+		return (0);
+	return (oif);
+}
+
+/* The same address (ports and the rest aside). */
+static int
+nh_addr_eq(struct sockaddr_storage *a, struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return (0);
+	if (a->ss_family == AF_INET)
+		return (memcmp(&((struct sockaddr_in *)a)->sin_addr,
+		    &((struct sockaddr_in *)b)->sin_addr,
+		    sizeof(struct in_addr)) == 0);
+	return (memcmp(&((struct sockaddr_in6 *)a)->sin6_addr,
+	    &((struct sockaddr_in6 *)b)->sin6_addr,
+	    sizeof(struct in6_addr)) == 0);
+}
+
+/*
+ * RTM_NEWNEXTHOP of a new object: its NHA_ID attribute (idattr) gets
+ * relayd's first free id, which goes to id.
+ */
+static int
+nh_new(struct nlmsghdr *nlh, struct nlattr *idattr, uint32_t *id)
+{
+	uint16_t	 flags = nlh->nlmsg_flags | NLM_F_CREATE | NLM_F_EXCL;
+	int		 tries;
+
+	for (tries = 0; tries < 1024; tries++) {
+		if (nh_next < NH_ID_BASE)
+			nh_next = NH_ID_BASE;
+		*id = nh_next++;
+		memcpy(mnl_attr_get_payload(idattr), id, sizeof(*id));
+		nlh->nlmsg_flags = flags;
+		if (rtnl_talk(nlh) == 0)
+			return (0);
+		if (errno != EEXIST)
+			return (-1);
+	}
+	return (-1);
+}
+
+static int
+nh_del(uint32_t id)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr	*nlh;
+	struct nhmsg	*nhm;
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_DELNEXTHOP;
+	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+	nhm->nh_family = AF_UNSPEC;
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	if (rtnl_talk(nlh) == -1 && errno != ENOENT)
+		return (-1);
+	return (0);
+}
+
+/* gw's nexthop object, made when no group had it yet; a reference. */
+static struct nh_obj *
+nh_obj_get(struct sockaddr_storage *gw, int proto)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr	*nlh;
+	struct nhmsg	*nhm;
+	struct nlattr	*idattr;
+	struct nh_obj	*o;
+	int		 oif;
+
+	TAILQ_FOREACH(o, &nh_objs, entry)
+		if (nh_addr_eq(&o->gw, gw)) {
+			o->refs++;
+			return (o);
+		}
+	/* a gateway's nexthop object names its interface */
+	if ((oif = rtnl_oif(gw)) == 0) {
+		errno = EHOSTUNREACH;
+		return (NULL);
+	}
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return (NULL);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWNEXTHOP;
+	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+	nhm->nh_family = gw->ss_family;
+	nhm->nh_protocol = proto;
+	idattr = mnl_nlmsg_get_payload_tail(nlh);
+	mnl_attr_put_u32(nlh, NHA_ID, 0);
+	mnl_attr_put_u32(nlh, NHA_OIF, oif);
+	rtnl_addr(nlh, NHA_GATEWAY, gw);
+	if (nh_new(nlh, idattr, &o->id) == -1) {
+		free(o);
+		return (NULL);
+	}
+	o->gw = *gw;
+	o->refs = 1;
+	TAILQ_INSERT_TAIL(&nh_objs, o, entry);
+	return (o);
+}
+
+/* A group let go of o: gone with its last group. */
+static void
+nh_obj_put(struct nh_obj *o)
+{
+	if (o == NULL || --o->refs > 0)
+		return;
+	TAILQ_REMOVE(&nh_objs, o, entry);
+	(void)nh_del(o->id);
+	free(o);
+}
+
+/* r's group: made with its members, or given them (NLM_F_REPLACE). */
+static int
+nh_group_set(struct nh_route *r, int proto)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nexthop_grp	 g[NH_BUCKETS];
+	struct nlmsghdr		*nlh;
+	struct nhmsg		*nhm;
+	struct nlattr		*idattr, *res;
+	unsigned int		 j;
+	long			 hz = sysconf(_SC_CLK_TCK);
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWNEXTHOP;
+	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+	nhm->nh_family = AF_UNSPEC;
+	nhm->nh_protocol = proto;
+	idattr = mnl_nlmsg_get_payload_tail(nlh);
+	mnl_attr_put_u32(nlh, NHA_ID, r->gid);
+	memset(g, 0, r->n * sizeof(g[0]));
+	for (j = 0; j < r->n; j++)
+		g[j].id = r->members[j]->id;	/* weight 0 is 1 */
+	mnl_attr_put(nlh, NHA_GROUP, r->n * sizeof(g[0]), g);
+	mnl_attr_put_u16(nlh, NHA_GROUP_TYPE, NEXTHOP_GRP_TYPE_RES);
+	res = mnl_attr_nest_start(nlh, NHA_RES_GROUP);
+	/* the number of buckets is the group's for life */
+	if (r->gid == 0)
+		mnl_attr_put_u16(nlh, NHA_RES_GROUP_BUCKETS, NH_BUCKETS);
+	mnl_attr_put_u32(nlh, NHA_RES_GROUP_IDLE_TIMER,
+	    NH_IDLE * (hz > 0 ? hz : 100));
+	mnl_attr_put_u32(nlh, NHA_RES_GROUP_UNBALANCED_TIMER, 0);
+	mnl_attr_nest_end(nlh, res);
+	if (r->gid != 0) {
+		nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+		return (rtnl_talk(nlh));
+	}
+	return (nh_new(nlh, idattr, &r->gid));
+}
+
+/* r's route, through its group. */
+static int
+nh_route_put(struct nh_route *r, struct router *rt, int i, int prio)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr	*nlh = (struct nlmsghdr *)buf;
+
+	(void)rtnl_route_msg(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE,
+	    rt, i, prio);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, r->gid);
+	return (rtnl_talk(nlh));
+}
+
+/* r and its group go (its route is gone). */
+static void
+nh_route_free(struct nh_route *r)
+{
+	unsigned int	 j;
+
+	if (r->gid != 0)
+		(void)nh_del(r->gid);
+	for (j = 0; j < r->n; j++)
+		nh_obj_put(r->members[j]);
+	TAILQ_REMOVE(&nh_routes, r, entry);
+	free(r);
+}
+
+/*
+ * kernel_route_set() through a resilient group.  A kernel that refuses
+ * the first group (no nexthop objects, or no resilient groups) leaves
+ * relayd with plain multipath routes: 1 then.
+ */
+static int
+nh_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
+    unsigned int n, int prio)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr		*nlh = (struct nlmsghdr *)buf;
+	struct nh_route		*r;
+	struct nh_obj		*old[NH_BUCKETS];
+	unsigned int		 j, nold;
+	int			 table = rt->conf.rtable == 0 ? RT_TABLE_MAIN :
+				    rt->conf.rtable;
+
+	TAILQ_FOREACH(r, &nh_routes, entry)
+		if (r->af == rt->conf.af && r->table == table &&
+		    r->plen == rt->conf.prefixlen[i] &&
+		    nh_addr_eq(&r->dst, &rt->conf.routes[i]))
+			break;
+	if (n == 0) {
+		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
+		if (rtnl_talk(nlh) == -1 && errno != ESRCH) {
+			log_warn("router %s: cannot remove a route",
+			    rt->conf.name);
+			return (-1);
+		}
+		if (r != NULL)
+			nh_route_free(r);
+		return (0);
+	}
+	if (r == NULL) {
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			return (-1);
+		r->af = rt->conf.af;
+		r->table = table;
+		r->plen = rt->conf.prefixlen[i];
+		r->dst = rt->conf.routes[i];
+		TAILQ_INSERT_TAIL(&nh_routes, r, entry);
+	}
+	/* the new members first; the old are let go once the group is set */
+	nold = r->n;
+	memcpy(old, r->members, nold * sizeof(old[0]));
+	for (j = 0; j < n; j++)
+		if ((r->members[j] = nh_obj_get(&gw[j],
+		    rt->conf.proto)) == NULL)
+			break;
+	r->n = j;
+	if (j == n && nh_group_set(r, rt->conf.proto) == 0 &&
+	    nh_route_put(r, rt, i, prio) == 0) {
+		for (j = 0; j < nold; j++)
+			nh_obj_put(old[j]);
+		return (0);
+	}
+	/* as it was */
+	for (j = 0; j < r->n; j++)
+		nh_obj_put(r->members[j]);
+	memcpy(r->members, old, nold * sizeof(old[0]));
+	r->n = nold;
+	if (r->gid == 0 && (errno == EOPNOTSUPP || errno == EINVAL ||
+	    errno == EAFNOSUPPORT)) {
+		log_warn("router %s: the kernel has no resilient nexthop "
+		    "groups: plain multipath routes from now on, which move "
+		    "flows of gateways that stay when one comes or goes",
+		    rt->conf.name);
+		nh_route_free(r);
+		nh_absent = 1;
+		return (1);
+	}
+	log_warn("router %s: cannot set a route", rt->conf.name);
+	if (r->gid == 0)
+		nh_route_free(r);
+	return (-1);
+}
+
 /* Routes of relayd's protocols in any table: what a killed one left. */
 struct stale {
 	char	 msgs[64][512];
@@ -169,49 +518,103 @@ route_stale_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	struct stale		*st = arg;
 	const struct rtmsg	*rtm = mnl_nlmsg_get_payload(nlh);
+	struct nlmsghdr		*del;
+	struct nlattr		*a;
 
 	if (rtm->rtm_protocol < ROUTER_PROTO ||
 	    rtm->rtm_protocol > ROUTER_PROTO_MAX ||
-	    nlh->nlmsg_len > sizeof(st->msgs[0]) ||
 	    st->n == (int)nitems(st->msgs))
 		return (MNL_CB_OK);
-	memcpy(st->msgs[st->n++], nlh, nlh->nlmsg_len);
+	/* what names the route, not its nexthops (a group's too) */
+	del = mnl_nlmsg_put_header(st->msgs[st->n++]);
+	memcpy(mnl_nlmsg_put_extra_header(del, sizeof(*rtm)), rtm,
+	    sizeof(*rtm));
+	mnl_attr_for_each(a, nlh, sizeof(*rtm))
+		switch (mnl_attr_get_type(a)) {
+		case RTA_DST:
+		case RTA_TABLE:
+		case RTA_PRIORITY:
+			if (mnl_attr_get_payload_len(a) <= 16)
+				mnl_attr_put(del, mnl_attr_get_type(a),
+				    mnl_attr_get_payload_len(a),
+				    mnl_attr_get_payload(a));
+			break;
+		}
 	return (MNL_CB_OK);
+}
+
+/* relayd's nexthop objects, its groups first: what a killed one left. */
+struct stale_nh {
+	uint32_t	 ids[2][1024];	/* groups, then the others */
+	int		 n[2];
+};
+
+static int
+nh_stale_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct stale_nh		*st = arg;
+	const struct nhmsg	*nhm = mnl_nlmsg_get_payload(nlh);
+	struct nlattr		*a;
+	uint32_t		 id = 0;
+	int			 group = 1;
+
+	if (nhm->nh_protocol < ROUTER_PROTO ||
+	    nhm->nh_protocol > ROUTER_PROTO_MAX)
+		return (MNL_CB_OK);
+	mnl_attr_for_each(a, nlh, sizeof(*nhm)) {
+		if (mnl_attr_get_type(a) == NHA_ID &&
+		    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			id = mnl_attr_get_u32(a);
+		if (mnl_attr_get_type(a) == NHA_GATEWAY)
+			group = 0;
+	}
+	if (id != 0 && st->n[!group] < (int)nitems(st->ids[0]))
+		st->ids[!group][st->n[!group]++] = id;
+	return (MNL_CB_OK);
+}
+
+/* A dump of type (family af, extra header hlen) through cb. */
+static void
+rtnl_dump(int type, int af, size_t hlen, mnl_cb_t cb, void *arg)
+{
+	char			 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr		*nlh;
+	unsigned char		*h;
+	uint32_t		 seq, portid;
+	ssize_t			 len;
+
+	if (rtnl_talk_open() == -1)
+		return;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq = arc4random();
+	/* the family is the first byte of rtmsg and nhmsg alike */
+	h = mnl_nlmsg_put_extra_header(nlh, hlen);
+	h[0] = af;
+	if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
+		return;
+	portid = mnl_socket_get_portid(nl_route);
+	while ((len = mnl_socket_recvfrom(nl_route, buf, sizeof(buf))) > 0)
+		if (mnl_cb_run(buf, len, seq, portid, cb, arg) <= MNL_CB_STOP)
+			break;
 }
 
 void
 kernel_route_stale(void)
 {
-	char			 buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr		*nlh;
-	struct rtmsg		*rtm;
 	struct stale		*st;
-	uint32_t		 seq, portid;
-	ssize_t			 len;
-	int			 i, af, ret;
+	struct stale_nh		*sn;
+	int			 i, k;
 
-	if ((st = calloc(1, sizeof(*st))) == NULL)
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (sn = calloc(1, sizeof(*sn))) == NULL)
 		fatal("%s", __func__);
-	for (af = 0; af < 2; af++) {
-		if (rtnl_talk_open() == -1)
-			break;
-		nlh = mnl_nlmsg_put_header(buf);
-		nlh->nlmsg_type = RTM_GETROUTE;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-		nlh->nlmsg_seq = seq = arc4random();
-		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-		rtm->rtm_family = af ? AF_INET6 : AF_INET;
-		if (mnl_socket_sendto(nl_route, nlh, nlh->nlmsg_len) == -1)
-			break;
-		portid = mnl_socket_get_portid(nl_route);
-		while ((len = mnl_socket_recvfrom(nl_route, buf,
-		    sizeof(buf))) > 0) {
-			ret = mnl_cb_run(buf, len, seq, portid,
-			    route_stale_cb, st);
-			if (ret <= MNL_CB_STOP)
-				break;
-		}
-	}
+	rtnl_dump(RTM_GETROUTE, AF_INET, sizeof(struct rtmsg),
+	    route_stale_cb, st);
+	rtnl_dump(RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg),
+	    route_stale_cb, st);
 	for (i = 0; i < st->n; i++) {
 		nlh = (struct nlmsghdr *)st->msgs[i];
 		nlh->nlmsg_type = RTM_DELROUTE;
@@ -221,5 +624,15 @@ kernel_route_stale(void)
 			    "(protocol %d)", ((struct rtmsg *)
 			    mnl_nlmsg_get_payload(nlh))->rtm_protocol);
 	}
+	/* a kernel without nexthop objects answers none */
+	rtnl_dump(RTM_GETNEXTHOP, AF_UNSPEC, sizeof(struct nhmsg),
+	    nh_stale_cb, sn);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sn->n[k]; i++)
+			(void)nh_del(sn->ids[k][i]);
+	if (sn->n[0] + sn->n[1] > 0)
+		log_info("removed %d nexthop objects a previous relayd left",
+		    sn->n[0] + sn->n[1]);
+	free(sn);
 	free(st);
 }
