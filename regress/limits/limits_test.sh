@@ -130,6 +130,8 @@ kernel_conn_body()
 	lim_bg hold hold 127.0.0.1 "$lport" 127.0.0.2 5 10
 	wait_for 10 grep -q "^ok" hold.out || atf_fail "the client hangs"
 	atf_check -o inline:"ok 3 refused 2\n" head -1 hold.out
+	# as pf does: the SYN is dropped, not answered with a reset
+	lim_is "dropped" probe 127.0.0.1 "$lport" 127.0.0.2
 	# ten others, while the first holds its three
 	_srcs=""
 	for _i in 10 11 12 13 14 15 16 17 18 19; do
@@ -139,12 +141,12 @@ kernel_conn_body()
 	lim good 127.0.0.1 "$lport" 3 $_srcs >good.out
 	cat good.out >&2
 	atf_check -o match:"^ok 30 refused 0 " cat good.out
-	# the kernel refused them
+	# the kernel refused them (the probe too: 3)
 	in_ns nft list counters table inet relayd_limit | grep -A1 "_conn" |
 	    grep -q "packets [1-9]" || atf_fail "no refusal counted"
 	# relayctl status and the metrics have the kernel's count
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
-	    grep -q 'refused: 2 over max-src-conn, 0 over max-src-conn-rate, 0 in'" ||
+	    grep -q 'refused: 3 over max-src-conn, 0 over max-src-conn-rate, 0 in'" ||
 	    atf_fail "status: $(relayctl status)"
 	stop_all
 	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
@@ -281,7 +283,7 @@ kernel_reload_body()
 	lim_is "ok 3 refused 1" burst 127.0.0.1 "$lport" 127.0.0.3 4
 	# two reloads during a flood of 127.0.0.9: relayd goes on, the
 	# limits hold, another source is served
-	lim_bg flood burst 127.0.0.1 "$lport" 127.0.0.9 2000
+	lim_bg flood flood 127.0.0.1 "$lport" 127.0.0.9 2000
 	for _i in 1 2; do
 		in_ns "$RELAYCTL" -s "$PWD/relayd.sock" reload >/dev/null ||
 		    atf_fail "no reload during the flood"

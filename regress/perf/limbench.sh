@@ -15,10 +15,10 @@
 #          once and 50 new ones a second per source (nginx's stream
 #          module has no connection rate: 20 at once only); the flood is
 #          relaybench's short connections from 127.0.0.1, 32 processes,
-#          as fast as they go, for SECONDS
-#   conn@R: the same at R attempts a second in all (LIMRATE, 20000 by
-#          default), the same flood for every contender, so that the
-#          good clients' latency compares fairly
+#          as fast as they go, for SECONDS; a connection not made in
+#          1 ms failed (relayd drops the SYNs over a limit, as pf does:
+#          a flood's client that waited for its retransmissions would
+#          all but stop)
 #   http:  an HTTP proxy to relaybench's backend with 50 requests a second
 #          per source (burst 50), over it 429; the flood is wrk, 16
 #          keep-alive connections from 127.0.0.1, for SECONDS
@@ -52,7 +52,6 @@ RELAYD=${RELAYD:-$TOP/usr.sbin/relayd/relayd}
 secs=${1:-5}
 shift
 conts=${*:-relayd haproxy nginx dnsdist}
-LIMRATE=${LIMRATE:-20000}
 GOOD=20
 
 [ "$(id -u)" -eq 0 ] || { echo "limbench: run as root" >&2; exit 1; }
@@ -190,7 +189,7 @@ ready()
 good()
 {
 	case $1 in
-	conn*)	_m=good ;;
+	conn)	_m=good ;;
 	http)	_m=httpgood ;;
 	dns)	_m=dnsgood ;;
 	esac
@@ -203,9 +202,7 @@ flood()
 {
 	case $1 in
 	conn)
-		$nsx nice -n 19 "$RB" conn "$LP" "$secs" 32 ;;
-	conn@*)
-		$nsx "$RB" conn "$LP" "$secs" 32 "$LIMRATE" ;;
+		RB_CONNWAIT=1 $nsx nice -n 19 "$RB" conn "$LP" "$secs" 32 ;;
 	http)
 		$nsx nice -n 19 wrk -t 1 -c 16 -d "${secs}s" \
 		    "http://127.0.0.1:$LP/10" ;;
@@ -219,7 +216,7 @@ flood()
 refused()
 {
 	case $1 in
-	conn*)	awk '{ print $2 }' "$work/flood" ;;
+	conn)	awk '{ print $2 }' "$work/flood" ;;
 	http)	sed -n 's/.*Non-2xx or 3xx responses: *//p' "$work/flood" ;;
 	dns)	sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' "$work/flood" ;;
 	esac
@@ -230,7 +227,7 @@ backend()
 {
 	rm -f "$work/back.port"
 	case $1 in
-	conn*)	$nsx "$RB" echo "$work/back.port" $((secs * 4 + 60)) ;;
+	conn)	$nsx "$RB" echo "$work/back.port" $((secs * 4 + 60)) ;;
 	http)	$nsx "$RB" http "$work/back.port" $((secs * 4 + 60)) ;;
 	dns)	$nsx "$DNSECHO" "$work/back.port" $((secs * 4 + 60)) ;;
 	esac >/dev/null 2>&1 &
@@ -252,15 +249,15 @@ done >"$work/queries"
 
 for c in $conts; do
 	case $c in
-	relayd)		rounds=${LIMROUNDS:-"conn conn@$LIMRATE http dns"} ;;
-	haproxy|nginx)	rounds="conn conn@$LIMRATE http" ;;
+	relayd)		rounds=${LIMROUNDS:-"conn http dns"} ;;
+	haproxy|nginx)	rounds="conn http" ;;
 	dnsdist)	rounds="dns" ;;
 	*)		echo "limbench: no contender $c" >&2; continue ;;
 	esac
 	command -v "$c" >/dev/null || [ $c = relayd ] || continue
 	for r in $rounds; do
 		backend $r
-		conf "$c" "${r%@*}"
+		conf "$c" "$r"
 		start "$c" "$r" || { kill $bpid; continue; }
 		GOOD=2 good $r >/dev/null	# warm: the first tries of a process
 		alone=$(good $r)

@@ -40,6 +40,8 @@
  *   relaybench get PORT BYTES               download BYTES, print Gbit/s
  *   relaybench put PORT BYTES               upload BYTES, print Gbit/s
  *
+ * With RB_CONNWAIT=MS, a TCP connect that is not through in MS
+ * milliseconds fails (a firewall that drops SYNs).
  * With RB_UNIX=PATH in the environment, servers listen on and clients
  * connect to the unix socket PATH instead (the port is then ignored);
  * with RB_ADDR=ADDRESS, on that IPv4 address instead of 127.0.0.1.
@@ -120,6 +122,8 @@ connect_port(int port)
 {
 	struct sockaddr_in	 sin;
 	struct sockaddr_un	 sun;
+	struct timeval		 tv;
+	const char		*wait;
 	int			 s;
 
 	if (unix_sock(&sun)) {
@@ -137,9 +141,19 @@ connect_port(int port)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = inet_addr_env();
 	sin.sin_port = htons(port);
+	/* RB_CONNWAIT=MS: a connect not through by then failed (dropped) */
+	if ((wait = getenv("RB_CONNWAIT")) != NULL) {
+		tv.tv_sec = atoi(wait) / 1000;
+		tv.tv_usec = atoi(wait) % 1000 * 1000;
+		(void)setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
 		close(s);
 		return (-1);
+	}
+	if (wait != NULL) {
+		timerclear(&tv);
+		(void)setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
 	return (s);
 }

@@ -10,6 +10,12 @@
 #   limtool.py burst ADDR PORT SRC N
 #       N connections from SRC one after the other, each proven by a
 #       byte echoed back and closed; print "ok K refused R"
+#   limtool.py flood ADDR PORT SRC N
+#       N connections from SRC, 200 at a time, each given 0.5 s to be
+#       made; print "ok K refused R" (ok: made)
+#   limtool.py probe ADDR PORT SRC
+#       one connection from SRC: print "made", "reset" or "dropped"
+#       (nothing within CONNECT_WAIT)
 #   limtool.py good ADDR PORT N SRC...
 #       from each SRC, N connections one after the other; print
 #       "ok K refused R p99ms P" over all of them
@@ -23,9 +29,12 @@
 #       from each SRC, N DNS queries, a socket each; print
 #       "ok K refused R p99ms P" (refused: no answer within 0.5 s)
 #
-# A refused connection is one that is reset or closed before its byte
-# comes back (the kernel refuses with a reset at the handshake, a relay
-# process right after accept).  Every mode ends within its time.
+# A refused connection is one that is not made within CONNECT_WAIT (the
+# kernel drops its SYN, as pf does), or is reset or closed before its
+# byte comes back (a relay process resets it right after accept).  On
+# the loopback a connection is made in microseconds, and the SYN that
+# was dropped is sent again after a second: 0.5 s tells them apart.
+# Every mode ends within its time.
 
 import random
 import socket
@@ -34,14 +43,18 @@ import sys
 import time
 
 
+CONNECT_WAIT = 0.5
+
+
 def connect(addr, port, src, timeout=5.0):
     """A proven connection, or None when it was refused."""
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM)
-    s.settimeout(timeout)
+    s.settimeout(CONNECT_WAIT)
     try:
         s.bind((src, 0))
         s.connect((addr, port))
+        s.settimeout(timeout)
         s.sendall(b"x")
         if s.recv(1) != b"x":
             s.close()
@@ -96,6 +109,47 @@ def burst(addr, port, src, n):
             ok += 1
             s.close()
     print("ok %d refused %d" % (ok, refused))
+
+
+def flood(addr, port, src, n):
+    import select
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    ok = 0
+    for start in range(0, n, 200):
+        socks = []
+        for _ in range(start, min(n, start + 200)):
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.bind((src, 0))
+            s.connect_ex((addr, port))
+            socks.append(s)
+        end = time.monotonic() + CONNECT_WAIT
+        pending = list(socks)
+        while pending and time.monotonic() < end:
+            _, w, _ = select.select([], pending, [],
+                                    max(0, end - time.monotonic()))
+            for s in w:
+                pending.remove(s)
+                if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                    ok += 1
+        for s in socks:
+            s.close()
+    print("ok %d refused %d" % (ok, n - ok))
+
+
+def probe(addr, port, src):
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(CONNECT_WAIT)
+    s.bind((src, 0))
+    try:
+        s.connect((addr, port))
+        print("made")
+    except socket.timeout:
+        print("dropped")
+    except OSError:
+        print("reset")
+    s.close()
 
 
 def tcp_once(addr, port, src):
@@ -188,6 +242,10 @@ def main():
         hold(a[1], int(a[2]), a[3], int(a[4]), float(a[5]))
     elif len(a) == 5 and a[0] == "burst":
         burst(a[1], int(a[2]), a[3], int(a[4]))
+    elif len(a) == 4 and a[0] == "probe":
+        probe(a[1], int(a[2]), a[3])
+    elif len(a) == 5 and a[0] == "flood":
+        flood(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) == 5 and a[0] == "dns":
         dns(a[1], int(a[2]), a[3], int(a[4]))
     elif len(a) >= 5 and a[0] == "dnsgood":

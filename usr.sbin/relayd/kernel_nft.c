@@ -774,7 +774,10 @@ kernel_rdr_cleanup(void)
  *	set r_R_conn_4, _6	relay R's connections per source (ct count)
  *	counter c_R_conn, c_R_rate, c_R_ovl	connections refused, and why
  *
- * A refused connection is reset.  Sets and counters are named after
+ * A refused connection's SYN is dropped, as pf(4) drops the packets
+ * that would make a state over a limit: a flood's client waits for
+ * its retransmissions instead of being told to try again at once.
+ * Sets and counters are named after
  * the relay and table names, so that a reload keeps what they hold:
  * each change adds what is missing, replaces the chain's rules, and
  * deletes only what the configuration no longer names.
@@ -895,8 +898,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 		    l->lim_expire, f);
 		lim_addset(cb, names, ovl, f, l->lim_expire);
 		cmd_add(cb, "add rule %s in %s %s @%s counter name c_%s_ovl "
-		    "reject with tcp reset\n", NFT_LIMTABLE, match, src, ovl,
-		    r);
+		    "drop\n", NFT_LIMTABLE, match, src, ovl, r);
 		(void)snprintf(add, sizeof(add), "add @%s { %s } ", ovl, src);
 	}
 	if (l->lim_rateint > 0) {
@@ -906,14 +908,13 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 		cmd_add(cb, "add rule %s in %s update @%s { %s limit rate "
 		    "over ", NFT_LIMTABLE, match, set, src);
 		lim_rate(cb, l);
-		cmd_add(cb, " } %scounter name c_%s_rate reject with tcp "
-		    "reset\n", add, r);
+		cmd_add(cb, " } %scounter name c_%s_rate drop\n", add, r);
 	}
 	if (l->lim_maxconn > 0) {
 		(void)snprintf(set, sizeof(set), "r_%s_conn_%d", r, f);
 		lim_addset(cb, names, set, f, 0);
 		cmd_add(cb, "add rule %s in %s add @%s { %s ct count over "
-		    "%u } %scounter name c_%s_conn reject with tcp reset\n",
+		    "%u } %scounter name c_%s_conn drop\n",
 		    NFT_LIMTABLE, match, set, src, l->lim_maxconn, add, r);
 	}
 }
