@@ -129,7 +129,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parent_relay.c $(RD)/relay_dns.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
 		$(RD)/relay_h2.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
-		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
+		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/maglev.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(RD)/kernel.c $(KERNEL_SRCS) $(RD)/agentx.c \
 		$(RD)/demote.c \
@@ -148,7 +148,8 @@ REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/htt
 		regress/splice/splice_test regress/tools/rtool \
 		regress/tools/ctlflood \
 		regress/perf/relaybench regress/perf/barerelay regress/perf/baretls \
-		regress/perf/dnsecho regress/daemon/relayd-sbtest
+		regress/perf/dnsecho regress/perf/maglevbench \
+		regress/daemon/relayd-sbtest
 
 ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 
@@ -223,6 +224,9 @@ regress/perf/relaybench: regress/perf/relaybench.c
 
 regress/perf/dnsecho: regress/perf/dnsecho.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+regress/perf/maglevbench: regress/perf/maglevbench.c $(LIB) $(HDRS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 regress/perf/barerelay: regress/perf/barerelay.c $(LIB) $(HDRS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
@@ -306,7 +310,7 @@ lint-so-splice:
 # HAProxy, nginx and gnuplot are installed when missing, as make test
 # installs what it needs.
 bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
-		regress/perf/baretls regress/perf/dnsecho \
+		regress/perf/baretls regress/perf/dnsecho regress/perf/maglevbench \
 		regress/daemon/relayd-sbtest
 	@$(MAKE) --no-print-directory -C regress/perf $@
 

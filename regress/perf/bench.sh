@@ -365,7 +365,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover"
+SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover maglev"
 sec_contenders()
 {
 	case $1 in
@@ -379,14 +379,15 @@ sec_contenders()
 	dns)	echo "dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns" ;;
 	limits)	echo "relayd-limits haproxy-limits nginx-limits dnsdist-limits" ;;
 	failover) echo "ha-failover ha-streams" ;;
+	maglev)	echo "rdr-maglev" ;;
 	esac
 }
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1416,6 +1417,23 @@ END {
 }'
 	echo
 	echo "Failover: the keepalived pair of regress/ha (unicast VRRP, advert 1 s, priorities 250/200, relayd interval 1); a client connecting every 100 ms (300 ms timeout), outage from its last answer before to its first after; medians of $REPEAT run(s); CSV in regress/perf/results/failover-$stamp.csv"
+fi
+
+section maglev
+# Source-hash redirections when one of N hosts goes down: the clients
+# that change host with relayd's Maglev table and with a hash modulo
+# the hosts that are up (maglevbench: the same table code, 100,000
+# random clients, each host lost in turn).
+if selected rdr-maglev && [ -x "$PERF/maglevbench" ]; then
+	echo
+	echo "| hosts | clients moved, Maglev (worst) | clients moved, hash mod N (worst) | the lost host's share | clients of the hosts that stay moved, Maglev |"
+	echo "|---|---|---|---|---|"
+	for n in 4 8 16 32; do
+		"$PERF/maglevbench" $n | awk '{ printf "| %s | %s %% (%s %%) | %s %% (%s %%) | %s %% | %s %% |\n",
+		    $1, $3, $5, $7, $9, $11, $13 }'
+	done
+	echo
+	echo "Maglev: $(awk '/define MAGLEV_SLOTS/ { print $3 }' "$TOP/usr.sbin/relayd/relayd.h") slots; the target is at most 1/N + 2 % of the clients moved"
 fi
 
 section

@@ -213,12 +213,15 @@ redirect "sticky" {
 CONF
 	} >relayd.conf
 	start_relayd_ns
-	for n in 1 2 3; do
+	for n in 2 3; do
 		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr$n | grep -q 10.78.2.12" ||
 		    atf_fail "no rule for rdr$n: $(rdr_chain $n)"
 	done
+	# source-hash: its hosts are in its Maglev map
+	wait_for 10 sh -c "ip netns exec $R nft list map inet relayd_rdr mag1_4 | grep -q 10.78.2.12" ||
+	    atf_fail "no map for rdr1: $(rdr_chain 1)"
 	rdr_chain 1 >out
-	atf_check -o match:"jhash ip saddr mod 2" cat out
+	atf_check -o match:"jhash ip saddr mod 8191 seed 0x[0-9a-f]+ map @mag1_4" cat out
 	rdr_chain 2 >out
 	atf_check -o match:"numgen random mod 2" cat out
 	rdr_chain 3 >out
@@ -325,6 +328,96 @@ seeds()
 		    atf_fail "no hash in rdr$n: $(rdr_chain $n)"
 		rdr_chain $n | sed -n 's/.* seed \(0x[0-9a-f]*\).*/\1/p' | head -1
 	done
+}
+
+atf_test_case rdr_maglev cleanup
+rdr_maglev_head()
+{
+	atf_set descr "redirect source-hash: a Maglev table; a host that goes down moves only its own clients; with a key the table is the same after a restart"
+	atf_set require.user root
+	atf_set timeout 90
+}
+rdr_maglev_body()
+{
+	require_netns
+	setup_ns
+	for i in 11 12 13; do
+		start_server $i
+	done
+	_i=100
+	while [ $_i -lt 200 ]; do
+		ip -n $C addr add 10.78.1.$_i/24 dev "$(ip -n $C -o link | sed -n 's/^[0-9]*: \([^@:]*\).*/\1/p' | grep -v '^lo$' | head -1)" ||
+		    atf_fail "address"
+		_i=$((_i + 1))
+	done
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12, 10.78.2.13 }
+redirect "keyed" {
+	listen on 10.78.9.1 port 80
+	forward to <web> port 8080 mode source-hash "pair of nodes" check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	mag()
+	{
+		ip netns exec $R nft list map inet relayd_rdr mag1_4 2>/dev/null
+	}
+	wait_for 10 sh -c "ip netns exec $R nft list map inet relayd_rdr mag1_4 | grep -q 10.78.2.13" ||
+	    atf_fail "no Maglev map: $(rdr_chain 1)"
+	rdr_chain 1 >chain
+	atf_check -o match:"jhash ip saddr mod 8191 seed 0x[0-9a-f]+ map @mag1_4" cat chain
+	mag | grep -o '[0-9]* : 10\.78\.2\.1[123]' | wc -l >slots
+	atf_check -o inline:"8191\n" cat slots
+	# who answers each of 100 sources
+	who()
+	{
+		ip netns exec $C python3 -c '
+import socket
+for i in range(100, 200):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.bind(("10.78.1.%d" % i, 0))
+        s.connect(("10.78.9.1", 80))
+        print(i, s.recv(16).decode().strip() or "-")
+    except OSError:
+        print(i, "-")
+    s.close()'
+	}
+	who >before
+	atf_check -o inline:"0\n" sh -c "awk '\$2 == \"-\"' before | wc -l"
+	for n in 11 12 13; do
+		grep -q " s$n\$" before || atf_fail "s$n has no client: $(cat before)"
+	done
+	mag >map.1
+	stop_server 13
+	wait_for 10 sh -c "! ip netns exec $R nft list map inet relayd_rdr mag1_4 | grep -q 10.78.2.13" ||
+	    atf_fail "13 stays in the map"
+	who >after
+	atf_check -o inline:"0\n" sh -c "awk '\$2 == \"-\"' after | wc -l"
+	# clients of 11 and 12 keep their host
+	moved=$(join before after | awk '$2 != "s13" && $2 != $3' | wc -l)
+	[ "$moved" -eq 0 ] || atf_fail "$moved clients of hosts that stayed moved"
+	# back: the same table as before, and after a restart too (the key)
+	start_server 13
+	wait_for 10 sh -c "ip netns exec $R nft list map inet relayd_rdr mag1_4 | grep -q 10.78.2.13" ||
+	    atf_fail "13 not back in the map"
+	mag >map.2
+	atf_check cmp map.1 map.2
+	kill "$(cat relayd.pid)"
+	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
+	rm relayd.pid
+	start_relayd_ns
+	wait_for 10 sh -c "ip netns exec $R nft list map inet relayd_rdr mag1_4 | grep -q 10.78.2.13" ||
+	    atf_fail "no map after a restart"
+	mag >map.3
+	atf_check cmp map.1 map.3
+}
+rdr_maglev_cleanup()
+{
+	stop_all
+	cleanup_ns
 }
 
 atf_test_case rdr_options cleanup
@@ -483,6 +576,19 @@ CONF
 	atf_check -o inline:"u11 10.78.1.2\n" cat after
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show redirects | grep -q 'total: 35 sessions'" ||
 	    atf_fail "counters: $("$RELAYCTL" -s relayd.sock show redirects)"
+	# source-hash: through the Maglev map of the netdev table
+	sed -i 's/check tcp interface/mode source-hash check tcp interface/' \
+	    relayd.conf
+	"$RELAYCTL" -s relayd.sock reload >/dev/null || atf_fail "reload"
+	ip netns exec xu12$id socat TCP4-LISTEN:80,fork,reuseaddr \
+	    SYSTEM:'echo u12 $SOCAT_PEERADDR',nofork >/dev/null 2>&1 &
+	echo $! >dsr12.pid
+	wait_for 10 sh -c "ip netns exec $R nft list map netdev relayd_rdr mag1_4 | grep -q 10.78.3.12" ||
+	    atf_fail "no map: $(ip netns exec $R nft list table netdev relayd_rdr)"
+	atf_check -o match:"fwd ip to jhash ip saddr mod 8191 seed 0x[0-9a-f]+ map @mag1_4" \
+	    ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0
+	ask 10.78.9.9 >one
+	atf_check -o match:"^u1[12] 10.78.1.2$" cat one
 	# SIGTERM: the netdev table goes too
 	kill "$(cat relayd.pid)"
 	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
@@ -1263,6 +1369,7 @@ atf_init_test_cases()
 	atf_add_test_case rdr_ownership
 	atf_add_test_case router_ecmp
 	atf_add_test_case router_resilient
+	atf_add_test_case rdr_maglev
 	atf_add_test_case pfe_unprivileged
 	atf_add_test_case no_net_admin
 }

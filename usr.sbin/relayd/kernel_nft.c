@@ -74,6 +74,9 @@
 
 static struct nft_ctx	*nft;
 static struct mnl_socket *nl_ct;
+
+struct cmdbuf;
+static void	 rdr_maglev_maps(struct cmdbuf *, struct rdr *);
 static int		 quiet;		/* errors are no news */
 
 int
@@ -286,6 +289,7 @@ rdr_objects(struct cmdbuf *cb, struct rdr *rdr)
 		    v->ss.ss_family == AF_INET ? "ip" : "ip6",
 		    v->proto == IPPROTO_TCP ? "established" : "replied", t);
 	}
+	rdr_maglev_maps(cb, rdr);
 	if ((rdr->conf.flags & F_STICKY) == 0)
 		return;
 	for (i = 4; i <= 6; i += 2)
@@ -293,6 +297,62 @@ rdr_objects(struct cmdbuf *cb, struct rdr *rdr)
 			cmd_add(cb, "map sticky%u_%d {\ntype ipv%d_addr : "
 			    "ipv%d_addr; flags dynamic,timeout; timeout %ds;"
 			    "\n}\n", rdr->conf.id, i, i, i, t);
+}
+
+/* source-hash: a Maglev table per family (rdr_maglev()) */
+static void
+rdr_maglev_maps(struct cmdbuf *cb, struct rdr *rdr)
+{
+	int	 i, f = rdr_families(rdr);
+
+	if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
+		return;
+	for (i = 4; i <= 6; i += 2)
+		if (f & (i == 4 ? 1 : 2))
+			cmd_add(cb, "map mag%u_%d {\ntypeof numgen inc mod %u "
+			    ": ip%s daddr;\n}\n", rdr->conf.id, i,
+			    MAGLEV_SLOTS, i == 4 ? "" : "6");
+}
+
+/*
+ * A source-hash redirection's Maglev table of family af over these
+ * hosts, in place of the old: its slots keep their hosts but those of a
+ * host that went.  The map is typed as numgen's, which is jhash's type
+ * too (an integer of 32 bits); a typeof of jhash itself is what nft 1.0
+ * cannot print.
+ */
+static int
+rdr_maglev(struct cmdbuf *cb, struct rdr *rdr, struct sockaddr_storage *hosts,
+    unsigned int n, int af)
+{
+	struct sockaddr_storage	*fh;
+	uint16_t		*slots;
+	char			 a[INET6_ADDRSTRLEN];
+	unsigned int		 i, nf = 0;
+
+	if ((fh = calloc(n, sizeof(*fh))) == NULL ||
+	    (slots = calloc(MAGLEV_SLOTS, sizeof(*slots))) == NULL) {
+		free(fh);
+		return (-1);
+	}
+	for (i = 0; i < n; i++)
+		if (hosts[i].ss_family == af)
+			fh[nf++] = hosts[i];
+	if (maglev_fill(slots, MAGLEV_SLOTS, fh, nf, rdr->conf.seed) == -1) {
+		free(slots);
+		free(fh);
+		return (-1);
+	}
+	cmd_add(cb, "flush map %s mag%u_%d\nadd element %s mag%u_%d { ",
+	    RDR_TABLE(rdr), rdr->conf.id, af == AF_INET ? 4 : 6,
+	    RDR_TABLE(rdr), rdr->conf.id, af == AF_INET ? 4 : 6);
+	for (i = 0; i < MAGLEV_SLOTS; i++)
+		cmd_add(cb, "%s%u : %s", i > 0 ? ", " : "", i,
+		    nft_addr(&fh[slots[i]], a, sizeof(a)));
+	cmd_add(cb, " }\n");
+	free(slots);
+	free(fh);
+	return (0);
 }
 
 /* After DNAT: a redirection's counter, tag and sticky addresses. */
@@ -357,6 +417,23 @@ hosts_map(struct cmdbuf *cb, struct sockaddr_storage *hosts, unsigned int n,
 	cmd_add(cb, " }");
 }
 
+/* The Maglev tables a source-hash redirection's families need. */
+static void
+rdr_maglev_fill(struct cmdbuf *cb, struct rdr *rdr,
+    struct sockaddr_storage *hosts, unsigned int n)
+{
+	int	 af, f = rdr_families(rdr);
+
+	if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
+		return;
+	for (af = 0; af < 2; af++)
+		if ((f & (af ? 2 : 1)) && hosts_count(hosts, n,
+		    af ? AF_INET6 : AF_INET) > 1 && rdr_maglev(cb, rdr,
+		    hosts, n, af ? AF_INET6 : AF_INET) == -1)
+			log_warn("redirection %s: no Maglev table",
+			    rdr->conf.name);
+}
+
 /*
  * route to (direct server return): a table of the netdev family, where
  * a base chain per virtual address, in the ingress of its interface,
@@ -379,6 +456,7 @@ rdr_fwd_setup(struct cmdbuf *cb, struct rdrlist *rdrs)
 			cmd_add(cb, "table %s {\n", NFT_FWDTABLE);
 		cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
 		    rdr->conf.id, rdr->conf.id);
+		rdr_maglev_maps(cb, rdr);
 		for (i = 0; i < rdr->conf.nvirts; i++)
 			cmd_add(cb, "chain rdr%u_v%d {\ntype filter hook ingress "
 			    "device \"%s\" priority 0; policy accept;\n}\n",
@@ -400,6 +478,7 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 	unsigned int	 nf;
 	int		 i, af;
 
+	rdr_maglev_fill(cb, rdr, hosts, n);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
 		af = v->ss.ss_family;
@@ -424,9 +503,12 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 		if (nf == 1)
 			cmd_add(cb, "%s", nft_addr(hosts_first(hosts, n, af), a,
 			    sizeof(a)));
+		else if (rdr->conf.mode == RELAY_DSTMODE_SRCHASH)
+			cmd_add(cb, "jhash %s saddr mod %u seed 0x%08x map "
+			    "@mag%u_%d", ip, MAGLEV_SLOTS, rdr->conf.seed,
+			    rdr->conf.id, af == AF_INET ? 4 : 6);
 		else {
-			if (rdr->conf.mode == RELAY_DSTMODE_SRCHASH ||
-			    (rdr->conf.flags & F_STICKY) ||
+			if ((rdr->conf.flags & F_STICKY) ||
 			    !proto_has_ports(v->proto))
 				cmd_add(cb, "jhash %s saddr", ip);
 			else
@@ -534,18 +616,18 @@ rdr_target(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
 	}
 	cmd_add(cb, "dnat %s to ", ip);
 	switch (rdr->conf.mode) {
-	case RELAY_DSTMODE_RANDOM:
-		cmd_add(cb, "numgen random mod %u", nf);
-		break;
 	case RELAY_DSTMODE_SRCHASH:
-		cmd_add(cb, "jhash %s saddr mod %u seed 0x%08x", ip, nf,
-		    rdr->conf.seed);
+		cmd_add(cb, "jhash %s saddr mod %u seed 0x%08x map @mag%u_%d",
+		    ip, MAGLEV_SLOTS, rdr->conf.seed, rdr->conf.id,
+		    af == AF_INET ? 4 : 6);
 		break;
+	case RELAY_DSTMODE_RANDOM:
 	default:
-		cmd_add(cb, "numgen inc mod %u", nf);
+		cmd_add(cb, "%s mod %u", rdr->conf.mode ==
+		    RELAY_DSTMODE_RANDOM ? "numgen random" : "numgen inc", nf);
+		hosts_map(cb, hosts, n, af);
 		break;
 	}
-	hosts_map(cb, hosts, n, af);
 	if (port != 0)
 		cmd_add(cb, " : %d", port);
 	cmd_add(cb, "\n");
@@ -625,6 +707,7 @@ rdr_rules(struct cmdbuf *cb, struct rdr *rdr, struct sockaddr_storage *hosts,
 			if (seen[af])
 				cmd_add(cb, "flush map %s sticky%u_%d\n",
 				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
+	rdr_maglev_fill(cb, rdr, hosts, n);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		if (hosts_count(hosts, n, rdr->conf.virts[i].ss.ss_family) == 0)
 			continue;

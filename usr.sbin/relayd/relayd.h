@@ -1343,6 +1343,11 @@ int		 pp_parse(const uint8_t *, size_t, size_t *,
 int		 tls_hello_servername(const uint8_t *, size_t, char *,
 		    size_t);
 
+/* maglev.c */
+#define MAGLEV_SLOTS		8191	/* a prime */
+int		 maglev_fill(uint16_t *, uint32_t,
+		    const struct sockaddr_storage *, unsigned int, uint32_t);
+
 /* util.c */
 int		 demote_group_valid(const char *);
 void		 relay_socket_opts(int, int, struct protocol *, int);
