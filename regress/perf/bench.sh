@@ -1347,7 +1347,7 @@ END {
 	}
 }'
 	echo
-	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s, as fast as they go, a connection not made in a millisecond failed (relayd drops SYNs over a limit, as pf does); http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; dns: 50 queries a second a source, dropped over it, dnsperf from 127.0.0.1 for ${LSECS} s, the peer is dnsdist; the floods as fast as they go at nice 19; meanwhile ten other sources make 20 connections, requests or queries each, one after the other; relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
+	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s, as fast as they go, a connection not made in a millisecond failed (relayd drops SYNs over a limit, as pf does); http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; dns: 50 queries a second a source, dropped over it, dnsperf from 127.0.0.1 for ${LSECS} s, the peer is dnsdist; the floods as fast as they go at nice 19; meanwhile ten other sources make ten connections, requests or queries a second each (from the flood's second second to its last but one, and as long before it); relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
 fi
 
 section failover

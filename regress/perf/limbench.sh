@@ -30,9 +30,10 @@
 # The floods as fast as they go run at nice 19: on this shared machine
 # they would otherwise take the CPU from the good clients themselves,
 # which a flood from another machine cannot.  Meanwhile ten well-behaved
-# clients (127.0.0.10 to .19, limtool.py) each make 20 connections,
-# requests or queries, one after the other; they also run once before
-# the flood, for their latency without it.  Prints one line a round:
+# clients (127.0.0.10 to .19, limtool.py) each make ten connections,
+# requests or queries a second, from the flood's second second to its
+# last but one; they also run as long before the flood, for their
+# latency without it (SECONDS at least 3).  Prints one line a round:
 #
 #   CONTENDER ROUND refused N cpu_us_per_refused C good OK/ALL
 #   p99ms_alone A p99ms_flood F
@@ -194,7 +195,8 @@ good()
 	dns)	_m=dnsgood ;;
 	esac
 	# shellcheck disable=SC2086
-	$nsx python3 "$LIMTOOL" $_m 127.0.0.1 "$LP" $GOOD $SRCS
+	LIMTOOL_SPREAD=${SPREAD:-0} $nsx python3 "$LIMTOOL" $_m 127.0.0.1 \
+	    "$LP" $GOOD $SRCS
 }
 
 # flood ROUND: one source's flood, for $secs, its report in $work/flood
@@ -260,11 +262,14 @@ for c in $conts; do
 		conf "$c" "$r"
 		start "$c" "$r" || { kill $bpid; continue; }
 		GOOD=2 good $r >/dev/null	# warm: the first tries of a process
-		alone=$(good $r)
+		# ten a second from each source: within every limit
+		alone=$(GOOD=$((secs * 10)) SPREAD=$secs good $r)
 		t0=$(tree_ticks "$rpid")
 		flood $r &
 		fpid=$!
-		during=$(good $r)
+		# the flood's first second is its start, not the flood
+		sleep 1
+		during=$(GOOD=$(((secs - 2) * 10)) SPREAD=$((secs - 2)) good $r)
 		wait $fpid
 		t1=$(tree_ticks "$rpid")
 		n=$(refused $r)

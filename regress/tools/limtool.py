@@ -18,7 +18,8 @@
 #       (nothing within CONNECT_WAIT)
 #   limtool.py good ADDR PORT N SRC...
 #       from each SRC, N connections one after the other; print
-#       "ok K refused R p99ms P" over all of them
+#       "ok K refused R p99ms P" over all of them (LIMTOOL_SPREAD=S: the
+#       N rounds spread over S seconds, for httpgood and dnsgood too)
 #   limtool.py httpgood ADDR PORT N SRC...
 #       from each SRC, N HTTP/1.1 GETs of /10, a connection each; print
 #       "ok K refused R p99ms P" (ok: a 200, refused: anything else)
@@ -162,10 +163,19 @@ def tcp_once(addr, port, src):
 
 
 def good(once, addr, port, n, srcs):
-    """n tries of once() from each source: ok, refused and their p99."""
+    """n tries of once() from each source: ok, refused and their p99.
+    With LIMTOOL_SPREAD=SECONDS in the environment, the n rounds (one
+    try from each source) start evenly over that time."""
+    import os
+    spread = float(os.environ.get("LIMTOOL_SPREAD", "0"))
     ok = 0
     times = []
-    for _ in range(n):
+    start = time.monotonic()
+    for r in range(n):
+        if spread > 0:
+            wait = start + spread * r / n - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
         for src in srcs:
             t0 = time.monotonic()
             ok += once(addr, port, src)
