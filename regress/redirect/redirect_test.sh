@@ -70,6 +70,27 @@ ask_n()
 	done
 }
 
+# SIGKILL: what relayd had in the kernel stays
+kill_relayd()
+{
+	kill -9 "$(cat relayd.pid)"
+	wait_for 10 sh -c "! pgrep -f 'relayd -dv -f relayd.conf' >/dev/null"
+	rm relayd.pid
+}
+
+# relayd with a relay only: nothing of its own in the kernel to keep
+start_plain()
+{
+	{ conf_head; cat <<CONF
+relay "r" {
+	listen on 127.0.0.1 port 7777
+	forward to 127.0.0.1 port 7778
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+}
+
 start_relayd_ns()
 {
 	: >relayd.log
@@ -804,20 +825,11 @@ CONF
 	wait_for 10 sh -c "ip -n $R route show table 7 | grep -q 10.78.2.12" ||
 	    atf_fail "no route"
 	ip netns exec $R nft add chain inet relayd_rdr stale || atf_fail "nft"
-	kill -9 "$(cat relayd.pid)"
-	wait_for 10 sh -c "! pgrep -f 'relayd -dv -f relayd.conf' >/dev/null"
-	rm relayd.pid
+	kill_relayd
 	atf_check -o match:"stale" ip netns exec $R nft list table inet relayd_rdr
 	atf_check -o match:"10.99.0.0/16" ip -n $R route show table 7
 	# a configuration without either: both go
-	{ conf_head; cat <<CONF
-relay "r" {
-	listen on 127.0.0.1 port 7777
-	forward to 127.0.0.1 port 7778
-}
-CONF
-	} >relayd.conf
-	start_relayd_ns
+	start_plain
 	wait_log 10 "removed a route a previous relayd left" ||
 	    atf_fail "stale route: $(ip -n $R route show table 7)"
 	atf_check -o empty ip -n $R route show table 7
@@ -1020,18 +1032,9 @@ for i in range(8192):
 	start_relayd_ns
 	wait_for 10 sh -c "ip -n $R nexthop show | grep -q group" ||
 	    atf_fail "no group after a restart"
-	kill -9 "$(cat relayd.pid)"
-	wait_for 10 sh -c "! pgrep -f 'relayd -dv -f relayd.conf' >/dev/null"
-	rm relayd.pid
+	kill_relayd
 	atf_check -o match:"group" ip -n $R nexthop show
-	{ conf_head; cat <<CONF
-relay "r" {
-	listen on 127.0.0.1 port 7777
-	forward to 127.0.0.1 port 7778
-}
-CONF
-	} >relayd.conf
-	start_relayd_ns
+	start_plain
 	wait_log 10 "nexthop objects a previous relayd left" ||
 	    atf_fail "stale nexthops: $(ip -n $R nexthop show)"
 	atf_check -o empty ip -n $R nexthop show

@@ -79,6 +79,7 @@ static uint32_t			nh_next = NH_ID_BASE;
 
 static int	 rtnl_talk_cb(struct nlmsghdr *, mnl_cb_t, void *, int);
 static int	 rtnl_oif(struct sockaddr_storage *);
+static int	 rtnl_route_del(struct router *, int);
 static int	 nh_route_set(struct router *, int, struct sockaddr_storage *,
 		    unsigned int, int);
 static struct nh_obj
@@ -171,6 +172,20 @@ rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
 	return (rtm);
 }
 
+/* Route i of a router goes; gone already is what we want. */
+static int
+rtnl_route_del(struct router *rt, int i)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+
+	(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
+	if (rtnl_talk((struct nlmsghdr *)buf) == -1 && errno != ESRCH) {
+		log_warn("router %s: cannot remove a route", rt->conf.name);
+		return (-1);
+	}
+	return (0);
+}
+
 /*
  * Route i of a router through these gateways: a resilient group, else
  * one nexthop or a multipath route; none removes it.  prio: the route's
@@ -190,16 +205,8 @@ kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 	if (!nh_absent && n <= NH_BUCKETS &&
 	    (ret = nh_route_set(rt, i, gw, n, prio)) != 1)
 		return (ret);
-	if (n == 0) {
-		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
-		/* gone already is what we want */
-		if (rtnl_talk(nlh) == -1 && errno != ESRCH) {
-			log_warn("router %s: cannot remove a route",
-			    rt->conf.name);
-			return (-1);
-		}
-		return (0);
-	}
+	if (n == 0)
+		return (rtnl_route_del(rt, i));
 	(void)rtnl_route_msg(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE,
 	    rt, i, prio);
 	if (n == 1)
@@ -439,8 +446,6 @@ static int
 nh_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
     unsigned int n, int prio)
 {
-	char			 buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr		*nlh = (struct nlmsghdr *)buf;
 	struct nh_route		*r;
 	struct nh_obj		*old[NH_BUCKETS];
 	unsigned int		 j, nold;
@@ -453,12 +458,8 @@ nh_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 		    nh_addr_eq(&r->dst, &rt->conf.routes[i]))
 			break;
 	if (n == 0) {
-		(void)rtnl_route_msg(buf, RTM_DELROUTE, 0, rt, i, 0);
-		if (rtnl_talk(nlh) == -1 && errno != ESRCH) {
-			log_warn("router %s: cannot remove a route",
-			    rt->conf.name);
+		if (rtnl_route_del(rt, i) == -1)
 			return (-1);
-		}
 		if (r != NULL)
 			nh_route_free(r);
 		return (0);
