@@ -78,8 +78,8 @@ kill_relayd()
 	rm relayd.pid
 }
 
-# relayd with a relay only: nothing of its own in the kernel to keep
-start_plain()
+# A relay only: nothing of relayd's own in the kernel
+plain_conf()
 {
 	{ conf_head; cat <<CONF
 relay "r" {
@@ -88,6 +88,11 @@ relay "r" {
 }
 CONF
 	} >relayd.conf
+}
+
+start_plain()
+{
+	plain_conf
 	start_relayd_ns
 }
 
@@ -925,13 +930,7 @@ CONF
 	    atf_fail "no sync of v6"
 	tail -n +"$((lines + 1))" relayd.log >after
 	atf_check -s exit:1 grep "router v6: 0 gateways" after
-	{ conf_head; cat <<CONF
-relay "r" {
-	listen on 127.0.0.1 port 7777
-	forward to 127.0.0.1 port 7778
-}
-CONF
-	} >relayd.conf
+	plain_conf
 	atf_check "$RELAYCTL" -s relayd.sock reload
 	wait_for 10 sh -c "! ip netns exec $R nft list tables | grep -q relayd_rdr" ||
 	    atf_fail "the table stays after a reload without redirections"
