@@ -649,7 +649,8 @@ rdr_streams()
 	node $B node-b 10.79.1.2 10.79.1.1 200 hb$id hsb$id
 	wait_holder $A
 	for _n in $A $B; do
-		wait_for 10 sh -c "ip netns exec $_n nft list chain inet relayd_rdr rdr1 | grep -q 10.79.2.12" ||
+		# source-hash: the hosts are in the Maglev map
+		wait_for 10 sh -c "ip netns exec $_n nft list table inet relayd_rdr | grep -q 10.79.2.12" ||
 		    atf_fail "no rules on $_n"
 	done
 	ip netns exec $C python3 "$TOP/regress/tools/streams.py" 10.79.1.20 10 \
