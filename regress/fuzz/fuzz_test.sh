@@ -47,15 +47,15 @@ smoke_body()
 	    pp "$_dir/pp-seeds"
 	mkdir dns
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/dns_fuzz" -runs=100000 -close_fd_mask=3 -timeout=10 \
+	    "$_dir/dns_fuzz" -runs=30000 -close_fd_mask=3 -timeout=10 \
 	    dns "$_dir/dns-seeds"
 	mkdir agentx
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/agentx_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    "$_dir/agentx_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
 	    agentx "$_dir/agentx-seeds"
 	mkdir h2
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/h2_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
+	    "$_dir/h2_fuzz" -runs=10000 -close_fd_mask=3 -timeout=10 \
 	    h2 "$_dir/h2-seeds"
 	mkdir hello
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \

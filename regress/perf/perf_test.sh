@@ -185,17 +185,22 @@ instructions_body()
 	ls -A "${chroot:-/nonexistent}" >before 2>/dev/null
 	# "  relayd  TOTAL  (N handshakes) relay=R ca=C", in thousands: an
 	# ECDSA P-256 signature is some hundreds, the rest of the handshake
-	# some thousands, in the relay; and the same for 2 and 3 seconds of
-	# handshakes, or the differences are not of handshakes alone (1 s
-	# under valgrind is some 30 handshakes: the noise of a busy machine
-	# made one difference negative)
-	for secs in 2 3; do
-		ONLY=relayd LOADS=new KEYS=ec \
-		    sh "$(atf_get_srcdir)/instructions.sh" $secs >out 2>err ||
-		    atf_fail "instructions.sh $secs failed: $(tail -n 20 err)"
-		line=$(grep '^  relayd ' out) ||
-		    atf_fail "no relayd row: $(cat out)"
-		n=$(echo "$line" | sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
+	# some thousands, in the relay; and the same for 1 and 2 seconds of
+	# handshakes, or the differences are not of handshakes alone.  1 s
+	# under valgrind is some 30 handshakes: on a busy machine a
+	# difference can come out empty, and is measured again, 2 s longer
+	for secs in 1 2; do
+		for try in $secs $((secs + 2)); do
+			ONLY=relayd LOADS=new KEYS=ec \
+			    sh "$(atf_get_srcdir)/instructions.sh" $try \
+			    >out 2>err ||
+			    atf_fail "instructions.sh $try failed: $(tail -n 20 err)"
+			line=$(grep '^  relayd ' out) ||
+			    atf_fail "no relayd row: $(cat out)"
+			n=$(echo "$line" |
+			    sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
+			[ "${n:-0}" -gt 0 ] && break
+		done
 		r=$(echo "$line" | sed -n 's/.* relay=\([0-9]*\)\..*/\1/p')
 		c=$(echo "$line" | sed -n 's/.* ca=\([0-9]*\)\..*/\1/p')
 		[ "${n:-0}" -gt 0 ] || atf_fail "no handshakes: $line"
@@ -211,7 +216,7 @@ instructions_body()
 	awk 'NR == 1 { r = $1; c = $2 }
 	    NR == 2 { exit !($1 * 100 >= r * 97 && $1 * 100 <= r * 103 &&
 	    $2 * 100 >= c * 97 && $2 * 100 <= c * 103) }' shares ||
-	    atf_fail "2 and 3 seconds differ, relay and ca: $(paste -sd, shares)"
+	    atf_fail "1 and 2 seconds differ, relay and ca: $(paste -sd, shares)"
 	# and nothing left in the chroot, where relayd's children wrote
 	chroot=$(getent passwd _relayd | cut -d: -f6)
 	ls -A "${chroot:-/nonexistent}" >after 2>/dev/null
