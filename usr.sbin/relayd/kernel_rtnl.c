@@ -383,6 +383,8 @@ nh_group_set(struct nh_route *r, int proto)
 	unsigned int		 j;
 	long			 hz = sysconf(_SC_CLK_TCK);
 
+	/* libmnl leaves the padding after a 16-bit attribute as it was */
+	memset(buf, 0, sizeof(buf));
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_NEWNEXTHOP;
 	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
