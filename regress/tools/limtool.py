@@ -37,7 +37,9 @@
 # was dropped is sent again after a second: 0.5 s tells them apart.
 # Every mode ends within its time.
 
+import os
 import random
+import select
 import socket
 import struct
 import sys
@@ -113,7 +115,6 @@ def burst(addr, port, src, n):
 
 
 def flood(addr, port, src, n):
-    import select
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     ok = 0
     for start in range(0, n, 200):
@@ -166,7 +167,6 @@ def good(once, addr, port, n, srcs):
     """n tries of once() from each source: ok, refused and their p99.
     With LIMTOOL_SPREAD=SECONDS in the environment, the n rounds (one
     try from each source) start evenly over that time."""
-    import os
     spread = float(os.environ.get("LIMTOOL_SPREAD", "0"))
     ok = 0
     times = []
