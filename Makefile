@@ -110,7 +110,7 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		libnftables-dev libmnl-dev \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
-		snmpd snmp debhelper keepalived conntrackd conntrack \
+		snmpd snmp debhelper keepalived conntrackd conntrack bird2 \
 		libnghttp2-dev nghttp2-client libfaketime libcap2-bin $(FUZZ_PKGS)
 
 RD =		usr.sbin/relayd
@@ -132,7 +132,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/maglev.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(RD)/kernel.c $(KERNEL_SRCS) $(RD)/agentx.c \
-		$(RD)/demote.c \
+		$(RD)/demote.c $(RD)/announce.c \
 		$(SPLICE_SRCS) $(COMPAT_SRCS)
 RELAYD_SRCS =	$(RD)/relayd.c
 RELAYCTL_SRCS =	$(RC)/relayctl.c $(RC)/parser.c

@@ -123,3 +123,16 @@ kernel_limits_unload(const char *table, uint32_t expire, int f,
 	(void)addr;
 	return (-1);
 }
+
+int
+kernel_announce(struct sockaddr_storage *ss, int on, int table)
+{
+	(void)ss;
+	(void)table;
+	return (on ? -1 : 0);	/* the parser refuses announce */
+}
+
+void
+kernel_announce_cleanup(void)
+{
+}

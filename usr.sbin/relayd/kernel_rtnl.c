@@ -32,18 +32,23 @@
  */
 
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <net/if.h>
 #include <netinet/in.h>
 
+#include <linux/if_tun.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 
@@ -638,4 +643,90 @@ kernel_route_stale(void)
 		    sn->n[0] + sn->n[1]);
 	free(sn);
 	free(st);
+}
+
+/*
+ * announce: a route to the address, in its own table and protocol,
+ * through a tun device the parent alone holds open.  Nothing is sent
+ * through it: its routes are for a BGP daemon to learn.  The kernel
+ * removes the device, and its routes, when the parent's descriptor
+ * closes, so a relayd that crashed or was killed announces nothing.
+ */
+static int		 ann_fd = -1;
+static unsigned int	 ann_ifindex;
+
+static int
+ann_device(void)
+{
+	struct ifreq	 ifr;
+	int		 s;
+
+	if (ann_fd != -1)
+		return (0);
+	if ((ann_fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC)) == -1) {
+		log_warn("announce: /dev/net/tun");
+		return (-1);
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	(void)strlcpy(ifr.ifr_name, "relayd%d", sizeof(ifr.ifr_name));
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	if (ioctl(ann_fd, TUNSETIFF, &ifr) == -1 ||
+	    (s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("announce: a tun device");
+		goto fail;
+	}
+	ifr.ifr_flags = IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) == -1 ||
+	    (ann_ifindex = if_nametoindex(ifr.ifr_name)) == 0) {
+		log_warn("announce: %s", ifr.ifr_name);
+		close(s);
+		goto fail;
+	}
+	close(s);
+	log_debug("announce: device %s", ifr.ifr_name);
+	return (0);
+ fail:
+	close(ann_fd);
+	ann_fd = -1;
+	return (-1);
+}
+
+int
+kernel_announce(struct sockaddr_storage *ss, int on, int table)
+{
+	char		 buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr	*nlh;
+	struct rtmsg	*rtm;
+
+	if (on && ann_device() == -1)
+		return (-1);
+	if (ann_fd == -1)
+		return (0);	/* no device, no route */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = on ? RTM_NEWROUTE : RTM_DELROUTE;
+	nlh->nlmsg_flags = on ? NLM_F_CREATE | NLM_F_REPLACE : 0;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = ss->ss_family;
+	rtm->rtm_dst_len = ss->ss_family == AF_INET ? 32 : 128;
+	rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = ANNOUNCE_PROTO;
+	rtm->rtm_scope = RT_SCOPE_LINK;
+	rtm->rtm_type = RTN_UNICAST;
+	mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	rtnl_addr(nlh, RTA_DST, ss);
+	mnl_attr_put_u32(nlh, RTA_OIF, ann_ifindex);
+	if (rtnl_talk(nlh) == -1 && (on || errno != ESRCH)) {
+		log_warn("announce: cannot %s a route",
+		    on ? "add" : "remove");
+		return (-1);
+	}
+	return (0);
+}
+
+void
+kernel_announce_cleanup(void)
+{
+	if (ann_fd != -1)
+		close(ann_fd);
+	ann_fd = -1;
 }

@@ -200,6 +200,8 @@ static int	 relay_clone(struct relay *, struct sockaddr_storage *,
 		    in_port_t, int);
 static int	 relay_finish(struct relay *);
 static int	 relay_dnscheck(struct relay *);
+static int	 announce_check(const char *, const char *,
+		    struct sockaddr_storage *);
 static int	 relay_limitcheck(struct relay *);
 static void	 relay_free(struct relay *);
 static void	 relay_ppfrom(struct relay *, int);
@@ -261,7 +263,7 @@ typedef struct {
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
-%token	HTTP2 STREAMS PIPELINE CONNECTIONS
+%token	HTTP2 STREAMS PIPELINE CONNECTIONS ANNOUNCE
 %token	MAXSRCCONN MAXSRCCONNRATE OVERLOAD FLUSH EXPIRE SRCPREFIX
 %token	MAXSRCREQRATE BURST
 %token	<v.string>	STRING
@@ -414,6 +416,15 @@ main		: INTERVAL NUMBER		{
 				YYERROR;
 			}
 			FREEARG($2);
+		}
+		| ANNOUNCE TABLE NUMBER		{
+			/* 255: Linux's local table, the node's addresses */
+			if ($3 < 1 || $3 > INT_MAX || $3 == 255) {
+				yyerror("invalid announce table: %lld (1 to "
+				    "%d, not 255)", (long long)$3, INT_MAX);
+				YYERROR;
+			}
+			conf->sc_conf.announce_table = $3;
 		}
 		| DEMOTE DIRECTORY STRING	{
 			if (*$3 != '/' || strlcpy(conf->sc_conf.demote_dir, $3,
@@ -1616,6 +1627,15 @@ relayoptsl	: LISTEN ON STRING optport opttls	{
 			}
 			rlay->rl_conf.timeout.tv_sec = $3;
 		}
+		| ANNOUNCE			{
+			if (!kernel_available()) {
+				yyerror("relay %s: announce is not available "
+				    "on %s", rlay->rl_conf.name,
+				    RELAYD_PLATFORM);
+				YYERROR;
+			}
+			rlay->rl_conf.flags |= F_ANNOUNCE;
+		}
 		| PROTO STRING			{
 			struct protocol	*p;
 
@@ -2269,6 +2289,8 @@ rdrdef		: REDIRECT STRING		{
 			memset(&pfo, 0, sizeof(pfo));
 			pfo.active = 1;
 		} '{' optnl rdropts_l '}'	{
+			int	 i;
+
 			pfo.active = 0;
 			if (pfo.ntables == 0) {
 				yyerror("redirection %s has no table",
@@ -2282,6 +2304,12 @@ rdrdef		: REDIRECT STRING		{
 			}
 			if (rdr_route_check(rdr) == -1)
 				YYERROR;
+			for (i = 0; (rdr->conf.flags & F_ANNOUNCE) &&
+			    i < rdr->conf.nvirts; i++)
+				if (announce_check("redirection",
+				    rdr->conf.name, &rdr->conf.virts[i].ss) ==
+				    -1)
+					YYERROR;
 			TAILQ_INSERT_TAIL(&conf->sc_rdrs, rdr, entry);
 			rdr = NULL;
 		}
@@ -2338,6 +2366,9 @@ rdroptsl	: forwardmode TO		{
 		}
 		| STICKYADDR			{
 			rdr->conf.flags |= F_STICKY;
+		}
+		| ANNOUNCE			{
+			rdr->conf.flags |= F_ANNOUNCE;
 		}
 		| optmatch PFTAG STRING		{
 			int	 i;
@@ -3067,6 +3098,7 @@ kw_cmp(const void *k, const void *e)
 /* The keywords, sorted for bsearch(3) */
 static const struct keywords keywords[] = {
 	{ "agentx",		AGENTX },
+	{ "announce",		ANNOUNCE },
 	{ "append",		APPEND },
 	{ "backlog",		BACKLOG },
 	{ "backup",		BACKUP },
@@ -4317,6 +4349,25 @@ relay_tls_load(struct relay *r)
 	return (0);
 }
 
+/* announce: an address of this node's own, not any or a unix socket. */
+static int
+announce_check(const char *what, const char *name,
+    struct sockaddr_storage *ss)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
+
+	if ((ss->ss_family == AF_INET &&
+	    sin->sin_addr.s_addr != htonl(INADDR_ANY)) ||
+	    (ss->ss_family == AF_INET6 &&
+	    !IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr)))
+		return (0);
+	yyerror("%s %s: announce needs an IP address to listen on, "
+	    "not %s", what, name, ss->ss_family == AF_UNIX ?
+	    "a unix socket" : "any");
+	return (-1);
+}
+
 /* A dns relay listens on UDP (and TCP) and sends datagrams itself. */
 static int
 relay_dnscheck(struct relay *r)
@@ -4390,6 +4441,12 @@ relay_finish(struct relay *r)
 		relay_free(r);
 		return (-1);
 	}
+	for (i = 0; (r->rl_conf.flags & F_ANNOUNCE) && i < nlisten; i++)
+		if (announce_check("relay", r->rl_conf.name,
+		    &listen_ss[i]) == -1) {
+			relay_free(r);
+			return (-1);
+		}
 	if (r->rl_proto == NULL) {
 		r->rl_proto = &conf->sc_proto_default;
 		r->rl_conf.proto = conf->sc_proto_default.id;

@@ -44,6 +44,7 @@ static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 
 static void	 status_info(struct ctl_status *);
 static void	 pfe_sync(int);
+static void	 pfe_announce(int);
 static void	 pfe_silent(struct ctl_procinfo *);
 static void	 pfe_rdr_rate(struct rdr *, struct ctl_rdrstats *);
 static void	 pfe_metrics_listen(int);
@@ -608,6 +609,125 @@ pfe_sync(int all)
 		    sizeof(ks));
 	}
 	pfe_demote(all);
+	pfe_announce(all);
+}
+
+/*
+ * announce: may each address of relays and redirections with announce
+ * be announced?  While every relay and redirection on it can serve: a
+ * relay while one of its tables has a host up (one without tables
+ * always), a redirection while it is active; not while disabled.  One
+ * whose tables were not all checked yet (a start, a reload) leaves the
+ * address as it was: a reload withdraws nothing that stays up.  Sent to
+ * the parent where it changed (all: every one); an address that left
+ * the configuration is sent down once.
+ */
+struct pfe_announce {
+	TAILQ_ENTRY(pfe_announce) pa_entry;
+	struct ctl_announce	 pa;	/* up: as sent, -1 never */
+	int			 pa_seen;
+	int			 pa_up;	/* 1 up, 0 down, -1 not checked */
+};
+static TAILQ_HEAD(, pfe_announce) pfe_announces =
+    TAILQ_HEAD_INITIALIZER(pfe_announces);
+
+/* An object on address ss can serve (1), cannot (0), is not checked (-1) */
+static void
+pfe_announce_addr(struct sockaddr_storage *ss, int up)
+{
+	struct pfe_announce	*pa;
+	struct sockaddr_storage	 key;
+
+	memset(&key, 0, sizeof(key));
+	key.ss_family = ss->ss_family;
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)&key)->sin_addr =
+		    ((struct sockaddr_in *)ss)->sin_addr;
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&key)->sin6_addr =
+		    ((struct sockaddr_in6 *)ss)->sin6_addr;
+	else
+		return;
+	TAILQ_FOREACH(pa, &pfe_announces, pa_entry)
+		if (memcmp(&pa->pa.ss, &key, sizeof(key)) == 0)
+			break;
+	if (pa == NULL) {
+		if ((pa = calloc(1, sizeof(*pa))) == NULL)
+			fatal("%s", __func__);
+		pa->pa.ss = key;
+		pa->pa.up = -1;
+		TAILQ_INSERT_TAIL(&pfe_announces, pa, pa_entry);
+	}
+	if (!pa->pa_seen || up == 0 || (up == -1 && pa->pa_up == 1))
+		pa->pa_up = up;
+	pa->pa_seen = 1;
+}
+
+static int
+pfe_relay_serves(struct relay *rlay)
+{
+	struct relay_table	*rlt;
+	struct table		*tb;
+	int			 up = 0;
+
+	if (rlay->rl_conf.flags & F_DISABLE)
+		return (0);
+	if (TAILQ_EMPTY(&rlay->rl_tables))
+		return (1);
+	TAILQ_FOREACH(rlt, &rlay->rl_tables, rlt_entry) {
+		tb = rlt->rlt_table;
+		if (!pfe_table_checked(tb->conf.id))
+			return (-1);
+		if ((tb->conf.flags & F_DISABLE) == 0 && tb->up > 0)
+			up = 1;
+	}
+	return (up);
+}
+
+static void
+pfe_announce(int all)
+{
+	struct pfe_announce	*pa, *next;
+	struct relay		*rlay;
+	struct rdr		*rdr;
+	int			 i, up, seen;
+
+	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry)
+		if (rlay->rl_conf.flags & F_ANNOUNCE)
+			pfe_announce_addr(&rlay->rl_conf.ss,
+			    pfe_relay_serves(rlay));
+	TAILQ_FOREACH(rdr, &env->sc_rdrs, entry) {
+		if ((rdr->conf.flags & F_ANNOUNCE) == 0)
+			continue;
+		if (rdr->conf.flags & F_DISABLE)
+			up = 0;
+		else if (rdr->ks.id == 0)
+			up = -1;	/* pfe_sync() waits for its checks */
+		else
+			up = rdr->state != RDR_DOWN;
+		for (i = 0; i < rdr->conf.nvirts; i++)
+			pfe_announce_addr(&rdr->conf.virts[i].ss, up);
+	}
+	TAILQ_FOREACH_SAFE(pa, &pfe_announces, pa_entry, next) {
+		seen = pa->pa_seen;
+		pa->pa_seen = 0;
+		up = seen ? pa->pa_up : 0;
+		if (up == -1) {
+			/* as it was, until checked */
+			if (pa->pa.up == -1 || !all)
+				continue;
+			up = pa->pa.up;
+		}
+		if (all || pa->pa.up != up) {
+			pa->pa.up = up;
+			proc_compose(env->sc_ps, PROC_PARENT, IMSG_ANNOUNCE,
+			    &pa->pa, sizeof(pa->pa));
+		}
+		if (!seen) {
+			TAILQ_REMOVE(&pfe_announces, pa, pa_entry);
+			free(pa);
+		}
+	}
 }
 
 static int

@@ -462,6 +462,8 @@ print_relay(struct relayd *env, struct relay *rlay)
 	}
 	printf("\tsession timeout %lld\n", (long long)rc->timeout.tv_sec);
 	print_limits(&rc->lim);
+	if (rc->flags & F_ANNOUNCE)
+		printf("\tannounce\n");
 	if (rc->flags & F_HASHKEY)
 		printf("\t# hash key set\n");
 	if (rc->flags & F_DISABLE)
@@ -532,6 +534,8 @@ print_rdr(struct relayd *env, struct rdr *rdr)
 	}
 	if (rdr->conf.flags & F_STICKY)
 		printf("\tsticky-address\n");
+	if (rdr->conf.flags & F_ANNOUNCE)
+		printf("\tannounce\n");
 	if (rdr->conf.tagmark != 0) {
 		printf("\t%spftag ", rdr->conf.tagmatch ? "match " : "");
 		print_str(rdr->conf.tag);
@@ -590,6 +594,8 @@ print_config(struct relayd *env)
 		print_str(c->demote_dir);
 		putchar('\n');
 	}
+	if (c->announce_table != 0)
+		printf("announce table %d\n", c->announce_table);
 	if (c->rsocket[0] != '\0') {
 		printf("socket ");
 		print_str(c->rsocket);

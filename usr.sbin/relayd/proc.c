@@ -104,6 +104,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_CTL_RDR] = "ctl_rdr",
 	[IMSG_CTL_ROUTER] = "ctl_router",
 	[IMSG_DEMOTE] = "demote",
+	[IMSG_ANNOUNCE] = "announce",
 	[IMSG_CTL_DEMOTE] = "ctl_demote",
 	[IMSG_HEARTBEAT] = "heartbeat",
 	[IMSG_CTL_STALLED] = "ctl_stalled",

@@ -651,6 +651,7 @@ parent_liveness(int fd, short event, void *arg)
 	}
 	if (stalled != last) {
 		demote_stalled(env, stalled > 0);
+		announce_stalled(env, stalled > 0);
 		last = stalled;
 	}
 	/* the service manager's watchdog: once a second is plenty */
@@ -698,6 +699,7 @@ parent_shutdown(struct relayd *env)
 	int		 lost;
 
 	(void)compat_sdnotify("STOPPING=1\nSTATUS=stopping");
+	announce_shutdown(env);
 	demote_shutdown(env);
 	lost = proc_kill(ps);
 	kernel_cleanup(env);
@@ -735,6 +737,7 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 	struct relayd	*env = ps->ps_env;
 	struct ctl_kernsync ks;
 	struct ctl_demote cd;
+	struct ctl_announce ca;
 	struct ctl_overload co;
 	char		 path[PATH_MAX];
 	const char	*file;
@@ -772,6 +775,11 @@ parent_dispatch_pfe(int fd, struct privsep_proc *p, struct imsg *imsg)
 		IMSG_EXACT_SIZE_CHECK(imsg, &cd);
 		memcpy(&cd, imsg->data, sizeof(cd));
 		demote_set(env, &cd);
+		break;
+	case IMSG_ANNOUNCE:
+		IMSG_EXACT_SIZE_CHECK(imsg, &ca);
+		memcpy(&ca, imsg->data, sizeof(ca));
+		announce_set(env, &ca);
 		break;
 	case IMSG_RDR_SYNC:
 	case IMSG_ROUTER_SYNC:

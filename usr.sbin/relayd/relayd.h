@@ -48,8 +48,8 @@
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
 #define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
-#define RELAY_HEARTBEAT_MS	250		/* a child's heartbeat */
-#define RELAY_HEARTBEAT_DEAD_MS	1000		/* without one: silent */
+#define RELAY_HEARTBEAT_MS	100		/* a child's heartbeat */
+#define RELAY_HEARTBEAT_DEAD_MS	600		/* without one: silent */
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
 #endif
@@ -156,6 +156,8 @@ enum imsg_type {
 	IMSG_AGENTX_SOCK,		/* pfe <-> parent: the master's socket */
 	IMSG_KEYOP_STATS,		/* relay -> pfe: its ca round trips */
 	IMSG_DEMOTE,			/* pfe -> parent: a group's count */
+	IMSG_ANNOUNCE,			/* pfe -> parent: can an address be
+					   announced (ctl_announce) */
 	IMSG_CTL_DEMOTE,		/* pfe -> relayctl: the same */
 	IMSG_HEARTBEAT,			/* relay -> parent: its instance,
 					   every second */
@@ -285,6 +287,7 @@ struct relayd_config {
 	char			 socket[PATH_MAX];
 	char			 rsocket[108];		/* restricted: sun_path */
 	char			 demote_dir[256];	/* a file per group */
+	int			 announce_table;	/* announce: routes' */
 	char			 tlsdir[PATH_MAX];	/* tls directory */
 	char			 agentx_context[32];
 	char			 agentx_path[108];	/* sun_path */
@@ -330,6 +333,7 @@ struct relayd_config {
 #define F_TLSINSPECT		0x01000000
 #define F_PROXYV1		0x02000000	/* forward ... proxy-protocol */
 #define F_PROXYV2		0x04000000
+#define F_ANNOUNCE		0x08000000	/* relay, redirect: announce */
 
 /* Host check types (issue: health checks) */
 enum table_check {
@@ -501,6 +505,8 @@ TAILQ_HEAD(tablelist, table);
 #define ROUTER_PROTO		201	/* route protocol without rtlabel */
 #define ROUTER_PROTO_LABEL	202	/* the first rtlabel's */
 #define ROUTER_PROTO_MAX	249
+#define ANNOUNCE_PROTO		250	/* announce: the routes' protocol */
+#define ANNOUNCE_TABLE		250	/* and their table, by default */
 
 struct rdr_virt {
 	struct sockaddr_storage	 ss;
@@ -1086,6 +1092,12 @@ struct ctl_demote {
 	int			 count;
 };
 
+/* pfe -> parent: may this address be announced, by relays and redirects */
+struct ctl_announce {
+	struct sockaddr_storage	 ss;		/* the address, port 0 */
+	int			 up;
+};
+
 /* relay -> pfe: a relay process's round trips to its ca process */
 struct ctl_keyopstats {
 	unsigned int		 proc;
@@ -1396,6 +1408,8 @@ void		 kernel_rdr_cleanup(void);
 int		 kernel_route_set(struct router *, int,
 		    struct sockaddr_storage *, unsigned int, int);
 void		 kernel_route_stale(void);
+int		 kernel_announce(struct sockaddr_storage *, int, int);
+void		 kernel_announce_cleanup(void);
 int		 kernel_limits_setup(struct relaylist *);
 void		 kernel_limits_cleanup(void);
 int		 kernel_limits_overloaded(const char *, uint32_t, int,
@@ -1409,6 +1423,11 @@ void		 demote_init(struct relayd *);
 void		 demote_set(struct relayd *, struct ctl_demote *);
 void		 demote_shutdown(struct relayd *);
 void		 demote_stalled(struct relayd *, int);
+
+/* announce.c */
+void		 announce_set(struct relayd *, struct ctl_announce *);
+void		 announce_stalled(struct relayd *, int);
+void		 announce_shutdown(struct relayd *);
 
 /* log.c */
 /*
