@@ -365,7 +365,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover maglev"
+SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover maglev scaleout"
 sec_contenders()
 {
 	case $1 in
@@ -380,14 +380,15 @@ sec_contenders()
 	limits)	echo "relayd-limits haproxy-limits nginx-limits dnsdist-limits" ;;
 	failover) echo "ha-failover ha-streams" ;;
 	maglev)	echo "rdr-maglev" ;;
+	scaleout) echo "cluster" ;;
 	esac
 }
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1 scaleout 90"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1 scaleout 90"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1434,6 +1435,80 @@ if selected rdr-maglev && [ -x "$PERF/maglevbench" ]; then
 	done
 	echo
 	echo "Maglev: $(awk '/define MAGLEV_SLOTS/ { print $3 }' "$TOP/usr.sbin/relayd/relayd.h") slots; the target is at most 1/N + 2 % of the clients moved"
+fi
+
+section scaleout
+# Scaling out: the three nodes of regress/cluster behind BIRD's plain
+# ECMP and behind relayd's router (a resilient nexthop group), each
+# failure of node 1: when it was withdrawn, the outage of a client
+# connecting every 50 ms, and the established flows of nodes 2 and 3
+# that were cut; and the redirection's clients that moved.
+if selected cluster && command -v bird >/dev/null &&
+    command -v kyua >/dev/null && ip netns add "clbench$$" 2>/dev/null; then
+	ip netns del "clbench$$"
+	stop_proxy
+	: >"$work/cluster.txt"
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		echo "bench: scale-out run $((r + 1)) of $REPEAT" >&2
+		(cd "$TOP/regress/cluster" && kyua --logfile=/dev/null \
+		    --variable="test_suites.relayd.cluster_edge_failures=backends sigterm sigkill sigstop link" \
+		    test --results-file="$work/cl$r.db" >/dev/null 2>&1)
+		(cd "$TOP/regress/cluster" && kyua --logfile=/dev/null report \
+		    --results-file="$work/cl$r.db" --verbose \
+		    --results-filter=passed,failed,broken,skipped) | awk '
+/^===> cluster_test.sh:/ { c = substr($2, 17) }
+/^Result:/ && $2 != "passed" { print c, "result", $2 }
+/: withdrawn in [0-9]+ ms, outage/ { sub(/:/, "", $1)
+	print c, $1, $4, $7, $15, $17 }
+/^host loss: clients moved/ { print c, "hostloss", $5, $9, 0, 0 }
+/^node loss: clients moved/ { print c, "nodeloss", $5, 0, 0, 0 }' \
+		    >>"$work/cluster.txt"
+		r=$((r + 1))
+	done
+	{
+		echo "case,what,a,b,c,d"
+		tr ' ' , <"$work/cluster.txt"
+	} >"$PERF/results/scaleout-$stamp.csv"
+	mod=$("$PERF/maglevbench" 4 2>/dev/null | awk '{ print $7 }')
+	echo
+	sort -k1,1 -k2,2 "$work/cluster.txt" | awk -v mod="$mod" '
+$2 == "result" { bad = bad " " $1 " " $3; next }
+{ k = $1 " " $2; n[k]++; w[k, n[k]] = $3; o[k, n[k]] = $4
+  c[k, n[k]] = $5; t[k, n[k]] = $6 }
+function med(a, k,   i, j, x, v) {
+	for (i = 1; i <= n[k]; i++) v[i] = a[k, i]
+	for (i = 2; i <= n[k]; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
+	return v[int((n[k] + 1) / 2)]
+}
+function cell(e, f,   k) {
+	k = e " " f
+	if (!(k in n)) return " - | - | - "
+	return sprintf(" %s ms | %s ms | %s of %s ", med(w, k), med(o, k),
+	    med(c, k), med(t, k))
+}
+function row(f, label) {
+	printf "| %s |%s|%s|\n", label, cell("failures", f),
+	    cell("edge_resilient", f)
+}
+END {
+	print "| failure of node 1 | withdrawn, BIRD ECMP | outage | flows of nodes 2-3 cut | withdrawn, relayd router | outage | flows of nodes 2-3 cut |"
+	print "|---|---|---|---|---|---|---|"
+	row("backends", "its backends down (next check)")
+	row("sigterm", "relayd stopped (SIGTERM)")
+	row("sigkill", "relayd killed (SIGKILL)")
+	row("sigstop", "relay process hung (SIGSTOP)")
+	row("link", "its link down (BFD / the check)")
+	k = "rdr_maglev hostloss"
+	if (k in n)
+		printf "\nRedirection (source-hash over 4 hosts, 64 clients): a host lost moved %s clients of 64 (the lost host had %s; none of the others), Maglev; a hash modulo the hosts moves %s %% of all clients (maglevbench, 4 hosts).  A node lost: %s clients changed host.\n",
+		    med(w, k), med(o, k), mod, med(w, "rdr_maglev nodeloss")
+	if (bad != "") print "\nNot passed:" bad
+}'
+	echo
+	echo "Scale-out: regress/cluster, three relayd nodes (interval 1) behind a router, BIRD 2 with BGP and BFD (100 ms x 3) or relayd's router (resilient nexthop group, interval 1); withdrawn: from the failure to the router's route without node 1; outage: a client connecting every 50 ms (300 ms timeout), from its last answer before to its first after; 60 flows held over the three nodes; medians of $REPEAT run(s); CSV in regress/perf/results/scaleout-$stamp.csv"
 fi
 
 section

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-# failover.py probe ADDR PORT OUT SECONDS: every 100 ms, a connection to
-#   ADDR:PORT that must answer within 300 ms; each try is a line of OUT:
-#   "MONOTONIC ok WHO" (the first line of the answer) or "MONOTONIC fail".
-# failover.py outage OUT SINCE: the longest time without an answer after
-#   SINCE (a CLOCK_MONOTONIC time), in milliseconds, from the last answer
-#   before the first failure to the first answer after the last one; and
+# failover.py probe ADDR PORT OUT SECONDS [MS]: every 100 ms (or MS), a
+#   connection to ADDR:PORT that must answer within 300 ms; each try is
+#   a line of OUT: "MONOTONIC ok WHO" (the first line of the answer) or
+#   "MONOTONIC fail".
+# failover.py outage OUT SINCE [UNTIL]: the longest time without an
+#   answer after SINCE (a CLOCK_MONOTONIC time), and before UNTIL, in
+#   milliseconds, from the last answer before the first failure to the
+#   first answer after the last one; and
 #   "lost N" the failed tries.  Exits 1 when no answer came after them.
 import socket
 import sys
 import time
 
 
-def probe(addr, port, out, secs):
+def probe(addr, port, out, secs, every=0.1):
     end = time.monotonic() + secs
     with open(out, "a", buffering=1) as f:
         while time.monotonic() < end:
@@ -26,16 +28,16 @@ def probe(addr, port, out, secs):
             except OSError:
                 pass
             f.write("%.3f %s\n" % (t, ("ok " + who) if who else "fail"))
-            left = 0.1 - (time.monotonic() - t)
+            left = every - (time.monotonic() - t)
             if left > 0:
                 time.sleep(left)
 
 
-def outage(out, since):
+def outage(out, since, until=float("inf")):
     tries = []
     for line in open(out):
         p = line.split()
-        if float(p[0]) >= since:
+        if since <= float(p[0]) < until:
             tries.append((float(p[0]), p[1] == "ok"))
     lost = sum(1 for t in tries if not t[1])
     worst = 0.0
@@ -54,6 +56,9 @@ def outage(out, since):
 
 
 if sys.argv[1] == "probe":
-    probe(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
+    probe(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]),
+          int(sys.argv[6]) / 1000 if len(sys.argv) > 6 else 0.1)
 else:
-    sys.exit(outage(sys.argv[2], float(sys.argv[3])))
+    sys.exit(outage(sys.argv[2], float(sys.argv[3]),
+                    float(sys.argv[4]) if len(sys.argv) > 4
+                    else float("inf")))
