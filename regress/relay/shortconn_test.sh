@@ -36,10 +36,10 @@ ports_run_out_body()
 	# within seconds (the kernel's 28,000 take a minute at this rate)
 	range="40000 44999"
 	SHORTCONN_LOG=$PWD/relayd.log atf_check -o save:relayd.out \
-	    sh "$SHORTCONN" relayd 0 6 "$range"
-	atf_check -o save:haproxy.out sh "$SHORTCONN" haproxy 0 6 "$range"
+	    sh "$SHORTCONN" relayd 0 10 "$range"
+	atf_check -o save:haproxy.out sh "$SHORTCONN" haproxy 0 10 "$range"
 	SHORTCONN_LOG=$PWD/reuse.log atf_check -o save:reuse.out \
-	    sh "$SHORTCONN" relayd 1 6 "$range"
+	    sh "$SHORTCONN" relayd 1 10 "$range"
 	cat relayd.out haproxy.out reuse.out
 	# the ports did run out
 	atf_check test "$(timewait relayd.out)" -ge 4500
