@@ -350,6 +350,13 @@ failure()
 	ms=$(wait_gateways 10.82.0.1 2 5)
 	[ "$ms" -le $limit ] ||
 	    atf_fail "$2: withdrawn in $ms ms, more than $limit"
+	# relayctl says so
+	case $1$2 in
+	birdbackends|birdsigstop)
+		atf_check -o match:"^address 10\.82\.0\.1: withdrawn\$" \
+		    "$RELAYCTL" -s "$PWD/n1/relayd.sock" status
+		;;
+	esac
 	who 10.82.0.1 16 >after.out
 	! grep -q -e " n1\$" -e " -\$" after.out ||
 	    atf_fail "$2: $(tr '\n' ' ' <after.out)"
@@ -421,6 +428,11 @@ failures_body()
 	    atf_fail "node 1: no check after the reload"
 	! grep -q withdrawn n1/relayd.log || atf_fail "the reload withdrew"
 	is_gateways 10.82.0.1 3 || atf_fail "the reload withdrew node 1"
+	atf_check -o match:"^address 10\.82\.0\.1: announced\$" \
+	    -o match:"^address 10\.82\.0\.2: announced\$" \
+	    "$RELAYCTL" -s "$PWD/n1/relayd.sock" status
+	atf_check -o match:'^relayd_announced\{address="10\.82\.0\.1"\} 1$' \
+	    "$RELAYCTL" -s "$PWD/n1/relayd.sock" show metrics
 	probe_start
 	for f in backends sigterm sigkill sigstop link; do
 		failure bird $f

@@ -26,6 +26,7 @@
 #include <err.h>
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -854,6 +855,8 @@ show_status_msg(struct imsg *imsg)
 {
 	struct ctl_procinfo		*pi;
 	struct ctl_demote		*cd;
+	struct ctl_announce		*ca;
+	char				 addr[NI_MAXHOST];
 	struct rdr			*rdr;
 	struct router			*rt;
 	struct table			*tb;
@@ -880,6 +883,16 @@ show_status_msg(struct imsg *imsg)
 		status_procs_end();
 		printf("demote group %s: %d%s\n", cd->group, cd->count,
 		    cd->count > 0 ? " (demoted)" : "");
+		break;
+	case IMSG_CTL_ANNOUNCE:
+		ca = msg_data(imsg, sizeof(*ca), "announce");
+		status_procs_end();
+		if ((ca->ss.ss_family != AF_INET &&
+		    ca->ss.ss_family != AF_INET6) ||
+		    print_host(&ca->ss, addr, sizeof(addr)) == NULL)
+			break;
+		printf("address %s: %s\n", addr,
+		    ca->up ? "announced" : "withdrawn");
 		break;
 	case IMSG_CTL_RELAY:
 		status_procs_end();
@@ -975,6 +988,10 @@ show_metrics_msg(struct imsg *imsg)
 	case IMSG_CTL_DEMOTE:
 		r = metrics_demote(m, msg_data(imsg,
 		    sizeof(struct ctl_demote), "demote"));
+		break;
+	case IMSG_CTL_ANNOUNCE:
+		r = metrics_announce(m, msg_data(imsg,
+		    sizeof(struct ctl_announce), "announce"));
 		break;
 	case IMSG_CTL_TABLE:
 		tb = msg_data(imsg, sizeof(*tb), "table");

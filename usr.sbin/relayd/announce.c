@@ -118,13 +118,15 @@ announce_shutdown(struct relayd *env)
 static void
 announce_apply(struct relayd *env, struct announce *a)
 {
-	char	 buf[NI_MAXHOST];
-	int	 want = a->a_up && !announce_hung && !announce_stopping;
-	int	 table = env->sc_conf.announce_table;
+	static int	 table;		/* the first configuration's */
+	char		 buf[NI_MAXHOST];
+	int		 want = a->a_up && !announce_hung &&
+			    !announce_stopping;
 
+	if (table == 0)
+		table = env->sc_conf.announce_table != 0 ?
+		    env->sc_conf.announce_table : ANNOUNCE_TABLE;
 	if (want != a->a_installed) {
-		if (table == 0)
-			table = ANNOUNCE_TABLE;
 		if (kernel_announce(&a->a_ss, want, table) == 0) {
 			a->a_installed = want;
 			log_info("address %s %s", print_host(&a->a_ss, buf,

@@ -26,6 +26,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
+#include <netdb.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,8 @@ struct metrics {
 	struct ctl_status	 m_st;
 	struct ctl_demote	*m_demotes;
 	size_t			 m_ndemotes;
+	struct ctl_announce	*m_announces;
+	size_t			 m_nannounces;
 	struct metric_rdr	*m_rdrs;
 	struct metric_router	*m_routers;
 	size_t			 m_nrdrs;
@@ -110,6 +113,8 @@ static void	 metric_each_relay(struct metrics *, FILE *,
 static void	 metric_each_rdr(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_each_router(struct metrics *, FILE *,
+		    const struct metric_def *);
+static void	 metric_each_announce(struct metrics *, FILE *,
 		    const struct metric_def *);
 static void	 metric_each_demote(struct metrics *, FILE *,
 		    const struct metric_def *);
@@ -186,6 +191,7 @@ metrics_free(struct metrics *m)
 	free(m->m_routers);
 	free(m->m_tables);
 	free(m->m_demotes);
+	free(m->m_announces);
 	free(m->m_hosts);
 	free(m);
 }
@@ -260,6 +266,17 @@ metrics_demote(struct metrics *m, struct ctl_demote *cd)
 		return (-1);
 	m->m_demotes[m->m_ndemotes] = *cd;
 	m->m_demotes[m->m_ndemotes++].group[sizeof(cd->group) - 1] = '\0';
+	return (0);
+}
+
+/* An address of announce, and whether it is announced. */
+int
+metrics_announce(struct metrics *m, struct ctl_announce *ca)
+{
+	if ((ca->ss.ss_family != AF_INET && ca->ss.ss_family != AF_INET6) ||
+	    metric_grow(&m->m_announces, m->m_nannounces, sizeof(*ca)) == -1)
+		return (-1);
+	m->m_announces[m->m_nannounces++] = *ca;
 	return (0);
 }
 
@@ -364,6 +381,7 @@ METRIC_FIELD(rdr_bytes, struct metric_rdr, o->st.bytes)
 METRIC_FIELD(rdr_states, struct metric_rdr, o->st.states)
 METRIC_FIELD(router_gateways, struct metric_router, o->gateways)
 METRIC_FIELD(demote_count, struct ctl_demote, o->count)
+METRIC_FIELD(announced, struct ctl_announce, o->up)
 METRIC_FIELD(table_up, struct metric_table, o->up)
 METRIC_FIELD(table_enabled, struct metric_table, !o->disabled)
 METRIC_FIELD(host_up, struct metric_host, o->up)
@@ -391,12 +409,13 @@ static const struct metric_def metric_defs[] = {
 	    "Private-key operations that failed or got no answer in time.",
 	    metric_each_status, status_keyops_failed },
 	{ "relayd_relay_processes_stalled", "gauge",
-	    "Relay processes that have not answered the parent for 1 s.",
+	    "Relay processes that have not answered the parent for 0.6 s.",
 	    metric_each_status, status_stalled },
 	{ "relayd_processes_not_answering", "gauge",
 	    "Child processes of any kind (relay, ca, hce, pfe) that have "
-	    "not answered the parent for 1 s; while any does not, every "
-	    "demote group is demoted.", metric_each_status, status_silent },
+	    "not answered the parent for 0.6 s; while any does not, every "
+	    "demote group is demoted and every address withdrawn.",
+	    metric_each_status, status_silent },
 	{ "relayd_relay_sessions_total", "counter",
 	    "Sessions the relay accepted (dns relays: queries).",
 	    metric_each_relay, relay_sessions },
@@ -454,6 +473,9 @@ static const struct metric_def metric_defs[] = {
 	    "The demotion of the carp group keepalived reads: its demoting "
 	    "tables that are down, one more until the first checks.",
 	    metric_each_demote, demote_count },
+	{ "relayd_announced", "gauge",
+	    "1 for an address of announce that is announced, 0 for one "
+	    "that is withdrawn.", metric_each_announce, announced },
 	{ "relayd_table_hosts_up", "gauge",
 	    "Hosts of the table that are up.",
 	    metric_each_table, table_up },
@@ -568,6 +590,20 @@ metric_each_demote(struct metrics *m, FILE *f, const struct metric_def *md)
 		fprintf(f, "%s{", md->name);
 		metric_label(f, "group", m->m_demotes[i].group);
 		metric_value(f, md->value(&m->m_demotes[i]));
+	}
+}
+
+static void
+metric_each_announce(struct metrics *m, FILE *f, const struct metric_def *md)
+{
+	char	 buf[NI_MAXHOST];
+	size_t	 i;
+
+	for (i = 0; i < m->m_nannounces; i++) {
+		fprintf(f, "%s{", md->name);
+		metric_label(f, "address", print_host(&m->m_announces[i].ss,
+		    buf, sizeof(buf)));
+		metric_value(f, md->value(&m->m_announces[i]));
 	}
 }
 

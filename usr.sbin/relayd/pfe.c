@@ -45,6 +45,7 @@ static int	 pfe_dispatch_relay(int, struct privsep_proc *,
 static void	 status_info(struct ctl_status *);
 static void	 pfe_sync(int);
 static void	 pfe_announce(int);
+static void	 show_announce(struct ctl_conn *);
 static void	 pfe_silent(struct ctl_procinfo *);
 static void	 pfe_rdr_rate(struct rdr *, struct ctl_rdrstats *);
 static void	 pfe_metrics_listen(int);
@@ -684,6 +685,34 @@ pfe_relay_serves(struct relay *rlay)
 	return (up);
 }
 
+/* What the parent does with it: nothing is announced while one hangs. */
+static int
+pfe_announce_shown(struct pfe_announce *pa, struct ctl_announce *ca)
+{
+	unsigned int	 i;
+
+	if (pa->pa.up == -1)
+		return (0);
+	*ca = pa->pa;
+	for (i = 0; i < env->sc_nprocinfo; i++)
+		if (env->sc_procinfo[i].pi_silent)
+			ca->up = 0;
+	return (1);
+}
+
+/* relayctl status: each address, announced or withdrawn. */
+static void
+show_announce(struct ctl_conn *c)
+{
+	struct pfe_announce	*pa;
+	struct ctl_announce	 ca;
+
+	TAILQ_FOREACH(pa, &pfe_announces, pa_entry)
+		if (pfe_announce_shown(pa, &ca))
+			imsg_compose_event(&c->iev, IMSG_CTL_ANNOUNCE, 0, 0,
+			    -1, &ca, sizeof(ca));
+}
+
 static void
 pfe_announce(int all)
 {
@@ -894,6 +923,7 @@ show_status(struct ctl_conn *c)
 		imsg_compose_event(&c->iev, IMSG_CTL_PROC, 0, 0, -1,
 		    &env->sc_procinfo[i], sizeof(env->sc_procinfo[i]));
 	show_demote(c);
+	show_announce(c);
 	show(c);
 }
 
@@ -1019,6 +1049,8 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 	struct rdr		*rdr;
 	struct router		*rt;
 	struct pfe_demote	*pd;
+	struct pfe_announce	*pa;
+	struct ctl_announce	 ca;
 	struct table		*tb;
 	struct host		*h;
 	struct ctl_status	 st;
@@ -1074,6 +1106,10 @@ pfe_metrics_read(struct bufferevent *bev, void *arg)
 			break;
 	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry)
 		if (pfe_demote_current(pd) && metrics_demote(m, &pd->pd) == -1)
+			break;
+	TAILQ_FOREACH(pa, &pfe_announces, pa_entry)
+		if (pfe_announce_shown(pa, &ca) && metrics_announce(m, &ca) ==
+		    -1)
 			break;
 	TAILQ_FOREACH(tb, env->sc_tables, entry) {
 		if (metrics_table(m, tb) == -1)

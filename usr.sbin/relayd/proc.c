@@ -106,6 +106,7 @@ static const char *const imsg_names[IMSG_MAX] = {
 	[IMSG_DEMOTE] = "demote",
 	[IMSG_ANNOUNCE] = "announce",
 	[IMSG_CTL_DEMOTE] = "ctl_demote",
+	[IMSG_CTL_ANNOUNCE] = "ctl_announce",
 	[IMSG_HEARTBEAT] = "heartbeat",
 	[IMSG_CTL_STALLED] = "ctl_stalled",
 	[IMSG_CTL_RDR_ENABLE] = "ctl_rdr_enable",

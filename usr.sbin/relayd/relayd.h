@@ -159,6 +159,8 @@ enum imsg_type {
 	IMSG_ANNOUNCE,			/* pfe -> parent: can an address be
 					   announced (ctl_announce) */
 	IMSG_CTL_DEMOTE,		/* pfe -> relayctl: the same */
+	IMSG_CTL_ANNOUNCE,		/* pfe -> relayctl: an address, and
+					   whether it is announced */
 	IMSG_HEARTBEAT,			/* relay -> parent: its instance,
 					   every second */
 	IMSG_CTL_STALLED,		/* parent -> pfe: a process stops or
@@ -1280,6 +1282,7 @@ int		 metrics_relay(struct metrics *, struct relay *);
 int		 metrics_rdr(struct metrics *, struct rdr *);
 int		 metrics_router(struct metrics *, struct router *);
 int		 metrics_demote(struct metrics *, struct ctl_demote *);
+int		 metrics_announce(struct metrics *, struct ctl_announce *);
 int		 metrics_table(struct metrics *, struct table *);
 int		 metrics_host(struct metrics *, struct host *);
 void		 metrics_print(struct metrics *, FILE *);
