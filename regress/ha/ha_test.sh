@@ -386,8 +386,8 @@ stall()
 	    atf_fail "grp1 not demoted with $1 stopped: $(cat demote/grp1)"
 	_ms=$(python3 -c "print(int(($(now) - $_st) * 1000))")
 	echo "$1 stopped: demoted after $_ms ms" >&2
-	# a heartbeat every 250 ms, silent after 1 s (and the poll's 0.1 s)
-	[ "$_ms" -le 1700 ] || atf_fail "$1 stopped: demoted after $_ms ms"
+	# a heartbeat every 100 ms, silent after 0.6 s (and the poll's 0.1 s)
+	[ "$_ms" -le 1300 ] || atf_fail "$1 stopped: demoted after $_ms ms"
 	atf_check -o match:"$1 process 0 \(pid $sp\) does not answer: demoting" \
 	    cat relayd.log
 	[ "$1" = pfe ] && return
@@ -421,7 +421,7 @@ unstall()
 atf_test_case relay_stalled cleanup
 relay_stalled_head()
 {
-	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within 1.5 s, shows in status and metrics (named, the demote count the file has), starves the service manager's watchdog, and all comes back when it answers"
+	atf_set descr "a relay process that stops answering (SIGSTOP) demotes every group within 1.3 s, shows in status and metrics (named, the demote count the file has), starves the service manager's watchdog, and all comes back when it answers"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -723,7 +723,7 @@ rdr_streams_conntrackd_cleanup()
 atf_test_case process_stalled cleanup
 process_stalled_head()
 {
-	atf_set descr "hce, ca or pfe stopped (SIGSTOP): demotes every group within 1.5 s, named in status, and starves the watchdog, until it answers again"
+	atf_set descr "hce, ca or pfe stopped (SIGSTOP): demotes every group within 1.3 s, named in status, and starves the watchdog, until it answers again"
 	atf_set require.user root
 	atf_set timeout 90
 }
