@@ -509,8 +509,80 @@ rdr_maglev_cleanup()
 	cleanup_ns
 }
 
+atf_test_case announce_routes cleanup
+announce_routes_head()
+{
+	atf_set descr "announce without BGP: a route to each address (IPv4 and IPv6) in the table of announce table, protocol 250, through relayd0, while every relay on it can serve; a table disabled withdraws, enabled announces again; a killed relayd leaves no route and no device"
+	atf_set require.user root
+	atf_set timeout 60
+}
+announce_routes_body()
+{
+	require_netns
+	[ -c /dev/net/tun ] || atf_skip "no /dev/net/tun: announce needs it"
+	N1=cla$$
+	cl_ns $N1
+	ip -n $N1 addr add 10.82.0.1/32 dev lo
+	ip -n $N1 addr add fd82::1/128 dev lo nodad
+	mkdir -p n1
+	serve 1 127.0.0.1 n1
+	serve 1 127.0.0.2 m1
+	cat >n1/relayd.conf <<CONF
+prefork 1
+interval 1
+socket "$PWD/n1/relayd.sock"
+announce table 232
+table <back> { 127.0.0.1 }
+table <other> { 127.0.0.2 }
+relay www {
+	listen on 10.82.0.1 port 80
+	listen on fd82::1 port 80
+	forward to <back> port 8080 check tcp
+	announce
+}
+# the same address: announced while both can serve
+relay www2 {
+	listen on 10.82.0.1 port 81
+	forward to <other> port 8080 check tcp
+	announce
+}
+CONF
+	node_start 1
+	wait_for 10 grep -q "address fd82::1 announced" n1/relayd.log ||
+	    atf_fail "fd82::1 not announced"
+	atf_check -o match:"^10\.82\.0\.1 dev relayd0 proto 250 scope link" \
+	    ip -n $N1 route show table 232
+	atf_check -o match:"^fd82::1 dev relayd0 proto 250" \
+	    ip -n $N1 -6 route show table 232
+	# one of the two relays on 10.82.0.1 cannot serve: withdrawn
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/n1/relayd.sock" \
+	    table disable other
+	wait_for 10 sh -c "! ip -n $N1 route show table 232 | grep -q ." ||
+	    atf_fail "10.82.0.1 not withdrawn"
+	atf_check -o match:"^fd82::1 dev relayd0" \
+	    ip -n $N1 -6 route show table 232
+	atf_check -o match:"^address 10\.82\.0\.1: withdrawn\$" \
+	    -o match:"^address fd82::1: announced\$" \
+	    "$RELAYCTL" -s "$PWD/n1/relayd.sock" status
+	atf_check -o ignore "$RELAYCTL" -s "$PWD/n1/relayd.sock" \
+	    table enable other
+	wait_for 10 sh -c "ip -n $N1 route show table 232 | grep -q 10.82.0.1" ||
+	    atf_fail "10.82.0.1 not announced again"
+	# killed: the device goes, and its routes with it
+	kill -9 "$(cat relayd-1.pid)"
+	wait_for 10 sh -c "! ip -n $N1 link show relayd0" ||
+	    atf_fail "relayd0 outlived relayd"
+	atf_check -o empty ip -n $N1 route show table 232
+	atf_check -o empty ip -n $N1 -6 route show table 232
+}
+announce_routes_cleanup()
+{
+	cleanup_ns
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case announce_routes
 	atf_add_test_case failures
 	atf_add_test_case edge_resilient
 	atf_add_test_case rdr_maglev
