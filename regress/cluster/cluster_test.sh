@@ -193,7 +193,8 @@ CONF
 }
 
 # relayd's router on the router: the health-checked ECMP edge, each
-# node checked through its relay (a hung relay process answers nothing)
+# node checked through its relay (a hung relay process answers nothing);
+# a node that comes back takes buckets idle for a second
 edge_relayd()
 {
 	mkdir -p r
@@ -204,6 +205,8 @@ table <nodes> { 10.81.0.11 10.81.0.12 10.81.0.13 }
 router edge {
 	route 10.82.0.1/32
 	forward to <nodes> port 80 check send nothing expect "n*"
+	buckets 128
+	bucket-idle 1
 }
 CONF
 	ip netns exec $R "$RELAYD" -dv -f r/relayd.conf 2>r/relayd.log &
@@ -390,17 +393,15 @@ failure()
 		;;
 	esac
 	wait_gateways 10.82.0.1 3 15 >/dev/null
-	if [ $1 = relayd ]; then
-		# a returning gateway takes buckets idle for 120 s: a new
-		# group for the next round
-		kill "$(cat relayd-r.pid)"
-		wait_for 10 stopped "$(cat relayd-r.pid)"
-		edge_relayd
-		wait_gateways 10.82.0.1 3 15 >/dev/null
-	fi
-	who 10.82.0.1 64 >back.out
-	grep -q " n1\$" back.out ||
+	# relayd's router: once buckets have idled a second
+	wait_for 10 back_on_n1 ||
 	    atf_fail "$2: node 1 is back but takes no new flow"
+}
+
+back_on_n1()
+{
+	who 10.82.0.1 64 >back.out
+	grep -q " n1\$" back.out
 }
 
 atf_test_case failures cleanup
@@ -455,6 +456,10 @@ edge_resilient_body()
 {
 	require_cluster
 	cluster_up relayd self
+	gid=$(ip -n $R route show 10.82.0.1/32 |
+	    sed -n 's/.*nhid \([0-9]*\).*/\1/p')
+	atf_check -o match:"type resilient buckets 128 idle_timer 1 " \
+	    ip -n $R nexthop show id "$gid"
 	probe_start
 	# make bench: -v test_suites.relayd.cluster_edge_failures="..."
 	for f in $(atf_config_get cluster_edge_failures sigkill); do

@@ -19,11 +19,12 @@
  * (libmnl), with the protocol number of the router's rtlabel, or
  * ROUTER_PROTO: that is how relayd knows its own.
  *
- * A route goes through a resilient nexthop group (Linux 5.13): NH_BUCKETS
- * buckets, each naming one gateway's nexthop object, and a flow's hash
- * picks a bucket.  When a gateway goes, only its buckets are given to
- * the others; when one comes (back), it takes buckets that have been
- * idle NH_IDLE seconds, so flows of the gateways that stay never move.
+ * A route goes through a resilient nexthop group (Linux 5.13): buckets
+ * (512, the router's "buckets"), each naming one gateway's nexthop
+ * object, and a flow's hash picks a bucket.  When a gateway goes, only
+ * its buckets are given to the others; when one comes (back), it takes
+ * buckets that have been idle "bucket-idle" seconds (120), so flows of
+ * the gateways that stay never move.
  * A plain multipath route (hash-threshold) would move up to half of
  * them.  The group lives as long as the route, through reloads that
  * keep it and through its gateways all but one failing.  On a kernel
@@ -55,8 +56,7 @@
 #include "relayd.h"
 
 #define NH_ID_BASE	0x52440000	/* relayd's nexthop ids, "RD" */
-#define NH_BUCKETS	512
-#define NH_IDLE		120		/* seconds a bucket idles to move */
+#define NH_MEMBERS	ROUTER_MAXGATEWAYS	/* of a group, at most */
 
 /* A gateway's nexthop object, in as many groups as refs says. */
 struct nh_obj {
@@ -72,7 +72,7 @@ struct nh_route {
 	int			 af, table, plen;
 	struct sockaddr_storage	 dst;
 	uint32_t		 gid;
-	struct nh_obj		*members[NH_BUCKETS];
+	struct nh_obj		*members[NH_MEMBERS];
 	unsigned int		 n;
 };
 
@@ -90,7 +90,7 @@ static int	 nh_route_set(struct router *, int, struct sockaddr_storage *,
 static struct nh_obj
 		*nh_obj_get(struct sockaddr_storage *, int);
 static void	 nh_obj_put(struct nh_obj *);
-static int	 nh_group_set(struct nh_route *, int);
+static int	 nh_group_set(struct nh_route *, struct router *);
 static int	 nh_route_put(struct nh_route *, struct router *, int, int);
 static void	 nh_route_free(struct nh_route *);
 static int	 nh_addr_eq(struct sockaddr_storage *,
@@ -207,7 +207,7 @@ kernel_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 	unsigned int		 j;
 	int			 ret;
 
-	if (!nh_absent && n <= NH_BUCKETS &&
+	if (!nh_absent && n <= NH_MEMBERS &&
 	    (ret = nh_route_set(rt, i, gw, n, prio)) != 1)
 		return (ret);
 	if (n == 0)
@@ -378,10 +378,10 @@ nh_obj_put(struct nh_obj *o)
 
 /* r's group: made with its members, or given them (NLM_F_REPLACE). */
 static int
-nh_group_set(struct nh_route *r, int proto)
+nh_group_set(struct nh_route *r, struct router *rt)
 {
 	char			 buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nexthop_grp	 g[NH_BUCKETS];
+	struct nexthop_grp	 g[NH_MEMBERS];
 	struct nlmsghdr		*nlh;
 	struct nhmsg		*nhm;
 	struct nlattr		*idattr, *res;
@@ -394,7 +394,7 @@ nh_group_set(struct nh_route *r, int proto)
 	nlh->nlmsg_type = RTM_NEWNEXTHOP;
 	nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
 	nhm->nh_family = AF_UNSPEC;
-	nhm->nh_protocol = proto;
+	nhm->nh_protocol = rt->conf.proto;
 	idattr = mnl_nlmsg_get_payload_tail(nlh);
 	mnl_attr_put_u32(nlh, NHA_ID, r->gid);
 	memset(g, 0, r->n * sizeof(g[0]));
@@ -405,9 +405,9 @@ nh_group_set(struct nh_route *r, int proto)
 	res = mnl_attr_nest_start(nlh, NHA_RES_GROUP);
 	/* the number of buckets is the group's for life */
 	if (r->gid == 0)
-		mnl_attr_put_u16(nlh, NHA_RES_GROUP_BUCKETS, NH_BUCKETS);
+		mnl_attr_put_u16(nlh, NHA_RES_GROUP_BUCKETS, rt->conf.buckets);
 	mnl_attr_put_u32(nlh, NHA_RES_GROUP_IDLE_TIMER,
-	    NH_IDLE * (hz > 0 ? hz : 100));
+	    rt->conf.bucket_idle * (hz > 0 ? hz : 100));
 	mnl_attr_put_u32(nlh, NHA_RES_GROUP_UNBALANCED_TIMER, 0);
 	mnl_attr_nest_end(nlh, res);
 	if (r->gid != 0) {
@@ -454,7 +454,7 @@ nh_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
     unsigned int n, int prio)
 {
 	struct nh_route		*r;
-	struct nh_obj		*old[NH_BUCKETS];
+	struct nh_obj		*old[NH_MEMBERS];
 	unsigned int		 j, nold;
 	int			 table = rt->conf.rtable == 0 ? RT_TABLE_MAIN :
 				    rt->conf.rtable;
@@ -488,7 +488,7 @@ nh_route_set(struct router *rt, int i, struct sockaddr_storage *gw,
 		    rt->conf.proto)) == NULL)
 			break;
 	r->n = j;
-	if (j == n && nh_group_set(r, rt->conf.proto) == 0 &&
+	if (j == n && nh_group_set(r, rt) == 0 &&
 	    nh_route_put(r, rt, i, prio) == 0) {
 		for (j = 0; j < nold; j++)
 			nh_obj_put(old[j]);

@@ -263,7 +263,7 @@ typedef struct {
 %token	REMOVE REQUEST RESPONSE RETURN ROUTE ROUTER RTABLE RTLABEL SET
 %token	STICKYADDR STRIP STYLE TAG TAGGED TICKETS TRANSPARENT URL VALUE
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
-%token	HTTP2 STREAMS PIPELINE CONNECTIONS ANNOUNCE
+%token	HTTP2 STREAMS PIPELINE CONNECTIONS ANNOUNCE BUCKETS BUCKETIDLE
 %token	MAXSRCCONN MAXSRCCONNRATE OVERLOAD FLUSH EXPIRE SRCPREFIX
 %token	MAXSRCREQRATE BURST
 %token	<v.string>	STRING
@@ -2467,6 +2467,8 @@ routerdef	: ROUTER STRING			{
 			router->conf.id = ++last_router_id;
 			router->conf.proto = ROUTER_PROTO;
 			router->conf.rtable = -1;
+			router->conf.buckets = ROUTER_BUCKETS;
+			router->conf.bucket_idle = ROUTER_BUCKET_IDLE;
 			memset(&pfo, 0, sizeof(pfo));
 		} '{' optnl routeopts_l '}'	{
 			if (router->conf.nroutes == 0) {
@@ -2583,6 +2585,24 @@ routeoptsl	: ROUTE addrprefix		{
 			    sizeof(router->conf.label));
 			router->conf.proto = ROUTER_PROTO_LABEL + i;
 			FREEARG($2);
+		}
+		| BUCKETS NUMBER		{
+			if ($2 < ROUTER_MAXGATEWAYS || $2 > UINT16_MAX) {
+				yyerror("router %s: invalid buckets: %lld (%d "
+				    "to %d)", router->conf.name, (long long)$2,
+				    ROUTER_MAXGATEWAYS, UINT16_MAX);
+				YYERROR;
+			}
+			router->conf.buckets = $2;
+		}
+		| BUCKETIDLE NUMBER		{
+			if ($2 < 0 || $2 > 3600) {
+				yyerror("router %s: invalid bucket-idle: %lld "
+				    "(0 to 3600 seconds)", router->conf.name,
+				    (long long)$2);
+				YYERROR;
+			}
+			router->conf.bucket_idle = $2;
 		}
 		| DISABLE			{
 			/* OpenBSD's grammar sets it on no router either */
@@ -3104,6 +3124,8 @@ static const struct keywords keywords[] = {
 	{ "backup",		BACKUP },
 	{ "binary",		BINARY },
 	{ "block",		BLOCK },
+	{ "bucket-idle",	BUCKETIDLE },
+	{ "buckets",		BUCKETS },
 	{ "buffer",		BUFFER },
 	{ "burst",		BURST },
 	{ "ca",			CA },

@@ -569,6 +569,10 @@ print_router(struct relayd *env, struct router *rt)
 		print_str(rt->conf.label);
 		printf("\t# route protocol %d\n", rt->conf.proto);
 	}
+	if (rt->conf.buckets != ROUTER_BUCKETS)
+		printf("\tbuckets %d\n", rt->conf.buckets);
+	if (rt->conf.bucket_idle != ROUTER_BUCKET_IDLE)
+		printf("\tbucket-idle %d\n", rt->conf.bucket_idle);
 	printf("}\n");
 }
 

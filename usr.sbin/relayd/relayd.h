@@ -509,6 +509,8 @@ TAILQ_HEAD(tablelist, table);
 #define ROUTER_PROTO_MAX	249
 #define ANNOUNCE_PROTO		250	/* announce: the routes' protocol */
 #define ANNOUNCE_TABLE		250	/* and their table, by default */
+#define ROUTER_BUCKETS		512	/* a resilient group's, by default */
+#define ROUTER_BUCKET_IDLE	120	/* s a bucket idles to move, default */
 
 struct rdr_virt {
 	struct sockaddr_storage	 ss;
@@ -597,6 +599,8 @@ struct router_config {
 	int			 nroutes;
 	struct sockaddr_storage	 routes[ROUTER_MAXROUTES];
 	int			 prefixlen[ROUTER_MAXROUTES];
+	int			 buckets;	/* of its resilient groups */
+	int			 bucket_idle;	/* seconds idle before moving */
 };
 
 struct router {
