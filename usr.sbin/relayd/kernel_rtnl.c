@@ -151,30 +151,42 @@ rtnl_addr(struct nlmsghdr *nlh, uint16_t type, struct sockaddr_storage *ss)
 		    &((struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-static struct rtmsg *
-rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
-    int prio)
+/* A unicast route's message to dst/plen, in table, of protocol proto. */
+static struct nlmsghdr *
+rtnl_route_hdr(char *buf, int type, int flags, struct sockaddr_storage *dst,
+    int plen, int table, int proto, int scope)
 {
 	struct nlmsghdr	*nlh;
 	struct rtmsg	*rtm;
-	int		 table = rt->conf.rtable == 0 ? RT_TABLE_MAIN :
-			    rt->conf.rtable;
 
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = flags;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = rt->conf.af;
-	rtm->rtm_dst_len = rt->conf.prefixlen[i];
+	rtm->rtm_family = dst->ss_family;
+	rtm->rtm_dst_len = plen;
 	rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = rt->conf.proto;
-	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_protocol = proto;
+	rtm->rtm_scope = scope;
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put_u32(nlh, RTA_TABLE, table);
-	rtnl_addr(nlh, RTA_DST, &rt->conf.routes[i]);
+	rtnl_addr(nlh, RTA_DST, dst);
+	return (nlh);
+}
+
+/* Route i of a router, with metric prio. */
+static struct nlmsghdr *
+rtnl_route_msg(char *buf, int type, int flags, struct router *rt, int i,
+    int prio)
+{
+	struct nlmsghdr	*nlh;
+
+	nlh = rtnl_route_hdr(buf, type, flags, &rt->conf.routes[i],
+	    rt->conf.prefixlen[i], rt->conf.rtable == 0 ? RT_TABLE_MAIN :
+	    rt->conf.rtable, rt->conf.proto, RT_SCOPE_UNIVERSE);
 	if (prio > 0)
 		mnl_attr_put_u32(nlh, RTA_PRIORITY, prio);
-	return (rtm);
+	return (nlh);
 }
 
 /* Route i of a router goes; gone already is what we want. */
@@ -696,24 +708,15 @@ kernel_announce(struct sockaddr_storage *ss, int on, int table)
 {
 	char		 buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr	*nlh;
-	struct rtmsg	*rtm;
 
 	if (on && ann_device() == -1)
 		return (-1);
 	if (ann_fd == -1)
 		return (0);	/* no device, no route */
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = on ? RTM_NEWROUTE : RTM_DELROUTE;
-	nlh->nlmsg_flags = on ? NLM_F_CREATE | NLM_F_REPLACE : 0;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = ss->ss_family;
-	rtm->rtm_dst_len = ss->ss_family == AF_INET ? 32 : 128;
-	rtm->rtm_table = table < 256 ? table : RT_TABLE_UNSPEC;
-	rtm->rtm_protocol = ANNOUNCE_PROTO;
-	rtm->rtm_scope = RT_SCOPE_LINK;
-	rtm->rtm_type = RTN_UNICAST;
-	mnl_attr_put_u32(nlh, RTA_TABLE, table);
-	rtnl_addr(nlh, RTA_DST, ss);
+	nlh = rtnl_route_hdr(buf, on ? RTM_NEWROUTE : RTM_DELROUTE,
+	    on ? NLM_F_CREATE | NLM_F_REPLACE : 0, ss,
+	    ss->ss_family == AF_INET ? 32 : 128, table, ANNOUNCE_PROTO,
+	    RT_SCOPE_LINK);
 	mnl_attr_put_u32(nlh, RTA_OIF, ann_ifindex);
 	if (rtnl_talk(nlh) == -1 && (on || errno != ESRCH)) {
 		log_warn("announce: cannot %s a route",

@@ -47,6 +47,7 @@ static void	 pfe_sync(int);
 static void	 pfe_announce(int);
 static void	 show_announce(struct ctl_conn *);
 static void	 pfe_silent(struct ctl_procinfo *);
+static int	 pfe_any_silent(void);
 static void	 pfe_rdr_rate(struct rdr *, struct ctl_rdrstats *);
 static void	 pfe_metrics_listen(int);
 static void	 pfe_metrics_accept(int, short, void *);
@@ -512,12 +513,9 @@ show_demote(struct ctl_conn *c)
 {
 	struct pfe_demote	*pd;
 	struct ctl_demote	 cd;
-	unsigned int		 i;
-	int			 silent = 0;
+	int			 silent = pfe_any_silent();
 
 	/* the parent adds one while a process does not answer: the file's */
-	for (i = 0; i < env->sc_nprocinfo; i++)
-		silent |= env->sc_procinfo[i].pi_silent;
 	TAILQ_FOREACH(pd, &pfe_demotes, pd_entry) {
 		if (!pfe_demote_current(pd))
 			continue;
@@ -526,6 +524,18 @@ show_demote(struct ctl_conn *c)
 		imsg_compose_event(&c->iev, IMSG_CTL_DEMOTE, 0, 0, -1,
 		    &cd, sizeof(cd));
 	}
+}
+
+/* Does a process not answer?  The parent demotes and withdraws then. */
+static int
+pfe_any_silent(void)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < env->sc_nprocinfo; i++)
+		if (env->sc_procinfo[i].pi_silent)
+			return (1);
+	return (0);
 }
 
 /* The parent's word: a process stops answering, or answers again. */
@@ -689,14 +699,11 @@ pfe_relay_serves(struct relay *rlay)
 static int
 pfe_announce_shown(struct pfe_announce *pa, struct ctl_announce *ca)
 {
-	unsigned int	 i;
-
 	if (pa->pa.up == -1)
 		return (0);
 	*ca = pa->pa;
-	for (i = 0; i < env->sc_nprocinfo; i++)
-		if (env->sc_procinfo[i].pi_silent)
-			ca->up = 0;
+	if (pfe_any_silent())
+		ca->up = 0;
 	return (1);
 }
 
