@@ -111,7 +111,8 @@ DEBIAN_PKGS =	pkg-config libevent-dev libtls-dev libssl-dev byacc kyua \
 		atf-sh libatf-dev libbsd-dev libseccomp-dev mandoc openssl \
 		socat iproute2 nftables curl python3 haproxy bind9-dnsutils \
 		snmpd snmp debhelper keepalived conntrackd conntrack bird2 \
-		libnghttp2-dev nghttp2-client libfaketime libcap2-bin $(FUZZ_PKGS)
+		libnghttp2-dev nghttp2-client nghttp2-server python3-grpcio \
+		libfaketime libcap2-bin $(FUZZ_PKGS)
 
 RD =		usr.sbin/relayd
 RC =		usr.sbin/relayctl
@@ -128,6 +129,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/parse.c $(RD)/pfe.c $(RD)/hce.c $(RD)/relay.c \
 		$(RD)/parent_relay.c $(RD)/relay_dns.c $(RD)/relay_http.c $(RD)/relay_http_rules.c \
 		$(RD)/relay_h2.c \
+		$(RD)/relay_h2b.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
 		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/maglev.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
 		$(RD)/check_icmp.c \
@@ -141,7 +143,8 @@ LIB_OBJS =	$(LIB_SRCS:.c=.o)
 LIB =		$(RD)/librelayd.a
 RELAYD =	$(RD)/relayd
 RELAYCTL =	$(RC)/relayctl
-HDRS =		$(RD)/relayd.h $(RD)/relay.h $(RD)/http.h $(RD)/splice.h $(RD)/compat/imsg.h \
+HDRS =		$(RD)/relayd.h $(RD)/relay.h $(RD)/relay_h2.h $(RD)/http.h \
+		$(RD)/splice.h $(RD)/compat/imsg.h \
 		$(RD)/compat/compat.h $(RC)/parser.h
 
 REGRESS_PROGS =	regress/imsg/imsg_test regress/parse/parse_test regress/http/http_test \

@@ -85,6 +85,9 @@ protocol_init(struct protocol *p)
 	p->httpstreams = RELAY_H2STREAMS;
 	p->httppipeline = RELAY_H2PIPELINE;
 	p->httpconns = RELAY_H2CONNS;
+	p->h2bstreams = RELAY_H2B_STREAMS;
+	p->h2bconns = RELAY_H2B_CONNS;
+	p->h2bidle = RELAY_H2B_IDLE;
 	protocol_forget(p);
 }
 

@@ -66,6 +66,7 @@ static int		 regular_file(FILE *, const char *);
 static int		 popfile(void);
 int			 yyparse(void);
 static int		 yylex(void);
+static int		 yylex_token(void);
 static int		 yyerror(const char *, ...)
 			    __attribute__((__format__ (printf, 1, 2)));
 static int		 kw_cmp(const void *, const void *);
@@ -265,7 +266,7 @@ typedef struct {
 %token	WEBSOCKETS CRL DIRECTORY PROXYPROTO V1 V2 OWNER GROUP RESTRICTED
 %token	HTTP2 STREAMS PIPELINE CONNECTIONS ANNOUNCE BUCKETS BUCKETIDLE
 %token	MAXSRCCONN MAXSRCCONNRATE OVERLOAD FLUSH EXPIRE SRCPREFIX
-%token	MAXSRCREQRATE BURST
+%token	MAXSRCREQRATE BURST BACKEND IDLE
 %token	<v.string>	STRING
 %token	<v.number>	NUMBER
 %type	<v.string>	string macroval tablename value interface
@@ -1149,7 +1150,43 @@ httpflags	: HEADERLEN NUMBER		{
 			proto->httpconns = $3;
 		}
 		| NO HTTP2			{
-			proto->httpflags &= ~HTTPFLAG_HTTP2;
+			proto->httpflags &= ~(HTTPFLAG_HTTP2 |
+			    HTTPFLAG_H2BACKEND);
+		}
+		| HTTP2 BACKEND			{
+			proto->httpflags |= HTTPFLAG_HTTP2 | HTTPFLAG_H2BACKEND;
+		}
+		| HTTP2 BACKEND STREAMS NUMBER	{
+			if ($4 < 1 || $4 > RELAY_H2STREAMS_MAX) {
+				yyerror("invalid http2 backend streams: %lld "
+				    "(1 to %d)", (long long)$4,
+				    RELAY_H2STREAMS_MAX);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2 | HTTPFLAG_H2BACKEND;
+			proto->h2bstreams = $4;
+		}
+		| HTTP2 BACKEND CONNECTIONS NUMBER	{
+			if ($4 < 1 || $4 > RELAY_H2B_CONNS_MAX) {
+				yyerror("invalid http2 backend connections: "
+				    "%lld (1 to %d)", (long long)$4,
+				    RELAY_H2B_CONNS_MAX);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2 | HTTPFLAG_H2BACKEND;
+			proto->h2bconns = $4;
+		}
+		| HTTP2 BACKEND IDLE NUMBER	{
+			if ($4 < 1 || $4 > 3600) {
+				yyerror("invalid http2 backend idle: %lld "
+				    "(1 to 3600)", (long long)$4);
+				YYERROR;
+			}
+			proto->httpflags |= HTTPFLAG_HTTP2 | HTTPFLAG_H2BACKEND;
+			proto->h2bidle = $4;
+		}
+		| NO HTTP2 BACKEND		{
+			proto->httpflags &= ~HTTPFLAG_H2BACKEND;
 		}
 		;
 
@@ -3120,6 +3157,7 @@ static const struct keywords keywords[] = {
 	{ "agentx",		AGENTX },
 	{ "announce",		ANNOUNCE },
 	{ "append",		APPEND },
+	{ "backend",		BACKEND },
 	{ "backlog",		BACKLOG },
 	{ "backup",		BACKUP },
 	{ "binary",		BINARY },
@@ -3168,6 +3206,7 @@ static const struct keywords keywords[] = {
 	{ "http",		HTTP },
 	{ "http2",		HTTP2 },
 	{ "icmp",		ICMP },
+	{ "idle",		IDLE },
 	{ "ignorecase",	IGNORECASE },
 	{ "include",		INCLUDE },
 	{ "inet",		INET },
@@ -3452,8 +3491,20 @@ allowed_to_end_number(int x)
 	    x == '}' || x == '=' || x == '>');
 }
 
+/*
+ * A word after '<' is a table's name, never a keyword: "table
+ * <backend>" stays good whatever words the grammar takes on.
+ */
+static int	 yylex_prev;
+
 static int
 yylex(void)
+{
+	return (yylex_prev = yylex_token());
+}
+
+static int
+yylex_token(void)
 {
 	char		 buf[MAXTOKEN];
 	char		*p;
@@ -3520,7 +3571,8 @@ nodigits:
 		} while ((c = lgetc(0)) != EOF && allowed_in_string(c));
 		lungetc(c);
 		*p = '\0';
-		if ((token = lookup(buf)) == STRING)
+		token = yylex_prev == '<' ? STRING : lookup(buf);
+		if (token == STRING)
 			if ((yylval.v.string = strdup(buf)) == NULL)
 				fatal("yylex: strdup");
 		return (token);

@@ -345,6 +345,17 @@ print_protocol(struct protocol *p)
 		if (p->httpconns != RELAY_H2CONNS)
 			printf("\thttp http2 connections %d\n", p->httpconns);
 	}
+	if (p->type == RELAY_PROTO_HTTP && (p->httpflags & HTTPFLAG_H2BACKEND)) {
+		printf("\thttp http2 backend\n");
+		if (p->h2bstreams != RELAY_H2B_STREAMS)
+			printf("\thttp http2 backend streams %d\n",
+			    p->h2bstreams);
+		if (p->h2bconns != RELAY_H2B_CONNS)
+			printf("\thttp http2 backend connections %d\n",
+			    p->h2bconns);
+		if (p->h2bidle != RELAY_H2B_IDLE)
+			printf("\thttp http2 backend idle %d\n", p->h2bidle);
+	}
 	if (p->flags & F_RETURN) {
 		printf("\treturn error");
 		if (p->style != NULL) {

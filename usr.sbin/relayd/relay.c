@@ -414,7 +414,9 @@ relay_reset(struct imsg *imsg)
 		}
 	}
 	relay_started = 0;
-	if (relay_nsessions == 0) {
+	/* the shared backend connections with nothing under way go */
+	relay_h2b_retire();
+	if (TAILQ_EMPTY(&relay_sessions)) {
 		config_purge(env);
 		return;
 	}
@@ -693,6 +695,53 @@ relay_link_open(struct rsession *parent, const struct relay_ops *ops,
 	evtimer_set(&link->se_ev, relay_link_start, link);
 	evtimer_add(&link->se_ev, &tv);
 	return (link);
+}
+
+/*
+ * A shared link: a backend connection of the relay process's, to host
+ * of table, that the sessions of con's relay share (HTTP/2 backends).  It is
+ * a link of nobody's: no end line, statistics or show sessions; the
+ * protocol counts its bytes to the sessions it carries them for
+ * (relay_count()) and names it in their end lines (relay_link_name()).
+ */
+struct rsession *
+relay_link_shared(struct rsession *con, const struct relay_ops *ops,
+    struct relay_table *table, struct host *host)
+{
+	struct relay		*rlay = con->se_relay;
+	struct rsession		*link;
+	struct sockaddr_storage	 none;
+	struct timeval		 tv = { 0, 0 };
+
+	memset(&none, 0, sizeof(none));
+	if ((link = calloc(1, sizeof(*link))) == NULL)
+		return (NULL);
+	relay_session_init(link, rlay, ops, -1, &none);
+	link->se_id = ++relay_linkid | 0x80000000U;
+	link->se_shared = 1;
+	link->se_table = table;
+	link->se_pinned = host;
+	link->se_nosplice = 1;
+	link->se_sockname = rlay->rl_conf.ss;
+	link->se_socknamed = 1;
+	/* it keeps con's configuration, as con does */
+	if ((link->se_conf = con->se_conf) != NULL)
+		link->se_conf->sc_nsessions++;
+	TAILQ_INSERT_TAIL(&relay_sessions, link, se_entry);
+	relay_nlinks++;
+	evtimer_set(&link->se_ev, relay_link_start, link);
+	evtimer_add(&link->se_ev, &tv);
+	return (link);
+}
+
+/* Bytes written to a shared link for con, counted as its own. */
+void
+relay_count(struct rsession *con, int dir, size_t n)
+{
+	if (dir == RELAY_DIR_REQUEST)
+		con->se_in.copied += n;
+	else
+		con->se_out.copied += n;
 }
 
 static void
@@ -1152,6 +1201,19 @@ relay_from_table(struct rsession *con)
 	return (NULL);
 }
 
+/* The host a session's table (or table) gives it now; NULL: none up. */
+struct host *
+relay_choose(struct rsession *con, struct relay_table *table)
+{
+	struct relay_table	*was = con->se_table;
+	struct host		*h;
+
+	con->se_table = table;
+	h = relay_from_table(con);
+	con->se_table = was;
+	return (h);
+}
+
 /*
  * Connecting a session to its backend goes in three steps, each once a
  * try: choose the destination (relay_connect), obtain a socket (made
@@ -1377,7 +1439,9 @@ relay_pick(struct rsession *con)
 	struct relay	*rlay = con->se_relay;
 
 	if (!TAILQ_EMPTY(&rlay->rl_tables)) {
-		if ((con->se_host = relay_from_table(con)) == NULL) {
+		if (con->se_pinned != NULL)
+			con->se_host = con->se_pinned;
+		else if ((con->se_host = relay_from_table(con)) == NULL) {
 			(void)relay_connect_failed(con, RELAY_CFAIL_NOHOST, 0);
 			return (-1);
 		}
@@ -1416,7 +1480,7 @@ relay_original_dst(struct rsession *con)
 		if (relay_sockname(con)->ss_family == AF_UNSPEC)
 			return (1);
 		ss = con->se_sockname;
-	} else if (compat_natlook(con->se_parent != NULL ?
+	} else if (con->se_shared || compat_natlook(con->se_parent != NULL ?
 	    con->se_parent->se_in.s : con->se_in.s, &ss) == -1) {
 		if (!TAILQ_EMPTY(&rlay->rl_tables) ||
 		    rlay->rl_conf.dstss.ss_family != AF_UNSPEC)
@@ -1760,7 +1824,7 @@ relay_session_start(struct rsession *con)
 		return;
 	}
 	/* a link has no client side */
-	if ((con->se_parent == NULL && relay_bufferevent(&con->se_in) == -1) ||
+	if ((!RELAY_LINK(con) && relay_bufferevent(&con->se_in) == -1) ||
 	    relay_bufferevent(&con->se_out) == -1) {
 		relay_close(con, "buffer event failed", 1);
 		return;
@@ -1779,8 +1843,13 @@ relay_session_start(struct rsession *con)
 static void
 relay_link_adopt(struct rsession *link)
 {
-	struct rsession	*con = link->se_parent;
+	relay_link_name(link->se_parent, link);
+}
 
+/* con's backend is link's now (a link of con's, or a shared one). */
+void
+relay_link_name(struct rsession *con, struct rsession *link)
+{
 	if (con->se_nconnects > 0 &&
 	    con->se_out.ss.ss_family == link->se_out.ss.ss_family &&
 	    memcmp(&con->se_out.ss, &link->se_out.ss,
@@ -2428,7 +2497,9 @@ relay_session_free(struct rsession *con)
 	if (con->se_parent != NULL) {
 		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);
 		relay_nlinks--;
-	} else
+	} else if (con->se_shared)
+		relay_nlinks--;
+	else
 		relay_nsessions--;
 	if (con->se_dgram)
 		relay_ndgrams--;
@@ -2466,6 +2537,13 @@ relay_close(struct rsession *con, const char *msg, int err)
 		    RELAY_BYTES_COPIED);
 		con->se_parent->se_out.copied += relay_bytes(&con->se_out,
 		    RELAY_BYTES_COPIED);
+		con->se_why = msg;
+		relay_session_free(con);
+		relay_accept_resume();
+		return;
+	}
+	if (con->se_shared) {
+		/* its bytes were counted for the sessions it carried */
 		con->se_why = msg;
 		relay_session_free(con);
 		relay_accept_resume();

@@ -166,6 +166,19 @@ struct host	*relay_from_table(struct rsession *);
  */
 struct rsession	*relay_link_open(struct rsession *, const struct relay_ops *,
 		    struct relay_table *);
+/*
+ * a shared link: a backend connection to host of table for the sessions
+ * of the relay (HTTP/2 backends), the process's, not con's; its bytes
+ * count as the sessions' the protocol names (relay_count()), and a
+ * session names it in its end line (relay_link_name())
+ */
+struct rsession	*relay_link_shared(struct rsession *,
+		    const struct relay_ops *, struct relay_table *,
+		    struct host *);
+void		 relay_link_name(struct rsession *, struct rsession *);
+void		 relay_count(struct rsession *, int, size_t);
+struct host	*relay_choose(struct rsession *, struct relay_table *);
+#define RELAY_LINK(con)	((con)->se_parent != NULL || (con)->se_shared)
 
 
 /* The core's own structures: a session and its sides. */
@@ -302,6 +315,8 @@ struct rsession {
 	struct lim_ent		*se_lim;	/* its source's counts */
 	struct lim_ent		*se_limq;	/* its source's requests */
 	struct rsession		*se_parent;	/* a link: whose it is */
+	int			 se_shared;	/* a shared link: nobody's */
+	struct host		*se_pinned;	/* its host, chosen before */
 	TAILQ_HEAD(rsession_links, rsession) se_links;	/* its links */
 	TAILQ_ENTRY(rsession)	 se_link;
 	const char		*se_why;	/* a link's end, for ro_free */
@@ -341,6 +356,8 @@ char		*http_error_page(struct rsession *, int, const char *);
 
 /* relay_h2.c: an http relay's TLS clients that chose h2 (ALPN) */
 extern const struct relay_ops relay_h2_ops;
+/* relay_h2b.c: HTTP/2 backends, their connections shared */
+void		 relay_h2b_retire(void);
 
 /* relay_dns.c */
 #define RELAY_DNS_MAXPENDING	16384	/* queries waiting, per process */

@@ -67,9 +67,8 @@
 #include "relayd.h"
 #include "relay.h"
 #include "http.h"
+#include "relay_h2.h"
 
-#define H2_OUT_MAX		(256 * 1024)	/* unwritten output */
-#define H2_STREAM_RESP_MAX	(64 * 1024)	/* an answer held, a stream */
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
 #define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
 #define H2_RESETS_MAX		100		/* resets beyond answers */
@@ -79,48 +78,10 @@
 #define H2_TOOLARGE_MAX		1		/* lists over headerlen */
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
 #define H2_INPUT_TURN		(256 * 1024)	/* client bytes a turn */
-#define H2_RESETS_KEPT		64		/* our last resets, kept */
 
-enum h2_where {
-	H2_NOWHERE,		/* nghttp2's only */
-	H2_WAITING,		/* a request for a backend */
-	H2_PIPE			/* on a link, waiting for its answer */
-};
-
-struct h2_session;
-struct h2_link;
-
-struct h2_stream {
-	TAILQ_ENTRY(h2_stream)	 st_entry;	/* waiting, or a pipe */
-	TAILQ_ENTRY(h2_stream)	 st_all;
-	struct h2_session	*st_h2;
-	int32_t			 st_id;
-	enum h2_where		 st_where;
-	struct h2_link		*st_link;	/* whose pipe it is on */
-	int			 st_tries;	/* sent to a backend */
-	int			 st_closed;	/* nghttp2 is through with it */
-	struct http_msg		 st_req;
-	size_t			 st_hdrlen;
-	int			 st_error;	/* a status to answer with */
-	const char		*st_errmsg;
-	char			*st_authority;
-	char			*st_cookie;
-	int			 st_headdone;	/* the request head came */
-	int			 st_reqdone;	/* and all of its body */
-	int			 st_chunked;	/* it goes in chunks */
-	struct relay_table	*st_table;
-	struct evbuffer		*st_body;	/* body for the backend */
-	struct evbuffer		*st_trailers;	/* its trailer lines */
-	int			 st_retry;	/* 429: Retry-After, s */
-	struct evbuffer		*st_resp;	/* answer for the client */
-	struct http_msg		 st_rtrailers;	/* the answer's trailers */
-	int			 st_answered;	/* a response was submitted */
-	int			 st_respdone;	/* all of it is in st_resp */
-	int			 st_deferred;	/* nghttp2 waits for st_resp */
-	int			 st_discard;	/* the backend's answer goes */
-	struct event		 st_ev;		/* the request's deadline */
-};
-TAILQ_HEAD(h2_streams, h2_stream);
+/* the relay's backends speak HTTP/2 (relay_h2b.c) */
+#define H2_BACKENDS(h2)		((h2)->h2_con->se_relay->rl_proto->httpflags & \
+				    HTTPFLAG_H2BACKEND)
 
 /*
  * A backend connection of the session's pool: a link of the core's
@@ -149,32 +110,6 @@ struct h2_link {
 	int			 l_bclose;	/* the backend ends after it */
 	int			 l_rpaused;	/* its stream's client lags */
 };
-TAILQ_HEAD(h2_links, h2_link);
-
-struct h2_session {
-	struct rsession		*h2_con;
-	nghttp2_session		*h2_ng;
-	struct h2_streams	 h2_all;
-	struct h2_streams	 h2_waiting;
-	struct h2_links		 h2_links;
-	size_t			 h2_maxhdr;
-	/* abuse */
-	unsigned int		 h2_resets;
-	unsigned int		 h2_answers;
-	unsigned int		 h2_nstreams;	/* open now */
-	unsigned int		 h2_requests;	/* so far */
-	unsigned int		 h2_toolarge;	/* header lists refused */
-	int			 h2_inmore;	/* input left for a turn */
-	int			 h2_tokens;
-	time_t			 h2_tokentime;
-	int			 h2_conts;
-	const char		*h2_fault;	/* why it is cut off */
-	uint32_t		 h2_faultcode;	/* with which GOAWAY */
-	int32_t			 h2_maxid;	/* the client's last stream */
-	int32_t			 h2_reset[H2_RESETS_KEPT];
-	unsigned int		 h2_nreset;	/* of them, so far */
-	struct event		 h2_againev;	/* h2_run() goes on */
-};
 
 static enum relay_verdict
 		 h2_init(struct rsession *);
@@ -200,12 +135,12 @@ static int	 h2_toolarge(struct h2_session *, struct h2_stream *);
 static size_t	 h2_stream_held(struct h2_stream *);
 static int	 h2_link_resumable(struct h2_link *);
 static int	 h2_link_up(struct h2_link *);
-static void	 h2_refuse(struct h2_stream *, int, const char *);
 static void	 h2_stream_off(struct h2_session *, struct h2_stream *);
-static void	 h2_stream_release(struct h2_stream *);
 static void	 h2_response_end(struct h2_link *, struct h2_stream *);
 static void	 h2_backend_parse(struct h2_link *);
 static void	 h2_timeout(int, short, void *);
+static long long h2_grpc_timeout(const char *);
+static void	 h2_grpc_deadline(int, short, void *);
 static void	 h2_again(int, short, void *);
 
 static enum relay_verdict
@@ -290,6 +225,9 @@ h2_send_data_cb(nghttp2_session *ng, nghttp2_frame *frame,
 	    (len > 0 && evbuffer_remove_buffer(st->st_resp, out, len) !=
 	    (int)len))
 		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	/* an HTTP/2 backend may send as much again */
+	if (st->st_bc != NULL && len > 0)
+		h2b_consumed(st, len);
 	return (0);
 }
 
@@ -364,8 +302,11 @@ h2_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 	st->st_id = frame->hd.stream_id;
 	http_msg_init(&st->st_req, RELAY_DIR_REQUEST, 0);
 	http_msg_init(&st->st_rtrailers, RELAY_DIR_RESPONSE, 0);
+	http_msg_init(&st->st_bmsg, RELAY_DIR_RESPONSE, 0);
+	http_msg_init(&st->st_qtrailers, RELAY_DIR_REQUEST, 0);
 	st->st_req.hm_minor = 1;
 	evtimer_set(&st->st_ev, h2_timeout, st);
+	evtimer_set(&st->st_gev, h2_grpc_deadline, st);
 	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
 	h2->h2_nstreams++;
 	if (nghttp2_session_set_stream_user_data(ng, st->st_id, st) != 0) {
@@ -436,6 +377,12 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 		return (NGHTTP2_ERR_CALLBACK_FAILURE);
 	if (st->st_error != 0)
 		return (0);
+	if (frame->headers.cat == NGHTTP2_HCAT_HEADERS && H2_BACKENDS(h2)) {
+		/* trailers, for an HTTP/2 backend */
+		if (http_header_add(&st->st_qtrailers, n, v) == -1)
+			return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+		return (0);
+	}
 	if (frame->headers.cat == NGHTTP2_HCAT_HEADERS) {
 		/* trailers: they go on where the body goes in chunks */
 		if (st->st_trailers == NULL &&
@@ -470,6 +417,11 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 			h2_error(st, 500, "out of memory");
 		return (0);
 	}
+	if (strcmp(n, "content-type") == 0 &&
+	    strncmp(v, "application/grpc", 16) == 0)
+		st->st_grpc = 1;
+	if (strcmp(n, "grpc-timeout") == 0)
+		st->st_gtimeout = h2_grpc_timeout(v);
 	if (strcmp(n, "content-length") == 0) {
 		/* nghttp2 checked it and holds DATA to it */
 		len = strtonum(v, 0, LLONG_MAX, &errstr);
@@ -593,6 +545,7 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 	struct http_header	*h;
 	const char		*method, *host;
 	char			 log[32], line[RELAY_REQUEST_SIZE];
+	struct timeval		 tv;
 	int			 code;
 
 	st->st_headdone = 1;
@@ -650,13 +603,18 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 		h2_refuse(st, code, NULL);
 		return;
 	}
-	if (!st->st_reqdone && m->hm_clen == -1) {
+	if (!st->st_reqdone && m->hm_clen == -1 && !H2_BACKENDS(h2)) {
 		/* a body of no announced length goes in chunks */
 		if (http_header_add(m, "transfer-encoding", "chunked") == -1) {
 			h2_refuse(st, 500, "out of memory");
 			return;
 		}
 		st->st_chunked = 1;
+	}
+	if (st->st_grpc && st->st_gtimeout > 0) {
+		tv.tv_sec = st->st_gtimeout / 1000;
+		tv.tv_usec = (st->st_gtimeout % 1000) * 1000;
+		evtimer_add(&st->st_gev, &tv);
 	}
 	st->st_where = H2_WAITING;
 	TAILQ_INSERT_TAIL(&h2->h2_waiting, st, st_entry);
@@ -678,11 +636,15 @@ h2_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 		if (frame->headers.cat == NGHTTP2_HCAT_REQUEST)
 			h2_request(h2, st);
 		h2_deadline(st);
+		if (st->st_reqdone && st->st_where == H2_BACKEND)
+			h2b_body_more(st);
 		break;
 	case NGHTTP2_DATA:
 		if (st != NULL && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
 			st->st_reqdone = 1;
 			h2_deadline(st);
+			if (st->st_where == H2_BACKEND)
+				h2b_body_more(st);
 		}
 		break;
 	case NGHTTP2_RST_STREAM:
@@ -715,6 +677,8 @@ h2_data_chunk_cb(nghttp2_session *ng, uint8_t flags, int32_t id,
 	if (evbuffer_add(st->st_body, data, len) == -1)
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
 	h2_deadline(st);
+	if (st->st_where == H2_BACKEND)
+		h2b_body_more(st);
 	return (0);
 }
 
@@ -740,7 +704,8 @@ h2_frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 	    (st = nghttp2_session_get_stream_user_data(ng,
 	    frame->hd.stream_id)) == NULL)
 		return (0);
-	if (st->st_error != 0 && !st->st_reqdone && !st->st_closed)
+	if ((st->st_error != 0 || st->st_bgone) && !st->st_reqdone &&
+	    !st->st_closed)
 		(void)nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE,
 		    st->st_id, NGHTTP2_NO_ERROR);
 	return (0);
@@ -778,11 +743,12 @@ h2_stream_off(struct h2_session *h2, struct h2_stream *st)
 		st->st_discard = 1;
 		if (st->st_link->l_wbody == st)
 			st->st_link->l_lost = 1;
-	}
+	} else if (st->st_where == H2_BACKEND)
+		h2b_cancel(st);
 }
 
 /* A stream goes, once neither nghttp2 nor the backend needs it. */
-static void
+void
 h2_stream_release(struct h2_stream *st)
 {
 	struct h2_session	*h2 = st->st_h2;
@@ -793,8 +759,11 @@ h2_stream_release(struct h2_stream *st)
 	if (h2->h2_nstreams > 0)
 		h2->h2_nstreams--;
 	evtimer_del(&st->st_ev);
+	evtimer_del(&st->st_gev);
 	http_msg_clear(&st->st_req);
 	http_msg_clear(&st->st_rtrailers);
+	http_msg_clear(&st->st_bmsg);
+	http_msg_clear(&st->st_qtrailers);
 	if (st->st_resp != NULL) {
 		evbuffer_free(st->st_resp);
 	}
@@ -805,6 +774,60 @@ h2_stream_release(struct h2_stream *st)
 	free(st->st_authority);
 	free(st->st_cookie);
 	free(st);
+}
+
+/*
+ * A gRPC call's grpc-timeout in ms: 1 to 8 digits and a unit (H, M, S,
+ * m, u, n); 0 when there is none to keep.
+ */
+static long long
+h2_grpc_timeout(const char *v)
+{
+	static const struct {
+		char		unit;
+		long long	mul;	/* ms of one, or 0 */
+		long long	div;	/* ones in a ms */
+	} units[] = {
+		{ 'H', 3600000, 1 }, { 'M', 60000, 1 }, { 'S', 1000, 1 },
+		{ 'm', 1, 1 }, { 'u', 1, 1000 }, { 'n', 1, 1000000 }
+	};
+	long long	 n = 0;
+	size_t		 i, len = strlen(v);
+
+	if (len < 2 || len > 9)
+		return (0);
+	for (i = 0; i < len - 1; i++) {
+		if (!isdigit((unsigned char)v[i]))
+			return (0);
+		n = n * 10 + (v[i] - '0');
+	}
+	for (i = 0; i < nitems(units); i++)
+		if (units[i].unit == v[len - 1])
+			return ((n * units[i].mul + units[i].div - 1) /
+			    units[i].div);
+	return (0);
+}
+
+/*
+ * A gRPC call's deadline passed: it ends, with DEADLINE_EXCEEDED if it
+ * was not answered yet, else reset; its backend's stream with it.
+ */
+static void
+h2_grpc_deadline(int fd, short event, void *arg)
+{
+	struct h2_stream	*st = arg;
+	struct h2_session	*h2 = st->st_h2;
+
+	(void)fd;
+	(void)event;
+	if (!st->st_answered)
+		h2_refuse(st, 408, "deadline exceeded");
+	else {
+		h2_stream_off(h2, st);
+		if (!st->st_respdone)
+			h2_answer_reset(st, NGHTTP2_CANCEL);
+	}
+	relay_wish(h2->h2_con, h2_run(h2));
 }
 
 /* A request deadline passed: 408, as a head that stops coming. */
@@ -824,7 +847,7 @@ h2_timeout(int fd, short event, void *arg)
  * Connection-specific fields of HTTP/1.1 never go on in HTTP/2 (RFC
  * 9113 8.2.2): those, and the ones Connection names.
  */
-static int
+int
 h2_hop_field(struct http_msg *m, const char *name)
 {
 	static const char	*hop[] = { "connection", "keep-alive",
@@ -906,10 +929,47 @@ h2_submit_head(struct h2_session *h2, struct h2_stream *st,
 }
 
 /*
- * A stream relayd answers itself: OpenBSD's error page under "return
- * error", else a reset.  Whatever else it was waiting for is off.
+ * A gRPC call relayd ends itself: "trailers only", a status of gRPC's
+ * for the HTTP code, as its clients map one (UNAVAILABLE for a gateway
+ * error, so that they may try again).  0, or -1 without memory.
  */
-static void
+static int
+h2_grpc_status(struct h2_stream *st, int code, const char *msg)
+{
+	static const struct {
+		int	http;
+		int	grpc;
+	} map[] = {
+		{ 400, 13 }, { 401, 16 }, { 403, 7 }, { 404, 12 },
+		{ 408, 4 }, { 413, 8 }, { 429, 14 }, { 500, 13 },
+		{ 502, 14 }, { 503, 14 }, { 504, 14 }
+	};
+	struct http_msg	 m;
+	char		 status[12];
+	size_t		 i;
+	int		 grpc = 2, ret;
+
+	for (i = 0; i < nitems(map); i++)
+		if (map[i].http == code)
+			grpc = map[i].grpc;
+	(void)snprintf(status, sizeof(status), "%d", grpc);
+	http_msg_init(&m, RELAY_DIR_RESPONSE, 0);
+	m.hm_code = 200;
+	ret = (http_header_add(&m, "content-type", "application/grpc") ==
+	    -1 || http_header_add(&m, "grpc-status", status) == -1 ||
+	    http_header_add(&m, "grpc-message", msg) == -1 ||
+	    h2_submit_head(st->st_h2, st, &m, 0, 1) == -1) ? -1 : 0;
+	http_msg_clear(&m);
+	st->st_respdone = 1;
+	return (ret);
+}
+
+/*
+ * A stream relayd answers itself: OpenBSD's error page under "return
+ * error", else a reset; a gRPC call its status.  Whatever else it was
+ * waiting for is off.
+ */
+void
 h2_refuse(struct h2_stream *st, int code, const char *msg)
 {
 	struct h2_session	*h2 = st->st_h2;
@@ -930,6 +990,11 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	if (st->st_closed || st->st_answered)
 		goto reset;
 	st->st_answered = 1;
+	if (st->st_grpc) {
+		if (h2_grpc_status(st, code, msg) == -1)
+			goto reset;
+		return;
+	}
 	/* a limit's 429 is always answered, "return error" or not */
 	if ((con->se_relay->rl_proto->flags & F_RETURN) == 0 &&
 	    st->st_retry == 0)
@@ -1034,6 +1099,17 @@ h2_dispatch(struct h2_session *h2)
 	struct h2_link		*l, *idle, *wait, *pipe, *spare;
 	int			 pool, max;
 
+	if (H2_BACKENDS(h2)) {
+		/* streams on the process's HTTP/2 backend connections */
+		while ((st = TAILQ_FIRST(&h2->h2_waiting)) != NULL) {
+			TAILQ_REMOVE(&h2->h2_waiting, st, st_entry);
+			st->st_where = H2_NOWHERE;
+			st->st_tries++;
+			if (h2b_submit(st) == -1)
+				h2_refuse(st, 502, "session failed");
+		}
+		return;
+	}
 	/* by default a stream never waits behind another's answer */
 	max = proto->httpconns > 0 ? proto->httpconns : proto->httpstreams;
 	TAILQ_FOREACH(l, &h2->h2_links, l_entry)
@@ -1454,6 +1530,89 @@ h2_link_resumable(struct h2_link *l)
 	return (st == NULL || h2_stream_held(st) < H2_STREAM_RESP_MAX / 2);
 }
 
+/*
+ * What an HTTP/2 backend (relay_h2b.c) gives a stream.  The session
+ * runs from its timer: every stream a backend's bytes answered in one
+ * turn goes to the client in one write.
+ */
+void
+h2_wake(struct h2_session *h2)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	evtimer_add(&h2->h2_againev, &tv);
+}
+
+/*
+ * The head of st's answer, through the response rules: 0, 1 when a
+ * rule refused it (the backend's answer goes), -1 when it cannot go
+ * (a 101, no memory).
+ */
+int
+h2_answer_head(struct h2_stream *st, struct http_msg *m, int hasbody)
+{
+	struct h2_session	*h2 = st->st_h2;
+	struct rsession		*con = h2->h2_con;
+	struct relay_table	*table;
+	int			 code;
+
+	h2_wake(h2);
+	if (m->hm_code < 200) {
+		if (m->hm_code == 101)
+			return (-1);
+		if (!st->st_closed && h2_submit_head(h2, st, m, 0, 0) == -1)
+			return (-1);
+		return (0);
+	}
+	if ((code = http_rules(&con->se_out, m, &table)) != 0) {
+		h2_refuse(st, code, NULL);
+		return (1);
+	}
+	if (con->se_haslog)
+		relay_log(con, ";");
+	if (st->st_closed)
+		return (0);
+	if (st->st_resp == NULL && (st->st_resp = evbuffer_new()) == NULL)
+		return (-1);
+	st->st_answered = 1;
+	if (!hasbody)
+		st->st_respdone = 1;
+	h2->h2_answers++;
+	return (h2_submit_head(h2, st, m, hasbody, 1));
+}
+
+/* More of st's answer is in st_resp, or all of it (h2_answer_end()). */
+void
+h2_answer_more(struct h2_stream *st)
+{
+	struct h2_session	*h2 = st->st_h2;
+
+	h2_wake(h2);
+	if (st->st_deferred && !st->st_closed) {
+		st->st_deferred = 0;
+		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
+	}
+}
+
+void
+h2_answer_end(struct h2_stream *st)
+{
+	st->st_respdone = 1;
+	h2_answer_more(st);
+}
+
+/* The backend reset st's stream: so is the client's. */
+void
+h2_answer_reset(struct h2_stream *st, uint32_t code)
+{
+	struct h2_session	*h2 = st->st_h2;
+
+	h2_wake(h2);
+	if (!st->st_closed)
+		(void)nghttp2_submit_rst_stream(h2->h2_ng, NGHTTP2_FLAG_NONE,
+		    st->st_id, code);
+}
+
 static enum relay_verdict
 h2_init(struct rsession *con)
 {
@@ -1541,6 +1700,8 @@ h2_free(struct rsession *con)
 		return;
 	while ((st = TAILQ_FIRST(&h2->h2_all)) != NULL) {
 		st->st_closed = 1;
+		if (st->st_where == H2_BACKEND)
+			h2b_cancel(st);
 		st->st_where = H2_NOWHERE;
 		h2_stream_release(st);
 	}

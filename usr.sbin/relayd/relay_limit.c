@@ -342,7 +342,7 @@ relay_limit_flush(const char *table, int af, const uint8_t *addr)
 	for (;;) {
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
 			rlay = con->se_relay;
-			if (con->se_parent != NULL || con->se_dgram ||
+			if (RELAY_LINK(con) || con->se_dgram ||
 			    !rlay->rl_conf.lim.lim_flush ||
 			    strcmp(rlay->rl_conf.lim.lim_overload, table) != 0)
 				continue;

@@ -188,7 +188,7 @@ relay_statistics(int fd, short event, void *arg)
 		TAILQ_FOREACH(con, &relay_sessions, se_entry) {
 			/* a link's bytes are its session's */
 			if (relay_counted(con->se_relay) != rlay ||
-			    con->se_parent != NULL)
+			    RELAY_LINK(con))
 				continue;
 			relay_session_bytes(con, b);
 			for (dir = 0; dir < 2; dir++)
@@ -241,7 +241,7 @@ relay_sessions_send(struct privsep *ps, uint32_t peerid)
 	struct ctl_session	 cs;
 
 	TAILQ_FOREACH(con, &relay_sessions, se_entry) {
-		if (con->se_parent != NULL)
+		if (RELAY_LINK(con))
 			continue;
 		memset(&cs, 0, sizeof(cs));
 		cs.cs_id = con->se_id;

@@ -276,6 +276,12 @@ relay_tls_client(struct relay *rlay)
 		return (-1);
 	tls_config_insecure_noverifyname(cfg);
 	tls_config_insecure_noverifycert(cfg);
+	/* "http2 backend": the backends are asked for h2 */
+	if (rlay->rl_proto != NULL &&
+	    rlay->rl_proto->type == RELAY_PROTO_HTTP &&
+	    (rlay->rl_proto->httpflags & HTTPFLAG_H2BACKEND) &&
+	    tls_config_set_alpn(cfg, "h2") != 0)
+		return (-1);
 	if ((rc = relay_cert_find(rlay, RELAY_CERT_CA, 0)) != NULL &&
 	    (rlay->rl_tls_verify = relay_verify_new(rc->rc_data,
 	    rc->rc_len)) == NULL) {

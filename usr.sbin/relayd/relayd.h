@@ -645,6 +645,11 @@ enum prototype {
 
 #define HTTPFLAG_WEBSOCKETS		0x01
 #define HTTPFLAG_HTTP2			0x02	/* ALPN h2 on TLS (ours) */
+#define HTTPFLAG_H2BACKEND		0x04	/* backends speak h2 (ours) */
+#define RELAY_H2B_STREAMS		100	/* a backend connection's */
+#define RELAY_H2B_CONNS			2	/* a process's, to a host */
+#define RELAY_H2B_CONNS_MAX		64
+#define RELAY_H2B_IDLE			60	/* s an idle one is kept */
 #define RELAY_H2STREAMS			100	/* http2 streams at once */
 #define RELAY_H2STREAMS_MAX		1000
 #define RELAY_H2PIPELINE		1	/* requests on the backend */
@@ -767,6 +772,9 @@ struct protocol {
 	int			 httpstreams;	/* http2 streams at once */
 	int			 httppipeline;	/* their requests at once */
 	int			 httpconns;	/* backend connections */
+	int			 h2bstreams;	/* http2 backend: streams, */
+	int			 h2bconns;	/* connections to a host, */
+	int			 h2bidle;	/* s idle ones are kept */
 	char			*tlsciphers;
 	char			*tlsdhparams;
 	char			*tlsecdhecurves;

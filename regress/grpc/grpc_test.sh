@@ -1,0 +1,272 @@
+#! /usr/bin/env atf-sh
+# HTTP/2 backends ("http http2 backend") through the real daemon: gRPC
+# clients and servers of python3-grpcio (regress/tools/grpctool.py),
+# nghttpd as a plain HTTP/2 backend with curl, nghttp and h2load.
+
+. "$(atf_get_srcdir)/../lib.sh"
+
+GRPCTOOL=$TOP/regress/tools/grpctool.py
+# grpcio is Debian's, for Debian's python3
+GPY=/usr/bin/python3
+
+require_grpc()
+{
+	require_daemon
+	for _c in curl nghttp h2load nghttpd openssl ss; do
+		command -v $_c >/dev/null ||
+		    atf_skip "no $_c (make deps installs it)"
+	done
+	$GPY -c "import grpc" 2>/dev/null ||
+	    atf_skip "no python3-grpcio (make deps installs it)"
+}
+
+# start_grpc NAME: a gRPC server, its port in NAME.port and $bport
+start_grpc()
+{
+	rm -f "$1.port"
+	$GPY "$GRPCTOOL" server "$PWD/$1.port" 120 "$1" >"$1.out" 2>&1 &
+	echo $! >"$1.pid"
+	wait_for 20 test -s "$1.port" || atf_fail "gRPC server $1 did not start"
+	bport=$(cat "$1.port")
+}
+
+# grpc_conf "PROTOCOL LINES" "FORWARD LINES": a TLS relay for h2 clients
+# on $lport whose backends speak h2
+grpc_conf()
+{
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	lport=$(freeport)
+	{
+		conf_head
+		cat <<CONF
+http protocol p {
+	http http2 backend
+	$1
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	$2
+}
+CONF
+	} >relayd.conf
+}
+
+# gtool CMD [ARGS]: grpctool.py's client CMD through the relay
+gtool()
+{
+	_cmd=$1
+	shift
+	timeout 120 $GPY "$GRPCTOOL" "$_cmd" 127.0.0.1 "$lport" ca.crt "$@"
+}
+
+# gok CMD [ARGS]: gtool's CMD must print "ok"
+gok()
+{
+	_got=$(gtool "$@" 2>&1)
+	[ "$_got" = ok ] && return
+	cat relayd.log >&2
+	atf_fail "gtool $*: $(echo "$_got" | tail -3 | tr "\n" " ")"
+}
+
+# Is something listening on port $1?
+listening()
+{
+	[ -n "$(ss -Htln "( sport = :$1 )")" ]
+}
+
+# The relay process's established connections to port $1
+backend_conns()
+{
+	ss -Htn state established "( dport = :$1 )" | wc -l
+}
+
+atf_test_case grpc_calls cleanup
+grpc_calls_head()
+{
+	atf_set "descr" "the four kinds of gRPC calls, statuses and trailers, 1,000 messages each way on a stream and a 100 MiB upload pass intact; sessions share one backend connection"
+	atf_set "require.user" "root"
+}
+grpc_calls_body()
+{
+	require_grpc
+	start_grpc a
+	grpc_conf "" "forward to 127.0.0.1 port $bport"
+	PREFORK=1 start_relayd
+	gok check
+	gok bidi 1000
+	gok upload 100
+	# three clients at once: one backend connection for them all
+	gtool unary 200 >u1.out &
+	p1=$!
+	gtool unary 200 >u2.out &
+	p2=$!
+	gtool unary 200 >u3.out
+	wait "$p1" "$p2"
+	atf_check -o inline:"ok\nok\nok\n" cat u1.out u2.out u3.out
+	[ "$(backend_conns "$bport")" -eq 1 ] ||
+	    atf_fail "$(backend_conns "$bport") backend connections, not 1"
+	# the end line is OpenBSD's, the bytes on their own line
+	wait_log 10 "bytes in 10[0-9]\{7\} " || atf_fail "no byte line"
+	atf_check -o match:"relay r, session [0-9]+ \(1 active\), 0, 127.0.0.1 -> 127.0.0.1:$bport, done, POST$" \
+	    grep "done, POST$" relayd.log
+}
+grpc_calls_cleanup()
+{
+	stop_all
+}
+
+atf_test_case grpc_ends cleanup
+grpc_ends_head()
+{
+	atf_set "descr" "a call cancelled by its client and a backend lost mid-stream end on both sides; the client connection goes on"
+	atf_set "require.user" "root"
+}
+grpc_ends_body()
+{
+	require_grpc
+	start_grpc a
+	grpc_conf "" "forward to 127.0.0.1 port $bport"
+	PREFORK=1 start_relayd
+	# a cancel reaches the backend
+	gok cancel
+	wait_for 5 grep -q cancelled a.out ||
+	    atf_fail "the backend's call was not cancelled"
+	# the backend killed mid-call: UNAVAILABLE, and once it is back the
+	# same client connection goes on
+	sessions=$(grep -c "done, POST" relayd.log)
+	BACKEND_PORT=$bport gok lost "$(cat a.pid)"
+	wait_log 10 "backend closed (502 Bad Gateway)" ||
+	    atf_fail "no note of the lost backend"
+	wait_for 10 test "$(grep -c 'done, POST' relayd.log)" -gt "$sessions" ||
+	    atf_fail "no end line"
+	atf_check -o inline:"$((sessions + 1))\n" grep -c "done, POST" relayd.log
+}
+atf_test_case grpc_deadline cleanup
+grpc_deadline_head()
+{
+	atf_set "descr" "a client that keeps no deadline: relayd ends the call at its grpc-timeout with DEADLINE_EXCEEDED, and resets the backend's stream"
+	atf_set "require.user" "root"
+}
+grpc_deadline_body()
+{
+	require_grpc
+	# a backend that never answers, and keeps no deadline of its own
+	rm -f silent.port
+	$GPY "$GRPCTOOL" silent "$PWD/silent.port" 60 >silent.out 2>&1 &
+	echo $! >silent.pid
+	wait_for 10 test -s silent.port || atf_fail "no silent backend"
+	grpc_conf "" "forward to 127.0.0.1 port $(cat silent.port)"
+	PREFORK=1 start_relayd
+	printf '\0\0\0\0\0' >empty.msg
+	timeout 10 nghttp -v --no-verify-peer -d empty.msg \
+	    -H 'content-type: application/grpc' -H 'te: trailers' \
+	    -H 'grpc-timeout: 1S' "https://127.0.0.1:$lport/t.T/Slow" \
+	    >deadline.out 2>&1
+	atf_check -o match:"grpc-status: 4" cat deadline.out
+	atf_check -o match:"grpc-message: deadline exceeded" cat deadline.out
+	# CANCEL (8) for the backend's stream
+	wait_for 5 grep -q "^rst 1 8$" silent.out ||
+	    atf_fail "the backend's stream was not reset: $(cat silent.out)"
+}
+grpc_deadline_cleanup()
+{
+	stop_all
+}
+
+grpc_ends_cleanup()
+{
+	stop_all
+}
+
+atf_test_case grpc_goaway_reload cleanup
+grpc_goaway_reload_head()
+{
+	atf_set "descr" "a backend's GOAWAY drains its connection while new calls go on another; a reload during calls ends none of them"
+	atf_set "require.user" "root"
+}
+grpc_goaway_reload_body()
+{
+	require_grpc
+	export GRPC_AGE=1000
+	start_grpc a
+	unset GRPC_AGE
+	grpc_conf "http http2 backend idle 30" \
+	    "forward to 127.0.0.1 port $bport"
+	PREFORK=1 start_relayd
+	# a call of 3 s on a connection that gets GOAWAY after 1 s, and
+	# calls after it: all answered
+	gtool slow 3 >slow.out &
+	spid=$!
+	gok unary 5
+	sleep 1.5
+	gok unary 5
+	wait "$spid"
+	atf_check -o inline:"OK\n" cat slow.out
+
+	# a reload while a paced stream and a slow call go on
+	GRPC_PACE=0.01 gtool bidi 200 >bidi.out &
+	bpid=$!
+	gtool slow 2 >slow2.out &
+	spid=$!
+	sleep 0.5
+	relayctl reload >/dev/null || atf_fail "no reload"
+	gok check
+	wait "$bpid" "$spid"
+	atf_check -o inline:"ok\n" cat bidi.out
+	atf_check -o inline:"OK\n" cat slow2.out
+}
+grpc_goaway_reload_cleanup()
+{
+	stop_all
+}
+
+atf_test_case h2_backend_nghttpd cleanup
+h2_backend_nghttpd_head()
+{
+	atf_set "descr" "HTTP/2 clients to an nghttpd backend: curl, nghttp and h2load; the streams of many sessions on at most 'http2 backend connections' connections"
+	atf_set "require.user" "root"
+}
+h2_backend_nghttpd_body()
+{
+	require_grpc
+	mkdir -p docs
+	head -c 1048576 /dev/urandom >docs/big
+	echo small >docs/small
+	bport=$(freeport)
+	nghttpd --no-tls -d "$PWD/docs" "$bport" >nghttpd.out 2>&1 &
+	echo $! >nghttpd.pid
+	wait_for 10 listening "$bport" || atf_fail "nghttpd did not start"
+	grpc_conf "http http2 backend connections 2" \
+	    "forward to 127.0.0.1 port $bport"
+	PREFORK=1 start_relayd
+	url=https://127.0.0.1:$lport
+	atf_check -o inline:"2 200 1048576\n" timeout 30 curl -sk --http2 \
+	    -o big.out -w '%{http_version} %{http_code} %{size_download}\n' \
+	    "$url/big"
+	atf_check cmp big.out docs/big
+	atf_check -o match:"^small$" timeout 30 nghttp --no-verify-peer \
+	    "$url/small"
+	atf_check -o match:"404" -o not-match:"small" timeout 30 curl -sk \
+	    --http2 -w '%{http_code}\n' "$url/none"
+	timeout 60 h2load -n 2000 -c 20 -m 10 "$url/small" >h2load.out 2>&1
+	atf_check -o match:"2000 succeeded, 0 failed" cat h2load.out
+	n=$(backend_conns "$bport")
+	[ "$n" -ge 1 ] && [ "$n" -le 2 ] ||
+	    atf_fail "$n backend connections, not 1 or 2"
+}
+h2_backend_nghttpd_cleanup()
+{
+	[ -f nghttpd.pid ] && kill "$(cat nghttpd.pid)" 2>/dev/null
+	stop_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case grpc_calls
+	atf_add_test_case grpc_ends
+	atf_add_test_case grpc_deadline
+	atf_add_test_case grpc_goaway_reload
+	atf_add_test_case h2_backend_nghttpd
+}
