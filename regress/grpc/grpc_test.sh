@@ -225,7 +225,7 @@ grpc_goaway_reload_cleanup()
 atf_test_case h2_backend_nghttpd cleanup
 h2_backend_nghttpd_head()
 {
-	atf_set "descr" "HTTP/2 clients to an nghttpd backend: curl, nghttp and h2load; the streams of many sessions on at most 'http2 backend connections' connections"
+	atf_set "descr" "HTTP/2 and HTTP/1.1 clients to an nghttpd backend: curl, nghttp and h2load; the streams of many sessions on at most 'http2 backend connections' connections"
 	atf_set "require.user" "root"
 }
 h2_backend_nghttpd_body()
@@ -255,6 +255,22 @@ h2_backend_nghttpd_body()
 	n=$(backend_conns "$bport")
 	[ "$n" -ge 1 ] && [ "$n" -le 2 ] ||
 	    atf_fail "$n backend connections, not 1 or 2"
+	# HTTP/1.1 clients go on as streams too: a body both ways, three
+	# requests on one connection, a chunked upload, h2load's
+	atf_check -o inline:"1.1 200 1048576\n" timeout 30 curl -sk \
+	    --http1.1 -o big1.out \
+	    -w '%{http_version} %{http_code} %{size_download}\n' "$url/big"
+	atf_check cmp big1.out docs/big
+	atf_check -o inline:"200 200 404 " timeout 30 curl -sk --http1.1 \
+	    -o /dev/null -o /dev/null -o /dev/null -w '%{http_code} ' \
+	    "$url/small" "$url/small" "$url/none"
+	atf_check -o inline:"200\n" timeout 30 curl -sk --http1.1 \
+	    -H 'Transfer-Encoding: chunked' --data-binary @docs/big \
+	    -o /dev/null -w '%{http_code}\n' "$url/small"
+	timeout 60 h2load --h1 -n 1000 -c 10 -m 4 "$url/small" >h1load.out 2>&1
+	atf_check -o match:"1000 succeeded, 0 failed" cat h1load.out
+	wait_log 10 "done, GET GET GET$" ||
+	    atf_fail "no end line with the three requests"
 }
 h2_backend_nghttpd_cleanup()
 {

@@ -604,6 +604,9 @@ relay_proto_ops(struct rsession *con)
 	    (alpn = tls_conn_alpn_selected(con->se_in.tls)) != NULL &&
 	    strcmp(alpn, "h2") == 0)
 		return (&relay_h2_ops);
+	/* HTTP/1.1 clients of "http2 backend": their requests as streams */
+	if (proto->httpflags & HTTPFLAG_H2BACKEND)
+		return (&relay_h1b_ops);
 	return (&relay_http_ops);
 }
 

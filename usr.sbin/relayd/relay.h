@@ -356,6 +356,8 @@ char		*http_error_page(struct rsession *, int, const char *);
 
 /* relay_h2.c: an http relay's TLS clients that chose h2 (ALPN) */
 extern const struct relay_ops relay_h2_ops;
+/* relay_h1b.c: HTTP/1.1 clients of a relay whose backends speak h2 */
+extern const struct relay_ops relay_h1b_ops;
 /* relay_h2b.c: HTTP/2 backends, their connections shared */
 void		 relay_h2b_retire(void);
 

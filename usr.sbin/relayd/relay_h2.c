@@ -286,6 +286,28 @@ h2_deadline(struct h2_stream *st)
 		evtimer_del(&st->st_ev);
 }
 
+/* A stream of h2's, id: its request to come. */
+struct h2_stream *
+h2_stream_new(struct h2_session *h2, int32_t id)
+{
+	struct h2_stream	*st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return (NULL);
+	st->st_h2 = h2;
+	st->st_id = id;
+	http_msg_init(&st->st_req, RELAY_DIR_REQUEST, 0);
+	http_msg_init(&st->st_rtrailers, RELAY_DIR_RESPONSE, 0);
+	http_msg_init(&st->st_bmsg, RELAY_DIR_RESPONSE, 0);
+	http_msg_init(&st->st_qtrailers, RELAY_DIR_REQUEST, 0);
+	st->st_req.hm_minor = 1;
+	evtimer_set(&st->st_ev, h2_timeout, st);
+	evtimer_set(&st->st_gev, h2_grpc_deadline, st);
+	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
+	h2->h2_nstreams++;
+	return (st);
+}
+
 static int
 h2_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame,
     void *arg)
@@ -296,19 +318,8 @@ h2_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 	if (frame->hd.type != NGHTTP2_HEADERS ||
 	    frame->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return (0);
-	if ((st = calloc(1, sizeof(*st))) == NULL)
+	if ((st = h2_stream_new(h2, frame->hd.stream_id)) == NULL)
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
-	st->st_h2 = h2;
-	st->st_id = frame->hd.stream_id;
-	http_msg_init(&st->st_req, RELAY_DIR_REQUEST, 0);
-	http_msg_init(&st->st_rtrailers, RELAY_DIR_RESPONSE, 0);
-	http_msg_init(&st->st_bmsg, RELAY_DIR_RESPONSE, 0);
-	http_msg_init(&st->st_qtrailers, RELAY_DIR_REQUEST, 0);
-	st->st_req.hm_minor = 1;
-	evtimer_set(&st->st_ev, h2_timeout, st);
-	evtimer_set(&st->st_gev, h2_grpc_deadline, st);
-	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
-	h2->h2_nstreams++;
 	if (nghttp2_session_set_stream_user_data(ng, st->st_id, st) != 0) {
 		st->st_closed = 1;
 		h2_stream_release(st);
@@ -885,6 +896,8 @@ h2_submit_head(struct h2_session *h2, struct h2_stream *st,
 	size_t			 n = 1, size = 0, i;
 	int			 ret;
 
+	if (h2->h2_front != NULL)
+		return (h2->h2_front->f_head(st, m, hasbody, final));
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
 		n++;
 		size += strlen(h->hh_name) + 1;
@@ -1022,9 +1035,7 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	free(body);
 	return;
  reset:
-	if (!st->st_closed)
-		(void)nghttp2_submit_rst_stream(h2->h2_ng, NGHTTP2_FLAG_NONE,
-		    st->st_id, NGHTTP2_INTERNAL_ERROR);
+	h2_answer_reset(st, NGHTTP2_INTERNAL_ERROR);
 }
 
 /* What a backend connection's failed connect answers, as OpenBSD's. */
@@ -1543,6 +1554,22 @@ h2_wake(struct h2_session *h2)
 	evtimer_add(&h2->h2_againev, &tv);
 }
 
+/* n bytes of st's body went to the backend: the client may send more. */
+void
+h2_body_taken(struct h2_stream *st, size_t n)
+{
+	struct h2_session	*h2 = st->st_h2;
+
+	if (h2->h2_front != NULL) {
+		h2->h2_front->f_taken(st, n);
+		return;
+	}
+	if (!st->st_closed && n > 0) {
+		(void)nghttp2_session_consume_stream(h2->h2_ng, st->st_id, n);
+		h2_wake(h2);
+	}
+}
+
 /*
  * The head of st's answer, through the response rules: 0, 1 when a
  * rule refused it (the backend's answer goes), -1 when it cannot go
@@ -1588,7 +1615,7 @@ h2_answer_more(struct h2_stream *st)
 	struct h2_session	*h2 = st->st_h2;
 
 	h2_wake(h2);
-	if (st->st_deferred && !st->st_closed) {
+	if (h2->h2_front == NULL && st->st_deferred && !st->st_closed) {
 		st->st_deferred = 0;
 		(void)nghttp2_session_resume_data(h2->h2_ng, st->st_id);
 	}
@@ -1608,7 +1635,9 @@ h2_answer_reset(struct h2_stream *st, uint32_t code)
 	struct h2_session	*h2 = st->st_h2;
 
 	h2_wake(h2);
-	if (!st->st_closed)
+	if (h2->h2_front != NULL)
+		h2->h2_front->f_reset(st, code);
+	else if (!st->st_closed)
 		(void)nghttp2_submit_rst_stream(h2->h2_ng, NGHTTP2_FLAG_NONE,
 		    st->st_id, code);
 }

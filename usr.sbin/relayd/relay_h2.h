@@ -91,7 +91,20 @@ struct h2_stream {
 };
 TAILQ_HEAD(h2_streams, h2_stream);
 
+/*
+ * A client that is no HTTP/2 client (relay_h1b.c: HTTP/1.1 to HTTP/2
+ * backends): what relay_h2.c does to a client's nghttp2 session it asks
+ * of the front instead.  f_wake runs the session from its timer (the
+ * session's h2_againev is the front's).
+ */
+struct h2_front {
+	int	(*f_head)(struct h2_stream *, struct http_msg *, int, int);
+	void	(*f_reset)(struct h2_stream *, uint32_t);
+	void	(*f_taken)(struct h2_stream *, size_t);
+};
+
 struct h2_session {
+	const struct h2_front	*h2_front;	/* NULL: an HTTP/2 client */
 	struct rsession		*h2_con;
 	nghttp2_session		*h2_ng;
 	struct h2_streams	 h2_all;
@@ -118,6 +131,8 @@ struct h2_session {
 
 /* relay_h2.c: what the backend side calls */
 void		 h2_wake(struct h2_session *);
+struct h2_stream *h2_stream_new(struct h2_session *, int32_t);
+void		 h2_body_taken(struct h2_stream *, size_t);
 int		 h2_answer_head(struct h2_stream *, struct http_msg *, int);
 void		 h2_answer_more(struct h2_stream *);
 void		 h2_answer_end(struct h2_stream *);

@@ -184,11 +184,7 @@ h2b_send_data_cb(nghttp2_session *ng, nghttp2_frame *frame,
 	    (int)len))
 		return (NGHTTP2_ERR_CALLBACK_FAILURE);
 	st->st_bsent += len;
-	if (!st->st_closed && len > 0) {
-		(void)nghttp2_session_consume_stream(st->st_h2->h2_ng,
-		    st->st_id, len);
-		h2_wake(st->st_h2);
-	}
+	h2_body_taken(st, len);
 	(void)ng;
 	return (0);
 }
