@@ -531,6 +531,7 @@ h1b_run(struct h1b_session *b)
 			break;
 		h1b_done(b);
 	}
+	h2b_flush();
 	(void)relay_flush_passed(&con->se_out);
 	return (RELAY_V_DONE);
 }

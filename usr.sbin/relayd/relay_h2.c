@@ -1875,6 +1875,9 @@ h2_run(struct h2_session *h2)
 	for (round = 0;; round++) {
 		h2_links_check(h2);
 		h2_dispatch(h2);
+		/* the streams' frames to HTTP/2 backends go at once */
+		if (H2_BACKENDS(h2))
+			h2b_flush();
 		TAILQ_FOREACH(l, &h2->h2_links, l_entry) {
 			h2_body_push(l);
 			if (!h2_link_resumable(l))

@@ -146,5 +146,6 @@ int		 h2b_submit(struct h2_stream *);
 void		 h2b_cancel(struct h2_stream *);
 void		 h2b_body_more(struct h2_stream *);
 void		 h2b_consumed(struct h2_stream *, size_t);
+void		 h2b_flush(void);
 
 #endif /* RELAYD_RELAY_H2_H */

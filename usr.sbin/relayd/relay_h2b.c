@@ -85,6 +85,8 @@ struct h2b_conn {
 	const char		*c_page;
 	struct event		 c_ev;		/* h2b_conn_run() */
 	struct event		 c_idleev;
+	int			 c_dirty;	/* on h2b_dirty */
+	TAILQ_ENTRY(h2b_conn)	 c_dentry;
 };
 
 struct h2b_pool {
@@ -96,6 +98,8 @@ struct h2b_pool {
 };
 
 static TAILQ_HEAD(, h2b_pool) h2b_pools = TAILQ_HEAD_INITIALIZER(h2b_pools);
+/* connections with frames to send: h2b_flush(), else their timer */
+static TAILQ_HEAD(, h2b_conn) h2b_dirty = TAILQ_HEAD_INITIALIZER(h2b_dirty);
 
 static void	 h2b_conn_run(int, short, void *);
 static void	 h2b_conn_idle(int, short, void *);
@@ -718,7 +722,20 @@ h2b_conn_later(struct h2b_conn *c)
 {
 	struct timeval	 tv = { 0, 0 };
 
+	if (!c->c_dirty) {
+		c->c_dirty = 1;
+		TAILQ_INSERT_TAIL(&h2b_dirty, c, c_dentry);
+	}
 	evtimer_add(&c->c_ev, &tv);
+}
+
+static void
+h2b_clean(struct h2b_conn *c)
+{
+	if (c->c_dirty) {
+		c->c_dirty = 0;
+		TAILQ_REMOVE(&h2b_dirty, c, c_dentry);
+	}
 }
 
 /* c goes: its streams end as a lost backend's do, then the link. */
@@ -746,6 +763,7 @@ h2b_conn_free(struct h2b_conn *c)
 	}
 	evtimer_del(&c->c_ev);
 	evtimer_del(&c->c_idleev);
+	h2b_clean(c);
 	nghttp2_session_del(c->c_ng);
 	TAILQ_REMOVE(&p->p_conns, c, c_entry);
 	free(c);
@@ -757,17 +775,16 @@ h2b_conn_free(struct h2b_conn *c)
 
 /*
  * What c's streams and its backend's bytes left to do: nghttp2's frames
- * out, and the end of a connection of no more use.
+ * out, the idle timer of one with no streams.  1 when c is of no more
+ * use (the caller frees it, or has its timer do it).
  */
-static void
-h2b_conn_run(int fd, short event, void *arg)
+static int
+h2b_conn_work(struct h2b_conn *c)
 {
-	struct h2b_conn		*c = arg;
 	struct protocol		*proto;
 	struct timeval		 tv;
 
-	(void)fd;
-	(void)event;
+	h2b_clean(c);
 	if (!c->c_lost && c->c_up) {
 		if (nghttp2_session_send(c->c_ng) != 0)
 			c->c_lost = 1;
@@ -779,16 +796,45 @@ h2b_conn_run(int fd, short event, void *arg)
 	}
 	if (c->c_nstreams == 0 && (c->c_draining || c->c_pool->p_retired))
 		c->c_lost = 1;
-	if (c->c_lost) {
-		h2b_conn_free(c);
-		return;
-	}
+	if (c->c_lost)
+		return (1);
 	if (c->c_nstreams == 0 && c->c_con != NULL &&
 	    !evtimer_pending(&c->c_idleev, NULL)) {
 		proto = c->c_con->se_relay->rl_proto;
 		tv.tv_sec = proto->h2bidle;
 		tv.tv_usec = 0;
 		evtimer_add(&c->c_idleev, &tv);
+	}
+	return (0);
+}
+
+static void
+h2b_conn_run(int fd, short event, void *arg)
+{
+	struct h2b_conn		*c = arg;
+
+	(void)fd;
+	(void)event;
+	if (h2b_conn_work(c))
+		h2b_conn_free(c);
+}
+
+/*
+ * The frames the client sessions' streams gave the backend connections
+ * go now, not a turn of the loop later (a session calls it once its
+ * client's bytes are through); a connection to free waits for its timer.
+ */
+void
+h2b_flush(void)
+{
+	struct h2b_conn	*c;
+	struct timeval	 tv = { 0, 0 };
+
+	while ((c = TAILQ_FIRST(&h2b_dirty)) != NULL) {
+		if (h2b_conn_work(c))
+			evtimer_add(&c->c_ev, &tv);
+		else
+			evtimer_del(&c->c_ev);
 	}
 }
 
