@@ -161,7 +161,7 @@ ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 	bench deb \
 	bench-deps bench-hce bench-syscalls bench-instructions bench-reload \
 	bench-forward-tls fuzz \
-	clean h2spec-deps
+	clean h2spec-deps ghz-deps
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -289,7 +289,7 @@ install: all
 	install -m 444 man/relayd.conf.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 444 man/relayd.8 man/relayctl.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 444 etc/relayd.conf etc/transparent.nft \
-	    $(DESTDIR)$(EXAMPLEDIR)
+	    etc/examples/grpc.conf $(DESTDIR)$(EXAMPLEDIR)
 	@# the service file, with the paths of this installation
 	install -d $(DESTDIR)$(SERVICEDIR)
 	sed -e 's|/usr/local/sbin|$(SBINDIR)|g' $(SERVICE) \
@@ -320,6 +320,17 @@ bench: bench-deps all regress/perf/relaybench regress/perf/barerelay \
 
 bench-deps: deps
 	@$(MAKE) --no-print-directory -C regress/perf $@
+	@command -v ghz >/dev/null || [ -x "$$HOME/go/bin/ghz" ] || \
+	    $(MAKE) --no-print-directory ghz-deps || \
+	    echo "make bench-deps: no ghz, the gRPC row uses h2load"
+
+# ghz, gRPC's load generator, for make bench's gRPC calls (h2load with a
+# gRPC body without it): from Go's module proxy to ~/go/bin, as h2spec.
+ghz-deps:
+	@command -v go >/dev/null || { apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends golang ca-certificates; }
+	go install github.com/bojand/ghz/cmd/ghz@latest
 
 # h2spec, HTTP/2's conformance cases, which regress/h2 runs when it is
 # there: Go's toolchain from Debian's golang package, h2spec from Go's

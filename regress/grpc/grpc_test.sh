@@ -278,6 +278,43 @@ h2_backend_nghttpd_cleanup()
 	stop_all
 }
 
+atf_test_case grpc_example cleanup
+grpc_example_head()
+{
+	atf_set "descr" "etc/examples/grpc.conf runs as it is with -D port, backend and keypair, its keypair in /etc/ssl"
+	atf_set "require.user" "root"
+}
+grpc_example_body()
+{
+	require_grpc
+	[ -e /var/run/relayd.sock ] &&
+	    atf_skip "a relayd runs here (the example's control socket)"
+	start_grpc a
+	mkca
+	kp=relayd-regress-grpc-$$
+	mkcert "$kp" ec IP:127.0.0.1
+	echo "$kp" >keypair.name
+	install -m 444 "ssl/$kp.crt" /etc/ssl/ &&
+	    install -m 400 "ssl/private/$kp.key" /etc/ssl/private/ ||
+	    atf_fail "cannot install the keypair"
+	lport=$(freeport)
+	: >relayd.log
+	"$RELAYD" -dv -D port="$lport" -D backend="$bport" -D keypair="$kp" \
+	    -f "$TOP/etc/examples/grpc.conf" 2>>relayd.log &
+	echo $! >relayd.pid
+	PREFORK=3 wait_started
+	gok check
+	wait_log 10 "done, POST POST" || atf_fail "no end line"
+}
+grpc_example_cleanup()
+{
+	stop_all
+	if [ -f keypair.name ]; then
+		rm -f "/etc/ssl/$(cat keypair.name).crt" \
+		    "/etc/ssl/private/$(cat keypair.name).key"
+	fi
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case grpc_calls
@@ -285,4 +322,5 @@ atf_init_test_cases()
 	atf_add_test_case grpc_deadline
 	atf_add_test_case grpc_goaway_reload
 	atf_add_test_case h2_backend_nghttpd
+	atf_add_test_case grpc_example
 }

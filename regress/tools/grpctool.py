@@ -7,6 +7,7 @@
 #   a cleartext (prior knowledge) server on 127.0.0.1, its port in
 #   PORTFILE, for SECONDS at most.  Service t.T:
 #     Unary      the message back, reversed; trailing metadata "x-t: 1"
+#     Echo       the message back (make bench's calls)
 #     Fail       status NOT_FOUND, message "no such thing"
 #     Server     N (decimal) messages of 100 bytes, "0000..." numbered
 #     Client     the count and the size of the messages it got
@@ -85,6 +86,7 @@ def server(portfile, seconds, name):
 
     h = grpc.method_handlers_generic_handler(SVC, {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
+        "Echo": grpc.unary_unary_rpc_method_handler(lambda r, c: r),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
         "Server": grpc.unary_stream_rpc_method_handler(server_stream),
         "Client": grpc.stream_unary_rpc_method_handler(client_stream),
