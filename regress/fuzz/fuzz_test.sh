@@ -3,7 +3,8 @@
 # corpus, the imsg framing's from nothing, the control socket's from one
 # request of each kind, the HTTP parser's from a few messages, the PROXY header parser's
 # from a few headers, the DNS parser's from a few messages, the
-# ClientHello reader's from a few hellos, briefly,
+# ClientHello reader's from a few hellos, the HTTP/2 backends' from a
+# few answers, briefly,
 # so make fuzz keeps working.  The long runs are make fuzz's.
 
 . "$(atf_get_srcdir)/../lib.sh"
@@ -11,7 +12,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control, http, pp, dns, agentx, h2 and hello fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http, pp, dns, agentx, h2, h2b and hello fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -59,6 +60,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/h2_fuzz" -runs=10000 -close_fd_mask=3 -timeout=10 \
 	    h2 "$_dir/h2-seeds"
+	mkdir h2b
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    "$_dir/h2b_fuzz" -runs=3000 -close_fd_mask=3 -timeout=10 \
+	    h2b "$_dir/h2b-seeds"
 	mkdir hello
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    "$_dir/hello_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
