@@ -702,9 +702,9 @@ relay_link_open(struct rsession *parent, const struct relay_ops *ops,
 
 /*
  * A shared link: a backend connection of the relay process's, to host
- * of table, that the sessions of con's relay share (HTTP/2 backends).  It is
- * a link of nobody's: no end line, statistics or show sessions; the
- * protocol counts its bytes to the sessions it carries them for
+ * of table, that the sessions of con's relay share (HTTP/2 backends).
+ * It is a link of nobody's: no end line, statistics or show sessions;
+ * the protocol counts its bytes to the sessions it carries them for
  * (relay_count()) and names it in their end lines (relay_link_name()).
  */
 struct rsession *

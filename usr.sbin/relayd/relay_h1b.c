@@ -153,7 +153,7 @@ h1b_head(struct h2_stream *st, struct http_msg *m, int hasbody, int final)
 	struct h1b_session	*b = (struct h1b_session *)st->st_h2;
 	struct evbuffer		*out = h1b_out(b);
 	struct http_header	*h;
-	int			 len, ret = 0;
+	int			 len, ret = 0, conn;
 
 	len = http_header_get(m, "content-length") != NULL;
 	if (final) {
@@ -167,15 +167,18 @@ h1b_head(struct h2_stream *st, struct http_msg *m, int hasbody, int final)
 	if (evbuffer_add_printf(out, "HTTP/1.1 %03d %s\r\n", m->hm_code,
 	    h1b_reason(m->hm_code)) == -1)
 		return (-1);
+	conn = http_header_get(m, "connection") != NULL;
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
-		if (h2_hop_field(m, h->hh_name))
+		if (h2_hop_static(h->hh_name) ||
+		    (conn && h2_hop_named(m, h->hh_name)))
 			continue;
 		if (evbuffer_add_printf(out, "%s: %s\r\n", h->hh_name,
 		    h->hh_value) == -1)
 			return (-1);
 	}
 	if (final && b->b_chunked)
-		ret = evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+		ret = evbuffer_add_printf(out,
+		    "Transfer-Encoding: chunked\r\n");
 	else if (final && !hasbody && !len && m->hm_code != 204 &&
 	    m->hm_code != 304)
 		ret = evbuffer_add_printf(out, "Content-Length: 0\r\n");
@@ -333,24 +336,6 @@ h1b_request(struct h1b_session *b, struct h2_stream *st)
 		h2_refuse(st, 502, "session failed");
 }
 
-/* A trailer field of the request's, for its backend's stream. */
-static int
-h1b_trailer(struct h2_stream *st, char *line)
-{
-	char	*v, *p;
-
-	if ((v = strchr(line, ':')) == NULL || v == line)
-		return (-1);
-	*v++ = '\0';
-	v += strspn(v, " \t");
-	for (p = line; *p != '\0'; p++)
-		*p = tolower((unsigned char)*p);
-	if (h2_hop_field(&st->st_qtrailers, line) ||
-	    strcmp(line, "content-length") == 0)
-		return (0);
-	return (http_header_add(&st->st_qtrailers, line, v));
-}
-
 /*
  * The request's head and body, as they come: 1 to go on, 0 to wait for
  * more, -1 when the client sent what is no HTTP (the session ends).
@@ -400,7 +385,7 @@ h1b_parse(struct h1b_session *b, struct evbuffer *in)
 		if (fr->fr_state == HTTP_F_CHUNKDATA)
 			b->b_toread = fr->fr_size;
 		bad = fr->fr_linestate == HTTP_F_TRAILER &&
-		    h1b_trailer(st, fr->fr_line) == -1;
+		    h2_trailer(&st->st_qtrailers, fr->fr_line) == -1;
 		free(fr->fr_line);
 		return (bad ? -1 : 1);
 	case HTTP_FR_END:
@@ -490,9 +475,10 @@ static enum relay_verdict
 h1b_run(struct h1b_session *b)
 {
 	struct rsession		*con = b->b_h2.h2_con;
-	struct evbuffer		*in = bufferevent_get_input(con->se_in.bev);
+	struct evbuffer		*in;
 	int			 ret;
 
+	in = bufferevent_get_input(con->se_in.bev);
 	for (;;) {
 		if (b->b_reset) {
 			relay_close(con, b->b_st != NULL &&

@@ -80,8 +80,8 @@
 #define H2_INPUT_TURN		(256 * 1024)	/* client bytes a turn */
 
 /* the relay's backends speak HTTP/2 (relay_h2b.c) */
-#define H2_BACKENDS(h2)		((h2)->h2_con->se_relay->rl_proto->httpflags & \
-				    HTTPFLAG_H2BACKEND)
+#define H2_BACKENDS(h2)	\
+	((h2)->h2_con->se_relay->rl_proto->httpflags & HTTPFLAG_H2BACKEND)
 
 /*
  * A backend connection of the session's pool: a link of the core's
@@ -796,7 +796,7 @@ h2_grpc_timeout(const char *v)
 {
 	static const struct {
 		char		unit;
-		long long	mul;	/* ms of one, or 0 */
+		long long	mul;	/* ms in one */
 		long long	div;	/* ones in a ms */
 	} units[] = {
 		{ 'H', 3600000, 1 }, { 'M', 60000, 1 }, { 'S', 1000, 1 },
@@ -861,15 +861,37 @@ h2_timeout(int fd, short event, void *arg)
 int
 h2_hop_field(struct http_msg *m, const char *name)
 {
-	static const char	*hop[] = { "connection", "keep-alive",
-	    "proxy-connection", "transfer-encoding", "upgrade", "te" };
+	return (h2_hop_static(name) || h2_hop_named(m, name));
+}
+
+/* The fields that are always the connection's (by length, then name). */
+int
+h2_hop_static(const char *name)
+{
+	switch (strlen(name)) {
+	case 2:
+		return (strcasecmp(name, "te") == 0);
+	case 7:
+		return (strcasecmp(name, "upgrade") == 0);
+	case 10:
+		return (strcasecmp(name, "connection") == 0 ||
+		    strcasecmp(name, "keep-alive") == 0);
+	case 16:
+		return (strcasecmp(name, "proxy-connection") == 0);
+	case 17:
+		return (strcasecmp(name, "transfer-encoding") == 0);
+	}
+	return (0);
+}
+
+/* A field m's Connection names. */
+int
+h2_hop_named(struct http_msg *m, const char *name)
+{
 	struct http_header	*h = NULL;
 	const char		*p;
-	size_t			 i, len = strlen(name);
+	size_t			 len = strlen(name);
 
-	for (i = 0; i < nitems(hop); i++)
-		if (strcasecmp(name, hop[i]) == 0)
-			return (1);
 	while ((h = http_header_walk(m, h, http_header_named, "Connection",
 	    1)) != NULL)
 		for (p = h->hh_value; *p != '\0'; p += strcspn(p, ",")) {
@@ -894,7 +916,7 @@ h2_submit_head(struct h2_session *h2, struct h2_stream *st,
 	struct http_header	*h;
 	char			 status[4], *names, *p;
 	size_t			 n = 1, size = 0, i;
-	int			 ret;
+	int			 ret, conn;
 
 	if (h2->h2_front != NULL)
 		return (h2->h2_front->f_head(st, m, hasbody, final));
@@ -915,8 +937,10 @@ h2_submit_head(struct h2_session *h2, struct h2_stream *st,
 	nv[0].valuelen = 3;
 	n = 1;
 	p = names;
+	conn = http_header_get(m, "connection") != NULL;
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
-		if (h2_hop_field(m, h->hh_name))
+		if (h2_hop_static(h->hh_name) ||
+		    (conn && h2_hop_named(m, h->hh_name)))
 			continue;
 		nv[n].name = (uint8_t *)p;
 		for (i = 0; h->hh_name[i] != '\0'; i++)
@@ -1393,9 +1417,9 @@ h2_response_end(struct h2_link *l, struct h2_stream *st)
 	h2_stream_release(st);
 }
 
-/* A trailer field of the answer, kept for the client's trailers. */
-static int
-h2_trailer(struct h2_stream *st, char *line)
+/* A trailer field of an HTTP/1.1 message, kept in m as HTTP/2 has it. */
+int
+h2_trailer(struct http_msg *m, char *line)
 {
 	char	*v, *p;
 
@@ -1408,10 +1432,9 @@ h2_trailer(struct h2_stream *st, char *line)
 			return (-1);
 		*p = tolower((unsigned char)*p);
 	}
-	if (h2_hop_field(&st->st_rtrailers, line) ||
-	    strcmp(line, "content-length") == 0)
+	if (h2_hop_field(m, line) || strcmp(line, "content-length") == 0)
 		return (0);
-	return (http_header_add(&st->st_rtrailers, line, v));
+	return (http_header_add(m, line, v));
 }
 
 /*
@@ -1470,7 +1493,7 @@ h2_backend_step(struct h2_link *l, struct h2_stream *st,
 		if (fr->fr_state == HTTP_F_CHUNKDATA)
 			l->l_toread = fr->fr_size;
 		bad = fr->fr_linestate == HTTP_F_TRAILER &&
-		    h2_trailer(st, fr->fr_line) == -1;
+		    h2_trailer(&st->st_rtrailers, fr->fr_line) == -1;
 		free(fr->fr_line);
 		if (bad)
 			break;

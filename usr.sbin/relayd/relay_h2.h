@@ -140,6 +140,9 @@ void		 h2_answer_reset(struct h2_stream *, uint32_t);
 void		 h2_refuse(struct h2_stream *, int, const char *);
 void		 h2_stream_release(struct h2_stream *);
 int		 h2_hop_field(struct http_msg *, const char *);
+int		 h2_hop_static(const char *);
+int		 h2_hop_named(struct http_msg *, const char *);
+int		 h2_trailer(struct http_msg *, char *);
 
 /* relay_h2b.c: what the client side calls */
 int		 h2b_submit(struct h2_stream *);

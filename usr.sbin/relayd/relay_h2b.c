@@ -178,7 +178,7 @@ h2b_send_data_cb(nghttp2_session *ng, nghttp2_frame *frame,
 
 	(void)src;
 	if ((st = h2b_stream(c, frame->hd.stream_id)) == NULL ||
-	    st->st_body == NULL)
+	    (st->st_body == NULL && len > 0))
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
 	out = bufferevent_get_output(c->c_con->se_out.bev);
 	if (evbuffer_get_length(out) >= H2_OUT_MAX)
@@ -201,6 +201,7 @@ h2b_nv(struct http_msg *m, size_t first, size_t *np, char **namesp)
 	nghttp2_nv		*nv;
 	char			*names, *p;
 	size_t			 n = first, size = 1, i;
+	int			 conn, te;
 
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
 		n++;
@@ -214,13 +215,14 @@ h2b_nv(struct http_msg *m, size_t first, size_t *np, char **namesp)
 	}
 	n = first;
 	p = names;
+	conn = http_header_get(m, "connection") != NULL;
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
 		/* Host is :authority; TE goes on only as "trailers" */
-		if (strcasecmp(h->hh_name, "host") == 0 ||
-		    (strcasecmp(h->hh_name, "te") == 0 &&
-		    strcasecmp(h->hh_value, "trailers") != 0) ||
-		    (strcasecmp(h->hh_name, "te") != 0 &&
-		    h2_hop_field(m, h->hh_name)))
+		te = strcasecmp(h->hh_name, "te") == 0;
+		if ((te && strcasecmp(h->hh_value, "trailers") != 0) ||
+		    (!te && (strcasecmp(h->hh_name, "host") == 0 ||
+		    h2_hop_static(h->hh_name) ||
+		    (conn && h2_hop_named(m, h->hh_name)))))
 			continue;
 		nv[n].name = (uint8_t *)p;
 		for (i = 0; h->hh_name[i] != '\0'; i++)
