@@ -189,26 +189,26 @@ grpc_goaway_reload_head()
 grpc_goaway_reload_body()
 {
 	require_grpc
-	export GRPC_AGE=1000
+	export GRPC_AGE=500
 	start_grpc a
 	unset GRPC_AGE
 	grpc_conf "http http2 backend idle 30" \
 	    "forward to 127.0.0.1 port $bport"
 	PREFORK=1 start_relayd
-	# a call of 3 s on a connection that gets GOAWAY after 1 s, and
+	# a call of 2 s on a connection that gets GOAWAY after 0.5 s, and
 	# calls after it: all answered
-	gtool slow 3 >slow.out &
+	gtool slow 2 >slow.out &
 	spid=$!
 	gok unary 5
-	sleep 1.5
+	sleep 1
 	gok unary 5
 	wait "$spid"
 	atf_check -o inline:"OK\n" cat slow.out
 
 	# a reload while a paced stream and a slow call go on
-	GRPC_PACE=0.01 gtool bidi 200 >bidi.out &
+	GRPC_PACE=0.01 gtool bidi 150 >bidi.out &
 	bpid=$!
-	gtool slow 2 >slow2.out &
+	gtool slow 1 >slow2.out &
 	spid=$!
 	sleep 0.5
 	relayctl reload >/dev/null || atf_fail "no reload"
@@ -278,6 +278,61 @@ h2_backend_nghttpd_cleanup()
 	stop_all
 }
 
+atf_test_case h2_backend_tls_rules cleanup
+h2_backend_tls_rules_head()
+{
+	atf_set "descr" "forward with tls asks HTTP/2 backends for ALPN h2 (nghttpd over TLS), and a rule's forward to sends a request's stream to its own table"
+	atf_set "require.user" "root"
+}
+h2_backend_tls_rules_body()
+{
+	require_grpc
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	mkdir -p a b/two
+	echo a >a/which
+	echo b >b/two/which
+	p1=$(freeport)
+	p2=$(freeport)
+	nghttpd -d "$PWD/a" "$p1" ssl/private/127.0.0.1.key \
+	    ssl/127.0.0.1.crt >nghttpd1.out 2>&1 &
+	echo $! >nghttpd1.pid
+	nghttpd -d "$PWD/b" "$p2" ssl/private/127.0.0.1.key \
+	    ssl/127.0.0.1.crt >nghttpd2.out 2>&1 &
+	echo $! >nghttpd2.pid
+	wait_for 10 listening "$p1" || atf_fail "nghttpd 1 did not start"
+	wait_for 10 listening "$p2" || atf_fail "nghttpd 2 did not start"
+	lport=$(freeport)
+	{
+		conf_head
+		cat <<CONF
+table <one> { 127.0.0.1 }
+table <two> { 127.0.0.1 }
+http protocol p {
+	http http2 backend
+	match request path "/two/*" forward to <two>
+}
+relay r {
+	listen on 127.0.0.1 port $lport tls
+	protocol p
+	forward with tls to <one> port $p1
+	forward with tls to <two> port $p2
+}
+CONF
+	} >relayd.conf
+	PREFORK=1 start_relayd
+	url=https://127.0.0.1:$lport
+	atf_check -o inline:"a\n" timeout 30 curl -sk --http2 "$url/which"
+	atf_check -o inline:"b\n" timeout 30 curl -sk --http2 "$url/two/which"
+	atf_check -o inline:"b\n" timeout 30 curl -sk --http1.1 \
+	    "$url/two/which"
+	atf_check -o inline:"a\n" timeout 30 curl -sk --http1.1 "$url/which"
+}
+h2_backend_tls_rules_cleanup()
+{
+	stop_all
+}
+
 atf_test_case grpc_example cleanup
 grpc_example_head()
 {
@@ -287,8 +342,9 @@ grpc_example_head()
 grpc_example_body()
 {
 	require_grpc
-	[ -e /var/run/relayd.sock ] &&
+	"$RELAYCTL" -s /var/run/relayd.sock show summary >/dev/null 2>&1 &&
 	    atf_skip "a relayd runs here (the example's control socket)"
+	[ -e /var/run/relayd.sock ] || touch sock.ours
 	start_grpc a
 	mkca
 	kp=relayd-regress-grpc-$$
@@ -313,6 +369,9 @@ grpc_example_cleanup()
 		rm -f "/etc/ssl/$(cat keypair.name).crt" \
 		    "/etc/ssl/private/$(cat keypair.name).key"
 	fi
+	# the example's control socket, if this test made it
+	[ -f sock.ours ] && rm -f /var/run/relayd.sock
+	return 0
 }
 
 atf_init_test_cases()
@@ -322,5 +381,6 @@ atf_init_test_cases()
 	atf_add_test_case grpc_deadline
 	atf_add_test_case grpc_goaway_reload
 	atf_add_test_case h2_backend_nghttpd
+	atf_add_test_case h2_backend_tls_rules
 	atf_add_test_case grpc_example
 }

@@ -365,7 +365,7 @@ contender()
 # run of one repeat on this kind of machine (2 cores), full and QUICK=1.
 # A run writes what its sections took to results/timings-MODE, and the
 # next run's estimate starts from that.
-SECTIONS="tcp unix http tls h2 shortconn rdr dns limits failover maglev scaleout"
+SECTIONS="tcp unix http tls h2 h2b shortconn rdr dns limits failover maglev scaleout"
 sec_contenders()
 {
 	case $1 in
@@ -374,6 +374,7 @@ sec_contenders()
 	http)	echo "http-direct http-bare-copy relayd-http relayd-http-rules relayd-http-nosplice haproxy-http-splice haproxy-http haproxy-http-rules nginx-proxy" ;;
 	tls)	echo "relayd-tls-ec relayd-tls-ec-local haproxy-tls-ec nginx-tls-ec bare-tls-ec-key bare-tls-ec-local bare-tls-ec-ca relayd-tls-rsa relayd-tls-rsa-local haproxy-tls-rsa nginx-tls-rsa bare-tls-rsa-key bare-tls-rsa-local bare-tls-rsa-ca" ;;
 	h2)	echo "relayd-h2 haproxy-h2 nginx-h2" ;;
+	h2b)	echo "relayd-h2b haproxy-h2b nginx-h2b" ;;
 	shortconn) echo "relayd-shortconn haproxy-shortconn" ;;
 	rdr)	echo "rdr-direct rdr-redirect rdr-relay" ;;
 	dns)	echo "dns-direct relayd-dns dnsdist-dns dnsdist-ports-dns" ;;
@@ -386,9 +387,9 @@ sec_contenders()
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1 scaleout 90"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 h2b 70 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1 scaleout 90"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1 scaleout 90"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 h2b 15 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1 scaleout 90"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1147,6 +1148,213 @@ END {
 }' "$work/h2.csv"
 	echo
 	echo "HTTP/2: h2load -D ${HSECS} over TLS (ALPN h2, ECDSA key) for GET /1024, to the HTTP/1.1 backend with keep-alive; and one connection of 100 streams to an answer that takes 1 s (h2load -c 1 -m 100 -n 100: seconds until the last answer); medians of $REPEAT run(s); CSV in regress/perf/results/h2-$stamp.csv"
+fi
+
+section h2b
+# HTTP/2 to HTTP/2 backends: h2load over TLS (ALPN h2) for a 1 KiB file
+# of nghttpd (cleartext, prior knowledge), 64 connections with 10
+# streams each; then gRPC unary calls to a python3-grpcio server (ghz
+# when make bench-deps could have it from Go's module proxy, else
+# h2load with a gRPC body).  relayd with "http http2 backend", HAProxy
+# with "proto h2", nginx with grpc_pass (its one HTTP/2 upstream).
+# The backend connections the proxy held at the end of each run count.
+H2BDOC=$work/h2bdocs
+H2BN=18311	# nghttpd
+GHZ=$(command -v ghz || { [ -x "$HOME/go/bin/ghz" ] && echo "$HOME/go/bin/ghz"; })
+start_relayd_h2b()
+{
+	cat >"$work/relayd.conf" <<CONF
+prefork $WORKERS
+socket "$work/relayd.sock"
+tls directory "$work/ssl"
+http protocol h {
+	tcp { nodelay, backlog 512 }
+	http http2 backend
+	tls keypair bench-ec
+}
+relay h {
+	listen on 127.0.0.1 port $LS tls
+	protocol h
+	forward to 127.0.0.1 port $H2BPORT
+}
+CONF
+	if ! "$RELAYD" -n -f "$work/relayd.conf" >"$work/relayd-n.out" 2>&1; then
+		echo "  relayd-h2b: relayd does not take \"http http2 backend\", skipped" >&2
+		return 1
+	fi
+	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
+}
+
+start_haproxy_h2b()
+{
+	cat >"$work/haproxy.cfg" <<CONF
+global
+	nbthread $WORKERS
+	maxconn 1000
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 600s
+	timeout server 600s
+	http-reuse always
+frontend h
+	bind 127.0.0.1:$LS ssl crt $work/ssl/bench-ec.pem alpn h2,http/1.1
+	default_backend b
+backend b
+	server s 127.0.0.1:$H2BPORT proto h2
+CONF
+	run_proxy haproxy haproxy -db -f "$work/haproxy.cfg"
+}
+
+start_nginx_h2b()
+{
+	cat >"$work/nginx.conf" <<CONF
+$(nginx_head)
+http {
+	access_log off;
+	upstream b { server 127.0.0.1:$H2BPORT; keepalive 128; }
+	server {
+		listen 127.0.0.1:$LS ssl http2;
+		ssl_certificate $work/ssl/bench-ec.crt;
+		ssl_certificate_key $work/ssl/private/bench-ec.key;
+		keepalive_requests 100000000;
+		location / { grpc_pass grpc://b; }
+	}
+}
+CONF
+	run_proxy nginx nginx -c "$work/nginx.conf" -g 'daemon off;'
+}
+
+# Established connections from the proxy to port $1
+h2b_conns()
+{
+	ss -Htn state established "( dport = :$1 )" | wc -l
+}
+
+# h2load for HSECS s to nghttpd's file: req/s, CPU us/req, connections
+h2b_run()
+{
+	c0=$(cpu_ticks)
+	$ONCLIENT h2load -D "$HSECS" -c 64 -m 10 \
+	    "https://127.0.0.1:$LS/1024" >"$work/h2load.out" 2>&1
+	c1=$(cpu_ticks)
+	h2b_conns "$H2BPORT" >>"$work/bconns"
+	awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
+	    "$work/h2load.out" >>"$work/hreq"
+	cpu_us_per $((c1 - c0)) "$(awk '/^requests:/ { print $8 }' \
+	    "$work/h2load.out")" >>"$work/hcpu"
+}
+
+# gRPC unary calls for HSECS s: calls/s, CPU us/call, connections
+h2b_grpc_run()
+{
+	c0=$(cpu_ticks)
+	if [ -n "$GHZ" ]; then
+		$ONCLIENT "$GHZ" --skipTLS --proto "$work/t.proto" \
+		    --call t.T.Echo -d '{"b":"aGVsbG8="}' -z "${HSECS}s" \
+		    -c 50 --connections 10 "127.0.0.1:$LS" \
+		    >"$work/ghz.out" 2>&1
+		c1=$(cpu_ticks)
+		n=$(awk '/^  Count:/ { print $2 }' "$work/ghz.out")
+		awk '/Requests\/sec:/ { printf "%d\n", $2 }' "$work/ghz.out" \
+		    >>"$work/greq"
+	else
+		$ONCLIENT h2load -D "$HSECS" -c 10 -m 5 -d "$work/grpc.msg" \
+		    -H 'content-type: application/grpc' -H 'te: trailers' \
+		    "https://127.0.0.1:$LS/t.T/Echo" >"$work/h2load.out" 2>&1
+		c1=$(cpu_ticks)
+		n=$(awk '/^requests:/ { print $8 }' "$work/h2load.out")
+		awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
+		    "$work/h2load.out" >>"$work/greq"
+	fi
+	h2b_conns "$GRPCPORT" >>"$work/gconns"
+	cpu_us_per $((c1 - c0)) "$n" >>"$work/gcpu"
+}
+
+h2b_contender()
+{
+	name=$1
+	shift
+	selected "$name" || return
+	: >"$work/hreq"; : >"$work/hcpu"; : >"$work/bconns"
+	: >"$work/greq"; : >"$work/gcpu"; : >"$work/gconns"
+	H2BPORT=$H2BN
+	"$@" || return
+	if ! wait_port "$LS"; then
+		echo "  $name did not start, skipped" >&2
+		stop_proxy
+		return
+	fi
+	r=0
+	while [ $r -lt "$REPEAT" ]; do
+		h2b_run
+		r=$((r + 1))
+	done
+	stop_proxy
+	if [ -n "${GRPCPORT:-}" ]; then
+		H2BPORT=$GRPCPORT
+		"$@" && wait_port "$LS" && {
+			r=0
+			while [ $r -lt "$REPEAT" ]; do
+				h2b_grpc_run
+				r=$((r + 1))
+			done
+		}
+		stop_proxy
+	fi
+	printf '%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/hreq")" \
+	    "$(median <"$work/hcpu")" "$(median <"$work/bconns")" \
+	    "$(median <"$work/greq")" "$(median <"$work/gcpu")" \
+	    "$(median <"$work/gconns")" >>"$work/h2b.csv"
+	echo "  $name done" >&2
+}
+
+if command -v h2load >/dev/null && command -v nghttpd >/dev/null &&
+    { selected relayd-h2b || selected haproxy-h2b || selected nginx-h2b; }; then
+	LS=$LH
+	mkdir -p "$H2BDOC"
+	head -c 1024 /dev/zero | tr '\0' x >"$H2BDOC/1024"
+	$ONCLIENT nghttpd --no-tls -n 1 -d "$H2BDOC" "$H2BN" \
+	    >"$work/nghttpd.log" 2>&1 & pids="$pids $!"
+	GRPCPORT=
+	if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+		$ONCLIENT /usr/bin/python3 "$TOP/regress/tools/grpctool.py" \
+		    server "$work/grpc.port" 100000 & pids="$pids $!"
+		i=0
+		while [ ! -s "$work/grpc.port" ] && [ $i -lt 100 ]; do
+			i=$((i + 1)); sleep 0.1
+		done
+		GRPCPORT=$(cat "$work/grpc.port")
+		printf 'syntax = "proto3";\npackage t;\nmessage M { bytes b = 1; }\nservice T { rpc Echo(M) returns (M); }\n' \
+		    >"$work/t.proto"
+		# "hello" as message M, framed for gRPC (h2load's body)
+		printf '\000\000\000\000\007\012\005hello' >"$work/grpc.msg"
+	fi
+	wait_port "$H2BN" || echo "  nghttpd did not start" >&2
+	: >"$work/h2b.csv"
+	h2b_contender relayd-h2b start_relayd_h2b
+	command -v haproxy >/dev/null && h2b_contender haproxy-h2b start_haproxy_h2b
+	command -v nginx >/dev/null && h2b_contender nginx-h2b start_nginx_h2b
+	{
+		echo "contender,req_per_s_64x10,cpu_us_per_req,backend_conns,grpc_calls_per_s,cpu_us_per_call,grpc_backend_conns"
+		cat "$work/h2b.csv"
+	} >"$PERF/results/h2b-$stamp.csv"
+	echo
+	awk -F, '
+function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
+{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 3; i <= 6; i += 3) if ($i + 0 > 0 && (best[i] == "" || $i + 0 < best[i] + 0)) best[i] = $i + 0 } }
+END {
+	print "| HTTP/2 backends | req/s, 64 conns x 10 streams | proxy CPU us/req | backend conns | gRPC unary calls/s | proxy CPU us/call | backend conns | CPU vs the better peer (req / call) |"
+	print "|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= NR; i++) {
+		split(row[i], f, ",")
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", f[1],
+		    f[2], f[3], f[4], f[5], f[6], f[7], ratio(f[3], best[3]),
+		    ratio(f[6], best[6])
+	}
+}' "$work/h2b.csv"
+	echo
+	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT run(s); CSV in regress/perf/results/h2b-$stamp.csv"
 fi
 
 section shortconn
