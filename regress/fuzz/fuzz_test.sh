@@ -24,49 +24,55 @@ smoke_body()
 	_dir=$(atf_get_srcdir)
 	make -s -C "$TOP" usr.sbin/relayd/parse.c >/dev/null ||
 	    atf_fail "no parse.c"
-	# both cores: the targets' objects are most of the test's time
-	make -s -j"$(getconf _NPROCESSORS_ONLN)" -C "$_dir" build >build.log 2>&1 ||
-	    atf_fail "parse_fuzz does not build: $(tail -5 build.log)"
+	# both cores, here, without optimization or debugging information:
+	# the targets' objects were most of the test's time (33 s at make
+	# fuzz's -g -O1, 10 s so)
+	mkdir b
+	make -s -j"$(getconf _NPROCESSORS_ONLN)" -C b -f "$_dir/Makefile" \
+	    FUZZDIR="$_dir" TOP="$TOP" \
+	    CFLAGS="-O0 -fno-omit-frame-pointer -fsanitize=address,undefined" \
+	    build >build.log 2>&1 ||
+	    atf_fail "the targets do not build: $(tail -5 build.log)"
 	mkdir work
 	# by time: a mutated macro bomb of the corpus takes seconds a run,
 	# and 3,000 runs took 10 to 35 s
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/parse_fuzz" -max_total_time=8 -close_fd_mask=3 -timeout=10 \
-	    -dict="$_dir/parse.dict" work "$TOP/regress/parse/corpus"
+	    b/parse_fuzz -max_total_time=8 -close_fd_mask=3 -timeout=10 \
+	    -dict=b/parse.dict work "$TOP/regress/parse/corpus"
 	mkdir imsg
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/imsg_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 imsg
+	    b/imsg_fuzz -runs=20000 -close_fd_mask=3 -timeout=10 imsg
 	mkdir control
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/control_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
-	    control "$_dir/control-seeds" "$_dir/control-regress"
+	    b/control_fuzz -runs=20000 -close_fd_mask=3 -timeout=10 \
+	    control b/control-seeds "$_dir/control-regress"
 	mkdir http
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/http_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    b/http_fuzz -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    http "$_dir/http-seeds"
 	mkdir pp
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/pp_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    b/pp_fuzz -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    pp "$_dir/pp-seeds"
 	mkdir dns
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/dns_fuzz" -runs=30000 -close_fd_mask=3 -timeout=10 \
+	    b/dns_fuzz -runs=30000 -close_fd_mask=3 -timeout=10 \
 	    dns "$_dir/dns-seeds"
 	mkdir agentx
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/agentx_fuzz" -runs=20000 -close_fd_mask=3 -timeout=10 \
+	    b/agentx_fuzz -runs=20000 -close_fd_mask=3 -timeout=10 \
 	    agentx "$_dir/agentx-seeds"
 	mkdir h2
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/h2_fuzz" -runs=10000 -close_fd_mask=3 -timeout=10 \
+	    b/h2_fuzz -runs=10000 -close_fd_mask=3 -timeout=10 \
 	    h2 "$_dir/h2-seeds"
 	mkdir h2b
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/h2b_fuzz" -runs=3000 -close_fd_mask=3 -timeout=10 \
+	    b/h2b_fuzz -runs=3000 -close_fd_mask=3 -timeout=10 \
 	    h2b "$_dir/h2b-seeds"
 	mkdir hello
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
-	    "$_dir/hello_fuzz" -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    b/hello_fuzz -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    hello "$_dir/hello-seeds"
 }
 
