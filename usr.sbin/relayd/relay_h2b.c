@@ -714,8 +714,14 @@ h2b_submit(struct h2_stream *st)
 		room = h2b_conn_new(p, con, host);
 	if (room == NULL)
 		room = least;
-	if (room == NULL)
+	if (room == NULL) {
+		/* no connection could be made: no pool is kept for it */
+		if (TAILQ_EMPTY(&p->p_conns)) {
+			TAILQ_REMOVE(&h2b_pools, p, p_entry);
+			free(p);
+		}
 		return (-1);
+	}
 	return (h2b_stream_on(room, st));
 }
 
