@@ -189,34 +189,41 @@ instructions_body()
 	# handshakes, or the differences are not of handshakes alone.  1 s
 	# under valgrind is some 30 handshakes: on a busy machine a
 	# difference can come out empty, and is measured again, 2 s longer
-	for secs in 1 2; do
-		for try in $secs $((secs + 2)); do
-			ONLY=relayd LOADS=new KEYS=ec \
-			    sh "$(atf_get_srcdir)/instructions.sh" $try \
-			    >out 2>err ||
-			    atf_fail "instructions.sh $try failed: $(tail -n 20 err)"
-			line=$(grep '^  relayd ' out) ||
-			    atf_fail "no relayd row: $(cat out)"
-			n=$(echo "$line" |
-			    sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
-			[ "${n:-0}" -gt 0 ] && break
+	# the counts of 1 and 2 seconds of handshakes, to shares; under
+	# a busy VM one pair came out 5 % apart (2227 and 2352 thousand in
+	# the relay): a pair that differs is measured once more
+	for round in 1 2; do
+		: >shares
+		for secs in 1 2; do
+			for try in $secs $((secs + 2)); do
+				ONLY=relayd LOADS=new KEYS=ec \
+				    sh "$(atf_get_srcdir)/instructions.sh" $try \
+				    >out 2>err ||
+				    atf_fail "instructions.sh $try failed: $(tail -n 20 err)"
+				line=$(grep '^  relayd ' out) ||
+				    atf_fail "no relayd row: $(cat out)"
+				n=$(echo "$line" |
+				    sed -n 's/.*(\([0-9]*\) handshakes).*/\1/p')
+				[ "${n:-0}" -gt 0 ] && break
+			done
+			r=$(echo "$line" | sed -n 's/.* relay=\([0-9]*\)\..*/\1/p')
+			c=$(echo "$line" | sed -n 's/.* ca=\([0-9]*\)\..*/\1/p')
+			[ "${n:-0}" -gt 0 ] || atf_fail "no handshakes: $line"
+			if [ "${c:-0}" -lt 100 ] || [ "$c" -gt 2000 ]; then
+				atf_fail "ca's share is not a signature's: $line"
+			fi
+			if [ "${r:-0}" -lt 1000 ] || [ "$r" -le "$c" ]; then
+				atf_fail "the relay's share is not a handshake's: $line"
+			fi
+			echo "$r $c" >>shares
 		done
-		r=$(echo "$line" | sed -n 's/.* relay=\([0-9]*\)\..*/\1/p')
-		c=$(echo "$line" | sed -n 's/.* ca=\([0-9]*\)\..*/\1/p')
-		[ "${n:-0}" -gt 0 ] || atf_fail "no handshakes: $line"
-		if [ "${c:-0}" -lt 100 ] || [ "$c" -gt 2000 ]; then
-			atf_fail "ca's share is not a signature's: $line"
-		fi
-		if [ "${r:-0}" -lt 1000 ] || [ "$r" -le "$c" ]; then
-			atf_fail "the relay's share is not a handshake's: $line"
-		fi
-		echo "$r $c" >>shares
+		# within 3 percent
+		awk 'NR == 1 { r = $1; c = $2 }
+		    NR == 2 { exit !($1 * 100 >= r * 97 && $1 * 100 <= r * 103 &&
+		    $2 * 100 >= c * 97 && $2 * 100 <= c * 103) }' shares && break
+		[ "$round" -eq 2 ] &&
+		    atf_fail "1 and 2 seconds differ, relay and ca: $(paste -sd, shares)"
 	done
-	# within 3 percent
-	awk 'NR == 1 { r = $1; c = $2 }
-	    NR == 2 { exit !($1 * 100 >= r * 97 && $1 * 100 <= r * 103 &&
-	    $2 * 100 >= c * 97 && $2 * 100 <= c * 103) }' shares ||
-	    atf_fail "1 and 2 seconds differ, relay and ca: $(paste -sd, shares)"
 	# and nothing left in the chroot, where relayd's children wrote
 	chroot=$(getent passwd _relayd | cut -d: -f6)
 	ls -A "${chroot:-/nonexistent}" >after 2>/dev/null
