@@ -1574,7 +1574,9 @@ h2_wake(struct h2_session *h2)
 {
 	struct timeval	 tv = { 0, 0 };
 
-	evtimer_add(&h2->h2_againev, &tv);
+	/* once a turn: an answer's head, data and end each wake it */
+	if (!evtimer_pending(&h2->h2_againev, NULL))
+		evtimer_add(&h2->h2_againev, &tv);
 }
 
 /* n bytes of st's body went to the backend: the client may send more. */

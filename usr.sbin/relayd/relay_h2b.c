@@ -734,7 +734,8 @@ h2b_conn_later(struct h2b_conn *c)
 		c->c_dirty = 1;
 		TAILQ_INSERT_TAIL(&h2b_dirty, c, c_dentry);
 	}
-	evtimer_add(&c->c_ev, &tv);
+	if (!evtimer_pending(&c->c_ev, NULL))
+		evtimer_add(&c->c_ev, &tv);
 }
 
 static void
