@@ -1029,6 +1029,8 @@ section h2
 # answers, one connection with 100 streams at once, then 64 connections
 # with 10 each.  relayd's row needs "http http2": a relayd without it
 # says so and the row is skipped.
+# start_relayd_h2 [OPTION PORT NAME]: relayd with "http OPTION" (http2)
+# to 127.0.0.1 port PORT ($HTTPB), its row NAME (relayd-h2)
 start_relayd_h2()
 {
 	cat >"$work/relayd.conf" <<CONF
@@ -1037,17 +1039,17 @@ socket "$work/relayd.sock"
 tls directory "$work/ssl"
 http protocol h {
 	tcp { nodelay, backlog 512 }
-	http http2
+	http ${1:-http2}
 	tls keypair bench-ec
 }
 relay h {
 	listen on 127.0.0.1 port $LS tls
 	protocol h
-	forward to 127.0.0.1 port $HTTPB
+	forward to 127.0.0.1 port ${2:-$HTTPB}
 }
 CONF
 	if ! "$RELAYD" -n -f "$work/relayd.conf" >"$work/relayd-n.out" 2>&1; then
-		echo "  relayd-h2: relayd does not take \"http http2\", skipped" >&2
+		echo "  ${3:-relayd-h2}: relayd does not take \"http ${1:-http2}\", skipped" >&2
 		return 1
 	fi
 	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
@@ -1163,26 +1165,7 @@ H2BN=18311	# nghttpd
 GHZ=$(command -v ghz || { [ -x "$HOME/go/bin/ghz" ] && echo "$HOME/go/bin/ghz"; })
 start_relayd_h2b()
 {
-	cat >"$work/relayd.conf" <<CONF
-prefork $WORKERS
-socket "$work/relayd.sock"
-tls directory "$work/ssl"
-http protocol h {
-	tcp { nodelay, backlog 512 }
-	http http2 backend
-	tls keypair bench-ec
-}
-relay h {
-	listen on 127.0.0.1 port $LS tls
-	protocol h
-	forward to 127.0.0.1 port $H2BPORT
-}
-CONF
-	if ! "$RELAYD" -n -f "$work/relayd.conf" >"$work/relayd-n.out" 2>&1; then
-		echo "  relayd-h2b: relayd does not take \"http http2 backend\", skipped" >&2
-		return 1
-	fi
-	run_proxy relayd "$RELAYD" -d -f "$work/relayd.conf"
+	start_relayd_h2 "http2 backend" "$H2BPORT" relayd-h2b
 }
 
 start_haproxy_h2b()
