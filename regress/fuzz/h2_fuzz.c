@@ -34,9 +34,7 @@
 
 #include "../../usr.sbin/relayd/relay.c"
 #include "../../usr.sbin/relayd/http.h"
-
-#include <stdio.h>
-#include <syslog.h>
+#include "fuzz_relay.h"
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -63,54 +61,6 @@ static const char fz_conf[] =
     "\tforward to <two> port 80\n"
     "}\n";
 
-static void
-fz_init(void)
-{
-	struct privsep	*ps;
-	struct relayd	*conf;
-	char		 path[] = "/tmp/h2_fuzz.XXXXXX";
-	int		 fd;
-
-	event_init();
-	log_init(1, LOG_DAEMON);
-	log_setverbose(0);
-	if ((conf = calloc(1, sizeof(*conf))) == NULL ||
-	    (ps = calloc(1, sizeof(*ps))) == NULL || config_init(conf) == -1)
-		abort();
-	conf->sc_ps = ps;
-	ps->ps_env = conf;
-	if ((fd = mkstemp(path)) == -1 ||
-	    write(fd, fz_conf, sizeof(fz_conf) - 1) != sizeof(fz_conf) - 1)
-		abort();
-	close(fd);
-	parse_noresolve = 1;
-	if (parse_config(path, conf) == -1)
-		abort();
-	unlink(path);
-	/* the relay process's state, as relay() sets it */
-	env = conf;
-	rps = ps;
-	conf->sc_conf.opts = 0;		/* no session end lines */
-	if ((fz_rlay = TAILQ_FIRST(conf->sc_relays)) == NULL ||
-	    fz_rlay->rl_proto->type != RELAY_PROTO_HTTP)
-		abort();
-}
-
-/* A fresh socket pair; the relay's end is non-blocking. */
-static void
-fz_pair(int *mine, int *peer)
-{
-	int	 sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
-		abort();
-	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(sv[1], F_SETFL, O_NONBLOCK) == -1)
-		abort();
-	*mine = sv[0];
-	*peer = sv[1];
-}
-
 /*
  * The backends: a link's socketpair, and the reader of what it was sent
  * (fz_check()), where it is staying between looks.
@@ -126,7 +76,6 @@ struct fz_backend {
 	off_t			 toread;
 };
 static struct fz_backend	 fz_b[FZ_BACKENDS];
-static int	 fz_alive(struct rsession *);
 static void	 fz_check(struct fz_backend *);
 
 /* A backend of the session's is gone: what it was sent is checked. */
@@ -202,18 +151,6 @@ fz_verdict(struct rsession *con, enum relay_verdict v)
 	default:
 		break;
 	}
-}
-
-/* The session is still there (no new one is made meanwhile). */
-static int
-fz_alive(struct rsession *con)
-{
-	struct rsession	*c;
-
-	TAILQ_FOREACH(c, &relay_sessions, se_entry)
-		if (c == con)
-			return (con->se_endmsg == NULL);
-	return (0);
 }
 
 /* After a hook: its verdict, then the loop's due events; -1: it ended. */
@@ -395,7 +332,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t			 kind;
 
 	if (!initialized) {
-		fz_init();
+		fz_rlay = fz_relay_load(fz_conf, sizeof(fz_conf) - 1);
+		if (fz_rlay->rl_proto->type != RELAY_PROTO_HTTP)
+			abort();
 		relay_link_connect = fz_link_connect;
 		initialized = 1;
 	}

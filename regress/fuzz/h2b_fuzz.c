@@ -33,10 +33,9 @@
 
 #include "../../usr.sbin/relayd/relay.c"
 #include "../../usr.sbin/relayd/http.h"
+#include "fuzz_relay.h"
 
 #include <nghttp2/nghttp2.h>
-#include <stdio.h>
-#include <syslog.h>
 
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -65,63 +64,6 @@ static int		 fz_bfd[FZ_BACKENDS];
 static int		 fz_client;
 static nghttp2_session	*fz_cl;
 static int		 fz_bad;
-
-static void
-fz_init(void)
-{
-	struct privsep	*ps;
-	struct relayd	*conf;
-	struct relay_table	*rlt;
-	struct host		*h;
-	char		 path[] = "/tmp/h2b_fuzz.XXXXXX";
-	int		 fd;
-
-	event_init();
-	log_init(1, LOG_DAEMON);
-	log_setverbose(0);
-	if ((conf = calloc(1, sizeof(*conf))) == NULL ||
-	    (ps = calloc(1, sizeof(*ps))) == NULL || config_init(conf) == -1)
-		abort();
-	conf->sc_ps = ps;
-	ps->ps_env = conf;
-	if ((fd = mkstemp(path)) == -1 ||
-	    write(fd, fz_conf, sizeof(fz_conf) - 1) != sizeof(fz_conf) - 1)
-		abort();
-	close(fd);
-	parse_noresolve = 1;
-	if (parse_config(path, conf) == -1)
-		abort();
-	unlink(path);
-	env = conf;
-	rps = ps;
-	conf->sc_conf.opts = 0;		/* no session end lines */
-	/* a table without checks: its host is always up */
-	if ((fz_rlay = TAILQ_FIRST(conf->sc_relays)) == NULL)
-		abort();
-	/* the table's hosts, as relay_launch() lists them */
-	TAILQ_FOREACH(rlt, &fz_rlay->rl_tables, rlt_entry) {
-		if ((rlt->rlt_host = calloc(2, sizeof(*rlt->rlt_host))) ==
-		    NULL)
-			abort();
-		TAILQ_FOREACH(h, &rlt->rlt_table->hosts, entry)
-			if (rlt->rlt_nhosts < 1)
-				rlt->rlt_host[rlt->rlt_nhosts++] = h;
-	}
-}
-
-static void
-fz_pair(int *mine, int *peer)
-{
-	int	 sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
-		abort();
-	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(sv[1], F_SETFL, O_NONBLOCK) == -1)
-		abort();
-	*mine = sv[0];
-	*peer = sv[1];
-}
 
 /* A shared link's connect: a socketpair, and its start. */
 static int
@@ -160,17 +102,6 @@ fz_links(void)
 			fz_link[i] = NULL;
 		}
 	}
-}
-
-static int
-fz_alive(struct rsession *con)
-{
-	struct rsession	*c;
-
-	TAILQ_FOREACH(c, &relay_sessions, se_entry)
-		if (c == con)
-			return (con->se_endmsg == NULL);
-	return (0);
 }
 
 /* The client's nghttp2 session writes to its socket. */
@@ -338,7 +269,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t			 kind;
 
 	if (!initialized) {
-		fz_init();
+		fz_rlay = fz_relay_load(fz_conf, sizeof(fz_conf) - 1);
 		relay_link_connect = fz_link_connect;
 		initialized = 1;
 	}
