@@ -20,6 +20,10 @@
 #                                  each (4 MB a stream once decoded)
 #   h2tool.py get PORT N           N GET requests, one after the other,
 #                                  each answered before the next
+#   h2tool.py getping PORT N       the same, with a PING after each
+#                                  answer (a gRPC client's bandwidth
+#                                  probes); prints "answered N" and
+#                                  "goaway CODE" or "no goaway"
 #   h2tool.py target PORT 0        ACL with :scheme "hhost" and :path
 #                                  ":/index.htm" (libnghttp2 checks the
 #                                  path of http and https only); prints
@@ -202,7 +206,7 @@ def main():
     elif mode == "settings":
         for i in range(n):
             batch += frame(SETTINGS, 0, 0)
-    elif mode == "get":
+    elif mode in ("get", "getping"):
         for i in range(n):
             sid = 1 + 2 * i
             send(s, frame(HEADERS, END_STREAM | END_HEADERS, sid,
@@ -210,11 +214,18 @@ def main():
             for ftype, flags, stream in r.frames(time.time() + 10):
                 if stream == sid and flags & END_STREAM:
                     break
+            if mode == "getping":
+                send(s, frame(PING, 0, 0, struct.pack(">Q", i)))
         try:
             s.close()
         except OSError:
             pass
-        print("answered %d" % len(r.headers))
+        if mode == "get":
+            print("answered %d" % len(r.headers))
+        else:
+            print("answered %d %s" % (len(r.headers),
+                  "goaway %d" % r.goaway if r.goaway is not None else
+                  "no goaway"))
         return
     elif mode == "target":
         send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1, hpack([

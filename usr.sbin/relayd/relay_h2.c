@@ -489,12 +489,22 @@ h2_stream_id(struct h2_session *h2, nghttp2_session *ng, int32_t id)
 	    NGHTTP2_PROTOCOL_ERROR));
 }
 
-/* Control frames come at a bounded rate: a token bucket. */
+/*
+ * Control frames come at a bounded rate: a token bucket.  One that
+ * follows an answer's HEADERS or DATA is free, as a gRPC client's
+ * pings that measure the bandwidth follow the data it gets (and a
+ * PING flood gets nothing but acknowledgements).
+ */
 static int
 h2_control_frame(struct h2_session *h2)
 {
-	time_t	 now = getmonosec();
+	time_t	 now;
 
+	if (h2->h2_answered) {
+		h2->h2_answered = 0;
+		return (0);
+	}
+	now = getmonosec();
 	if (now > h2->h2_tokentime) {
 		h2->h2_tokens += (now - h2->h2_tokentime) * H2_CTRL_RATE;
 		if (h2->h2_tokens > H2_CTRL_BURST)
@@ -694,9 +704,11 @@ h2_data_chunk_cb(nghttp2_session *ng, uint8_t flags, int32_t id,
 }
 
 /*
- * The end of an answer relayd gave to a request it refused, which is
- * still coming: the client may stop (RFC 9113 8.1, RST_STREAM with
- * NO_ERROR after the complete response).
+ * A frame went out.  An answer's HEADERS or DATA makes the client's
+ * next control frame free (h2_control_frame()).  At the end of an
+ * answer relayd gave to a request it refused, which is still coming,
+ * the client may stop (RFC 9113 8.1, RST_STREAM with NO_ERROR after the
+ * complete response).
  */
 static int
 h2_frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
@@ -709,6 +721,9 @@ h2_frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 		    frame->hd.stream_id;
 		return (0);
 	}
+	if (frame->hd.type == NGHTTP2_DATA ||
+	    frame->hd.type == NGHTTP2_HEADERS)
+		h2->h2_answered = 1;
 	if ((frame->hd.type != NGHTTP2_DATA &&
 	    frame->hd.type != NGHTTP2_HEADERS) ||
 	    (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0 ||

@@ -120,6 +120,7 @@ struct h2_session {
 	int			 h2_inmore;	/* input left for a turn */
 	int			 h2_tokens;
 	time_t			 h2_tokentime;
+	int			 h2_answered;	/* since the last one */
 	int			 h2_conts;
 	const char		*h2_fault;	/* why it is cut off */
 	uint32_t		 h2_faultcode;	/* with which GOAWAY */
