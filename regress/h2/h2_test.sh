@@ -577,7 +577,7 @@ h2_fd_limit_cleanup()
 atf_test_case h2_abuse cleanup
 h2_abuse_head()
 {
-	atf_set "descr" "rapid reset, CONTINUATION, PING and SETTINGS floods are cut off (GOAWAY ENHANCE_YOUR_CALM), logged once; fair clients are not, a PING after every answer neither"
+	atf_set "descr" "rapid reset, CONTINUATION, PING and SETTINGS floods are cut off (GOAWAY ENHANCE_YOUR_CALM), logged once; fair clients are not, a PING after every answer or streams given up late neither"
 	atf_set "require.user" "root"
 }
 h2_abuse_body()
@@ -593,6 +593,10 @@ h2_abuse_body()
 	# fair use: resets below the bound, many requests one by one
 	atf_check -o match:"^no goaway open" python3 "$H2TOOL" rapid "$lport" 50
 	atf_check -o inline:"answered 300\n" python3 "$H2TOOL" get "$lport" 300
+	# streams given up after 0.2 s, as calls at their deadline are, are
+	# no rapid reset
+	atf_check -o inline:"no goaway answered 1\n" \
+	    python3 "$H2TOOL" late "$lport" 160
 	# a PING after every answer, more than the bucket holds
 	atf_check -o inline:"answered 800 no goaway\n" \
 	    python3 "$H2TOOL" getping "$lport" 800

@@ -24,6 +24,11 @@
 #                                  answer (a gRPC client's bandwidth
 #                                  probes); prints "answered N" and
 #                                  "goaway CODE" or "no goaway"
+#   h2tool.py late PORT N          N streams for a slow answer, 20 at a
+#                                  time, each reset after 0.2 s; then
+#                                  one more: prints "goaway CODE" or
+#                                  "no goaway", and "answered 1" when
+#                                  that one was answered
 #   h2tool.py target PORT 0        ACL with :scheme "hhost" and :path
 #                                  ":/index.htm" (libnghttp2 checks the
 #                                  path of http and https only); prints
@@ -226,6 +231,32 @@ def main():
             print("answered %d %s" % (len(r.headers),
                   "goaway %d" % r.goaway if r.goaway is not None else
                   "no goaway"))
+        return
+    elif mode == "late":
+        # streams given up unanswered after 0.2 s, 20 at a time (gRPC
+        # calls cancelled at their deadline), then one more that waits
+        sid = 1
+        for start in range(0, n, 20):
+            ids = []
+            for i in range(start, min(n, start + 20)):
+                send(s, frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                              request(port, b"/delay/2")))
+                ids.append(sid)
+                sid += 2
+            for _ in r.frames(time.time() + 0.2):
+                pass
+            send(s, b"".join(frame(RST_STREAM, 0, i, struct.pack(">I", 8))
+                             for i in ids))
+        send(s, frame(HEADERS, END_STREAM | END_HEADERS, sid,
+                      request(port, b"/bytes/10")))
+        answered = 0
+        for ftype, flags, stream in r.frames(time.time() + 10):
+            if stream == sid and flags & END_STREAM:
+                answered = 1
+                break
+        print("%s answered %d" % (
+            "goaway %d" % r.goaway if r.goaway is not None else "no goaway",
+            answered))
         return
     elif mode == "target":
         send(s, frame(HEADERS, END_STREAM | END_HEADERS, 1, hpack([

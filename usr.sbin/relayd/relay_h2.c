@@ -72,6 +72,7 @@
 #define H2_WINDOW		(64 * 1024)	/* a stream's request body */
 #define H2_CONN_WINDOW		(1024 * 1024)	/* the connection's */
 #define H2_RESETS_MAX		100		/* resets beyond answers */
+#define H2_RESET_LATE		200		/* ms: a stream reset this late */
 #define H2_CTRL_BURST		500		/* PING, SETTINGS, PRIORITY */
 #define H2_CTRL_RATE		50		/* of them a second */
 #define H2_CONTINUATIONS_MAX	7		/* frames of one header block */
@@ -296,6 +297,7 @@ h2_stream_new(struct h2_session *h2, int32_t id)
 		return (NULL);
 	st->st_h2 = h2;
 	st->st_id = id;
+	getevtime(&st->st_born);
 	http_msg_init(&st->st_req, RELAY_DIR_REQUEST, 0);
 	http_msg_init(&st->st_rtrailers, RELAY_DIR_RESPONSE, 0);
 	http_msg_init(&st->st_bmsg, RELAY_DIR_RESPONSE, 0);
@@ -306,6 +308,17 @@ h2_stream_new(struct h2_session *h2, int32_t id)
 	TAILQ_INSERT_TAIL(&h2->h2_all, st, st_all);
 	h2->h2_nstreams++;
 	return (st);
+}
+
+/* A stream's age in milliseconds. */
+static long long
+h2_age(struct h2_stream *st)
+{
+	struct timeval	 now, d;
+
+	getevtime(&now);
+	timersub(&now, &st->st_born, &d);
+	return ((long long)d.tv_sec * 1000 + d.tv_usec / 1000);
 }
 
 static int
@@ -669,7 +682,13 @@ h2_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *arg)
 		}
 		break;
 	case NGHTTP2_RST_STREAM:
-		/* rapid reset: streams begun and given up, without end */
+		/*
+		 * rapid reset: streams begun and given up, without end.  One
+		 * given up late, as a call at its deadline is, costs what a
+		 * request does: the limit on open streams bounds both.
+		 */
+		if (st != NULL && h2_age(st) >= H2_RESET_LATE)
+			break;
 		if (++h2->h2_resets > H2_RESETS_MAX + h2->h2_answers)
 			return (h2_fault(h2, "http2 rapid reset",
 			    NGHTTP2_ENHANCE_YOUR_CALM));

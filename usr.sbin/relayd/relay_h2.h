@@ -50,6 +50,7 @@ struct h2_stream {
 	TAILQ_ENTRY(h2_stream)	 st_all;
 	struct h2_session	*st_h2;
 	int32_t			 st_id;
+	struct timeval		 st_born;	/* the event loop's clock */
 	enum h2_where		 st_where;
 	struct h2_link		*st_link;	/* whose pipe it is on */
 	int			 st_tries;	/* sent to a backend */
