@@ -37,10 +37,11 @@
 
 /* HTTP/1.x messages (http_msg.c) */
 struct http_header {
-	char			*hh_name;
-	char			*hh_value;
+	char			*hh_name;	/* in hh_buf */
+	char			*hh_value;	/* in hh_buf, or its own */
 	int			 hh_removed;	/* by a rule, logs yet */
 	TAILQ_ENTRY(http_header) hh_entry;
+	char			 hh_buf[];	/* name and first value */
 };
 TAILQ_HEAD(http_headers, http_header);
 
@@ -134,6 +135,7 @@ int		 http_header_named(const struct http_header *, const void *);
 const char	*http_header_get(struct http_msg *, const char *);
 int		 http_header_add(struct http_msg *, const char *, const char *);
 void		 http_header_remove(struct http_msg *, struct http_header *);
+int		 http_header_value(struct http_header *, const char *);
 int		 http_has_token(const char *, const char *);
 int		 http_chunk_line(const char *, size_t, off_t *);
 int		 http_line_ctl(const char *, size_t);

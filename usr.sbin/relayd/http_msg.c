@@ -102,12 +102,8 @@ http_msg_clear(struct http_msg *m)
 {
 	struct http_header	*h;
 
-	while ((h = TAILQ_FIRST(&m->hm_headers)) != NULL) {
-		TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-		free(h->hh_name);
-		free(h->hh_value);
-		free(h);
-	}
+	while ((h = TAILQ_FIRST(&m->hm_headers)) != NULL)
+		http_header_remove(m, h);
 	free(m->hm_target);
 	free(m->hm_reason);
 	http_msg_init(m, m->hm_dir, m->hm_maxlen);
@@ -408,21 +404,40 @@ http_host_from_target(struct http_msg *m)
 	return (0);
 }
 
-/* A field at the end of the head: 0, or -1 without memory. */
+/*
+ * A field at the end of the head: 0, or -1 without memory.  Its name and
+ * value are in the same allocation; a value set later has its own
+ * (http_header_value()).
+ */
 int
 http_header_add(struct http_msg *m, const char *name, const char *value)
 {
 	struct http_header	*h;
+	size_t			 nlen = strlen(name) + 1;
+	size_t			 vlen = strlen(value) + 1;
 
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->hh_name = strdup(name)) == NULL ||
-	    (h->hh_value = strdup(value)) == NULL) {
-		if (h != NULL)
-			free(h->hh_name);
-		free(h);
+	if ((h = malloc(sizeof(*h) + nlen + vlen)) == NULL)
 		return (-1);
-	}
+	h->hh_name = h->hh_buf;
+	h->hh_value = h->hh_buf + nlen;
+	memcpy(h->hh_name, name, nlen);
+	memcpy(h->hh_value, value, vlen);
+	h->hh_removed = 0;
 	TAILQ_INSERT_TAIL(&m->hm_headers, h, hh_entry);
+	return (0);
+}
+
+/* A field's value is another one: 0, or -1 without memory. */
+int
+http_header_value(struct http_header *h, const char *value)
+{
+	char	*v;
+
+	if ((v = strdup(value)) == NULL)
+		return (-1);
+	if (h->hh_value != h->hh_buf + strlen(h->hh_name) + 1)
+		free(h->hh_value);
+	h->hh_value = v;
 	return (0);
 }
 
@@ -517,8 +532,8 @@ void
 http_header_remove(struct http_msg *m, struct http_header *h)
 {
 	TAILQ_REMOVE(&m->hm_headers, h, hh_entry);
-	free(h->hh_name);
-	free(h->hh_value);
+	if (h->hh_value != h->hh_buf + strlen(h->hh_name) + 1)
+		free(h->hh_value);
 	free(h);
 }
 

@@ -556,8 +556,7 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 	switch (kv->kv_option) {
 	case KEY_OPTION_SET:
 		if ((f = http_header_find(m, kv->kv_key)) != NULL) {
-			free(f->hh_value);
-			return ((f->hh_value = strdup(v)) == NULL ? -1 : 0);
+			return (http_header_value(f, v));
 		}
 		/* FALLTHROUGH */
 	case KEY_OPTION_APPEND:
@@ -610,8 +609,7 @@ http_apply_cookie(struct ctl_relay_event *cre, struct http_msg *m,
 			return (-1);
 		if (h == NULL || kv->kv_option == KEY_OPTION_APPEND)
 			return (http_header_add(m, cname, buf));
-		free(h->hh_value);
-		return ((h->hh_value = strdup(buf)) == NULL ? -1 : 0);
+		return (http_header_value(h, buf));
 	case KEY_OPTION_REMOVE:
 		if (h != NULL)
 			h->hh_removed = 1;
