@@ -555,9 +555,8 @@ http_apply_header(struct ctl_relay_event *cre, struct http_msg *m,
 	}
 	switch (kv->kv_option) {
 	case KEY_OPTION_SET:
-		if ((f = http_header_find(m, kv->kv_key)) != NULL) {
+		if ((f = http_header_find(m, kv->kv_key)) != NULL)
 			return (http_header_value(f, v));
-		}
 		/* FALLTHROUGH */
 	case KEY_OPTION_APPEND:
 		return (http_header_add(m, kv->kv_key, v));
