@@ -1527,7 +1527,9 @@ END {
 		}
 	split("relayd haproxy nginx dnsdist", order, " ")
 	for (j = 1; j <= nr; j++) {
-		split(med[(rounds[j] == "dns" ? "dnsdist " : "haproxy ") rounds[j]], h, " ")
+		# (in, not a lookup, which would make an empty row of it)
+		pk = (rounds[j] == "dns" ? "dnsdist " : "haproxy ") rounds[j]
+		split(pk in med ? med[pk] : "", h, " ")
 		for (i = 1; i <= 4; i++) {
 			k = order[i] " " rounds[j]
 			if (!(k in med)) continue
