@@ -387,9 +387,9 @@ sec_contenders()
 MODE=full
 [ "${QUICK:-0}" = 1 ] && MODE=quick
 if [ "$MODE" = full ]; then
-	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 h2b 70 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1 scaleout 90"
+	SEC_DEFAULT="tcp 246 unix 86 http 109 tls 300 h2 50 h2b 100 shortconn 362 rdr 39 dns 95 limits 110 failover 60 maglev 1 scaleout 90"
 else
-	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 h2b 15 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1 scaleout 90"
+	SEC_DEFAULT="tcp 26 unix 9 http 29 tls 75 h2 10 h2b 20 shortconn 42 rdr 10 dns 29 limits 45 failover 60 maglev 1 scaleout 90"
 fi
 # the estimate: each section's seconds a repeat, for the share of its
 # contenders that run (shortconn runs once, whatever REPEAT says)
@@ -1163,6 +1163,7 @@ section h2b
 H2BDOC=$work/h2bdocs
 H2BN=18311	# nghttpd
 GHZ=$(command -v ghz || { [ -x "$HOME/go/bin/ghz" ] && echo "$HOME/go/bin/ghz"; })
+GRATE=${GRATE:-2000}	# gRPC calls a second, paced
 start_relayd_h2b()
 {
 	start_relayd_h2 "http2 backend" "$H2BPORT" relayd-h2b
@@ -1252,6 +1253,30 @@ h2b_grpc_run()
 	fi
 	h2b_conns "$GRPCPORT" >>"$work/gconns"
 	cpu_us_per $((c1 - c0)) "$n" >>"$work/gcpu"
+	# the same calls at a rate every proxy keeps: like work for each,
+	# where the rate above (the Python server's pace) moves with the
+	# proxy and the CPU per call with the rate
+	c0=$(cpu_ticks)
+	if [ -n "$GHZ" ]; then
+		$ONCLIENT "$GHZ" --skipTLS --proto "$work/t.proto" \
+		    --call t.T.Echo -d '{"b":"aGVsbG8="}' -z "${HSECS}s" \
+		    --rps "$GRATE" -c 50 --connections 10 "127.0.0.1:$LS" \
+		    >"$work/ghz.out" 2>&1
+		c1=$(cpu_ticks)
+		n=$(awk '/^  Count:/ { print $2 }' "$work/ghz.out")
+		awk '/Requests\/sec:/ { printf "%d\n", $2 }' "$work/ghz.out" \
+		    >>"$work/gpreq"
+	else
+		$ONCLIENT h2load -D "$HSECS" -c 10 -m 5 \
+		    --rps $((GRATE / 10)) -d "$work/grpc.msg" \
+		    -H 'content-type: application/grpc' -H 'te: trailers' \
+		    "https://127.0.0.1:$LS/t.T/Echo" >"$work/h2load.out" 2>&1
+		c1=$(cpu_ticks)
+		n=$(awk '/^requests:/ { print $8 }' "$work/h2load.out")
+		awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
+		    "$work/h2load.out" >>"$work/gpreq"
+	fi
+	cpu_us_per $((c1 - c0)) "$n" >>"$work/gpcpu"
 }
 
 h2b_contender()
@@ -1261,6 +1286,7 @@ h2b_contender()
 	selected "$name" || return
 	: >"$work/hreq"; : >"$work/hcpu"; : >"$work/bconns"
 	: >"$work/greq"; : >"$work/gcpu"; : >"$work/gconns"
+	: >"$work/gpreq"; : >"$work/gpcpu"
 	H2BPORT=$H2BN
 	"$@" || return
 	if ! wait_port "$LS"; then
@@ -1285,10 +1311,12 @@ h2b_contender()
 		}
 		stop_proxy
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s\n' "$name" "$(median <"$work/hreq")" \
-	    "$(median <"$work/hcpu")" "$(median <"$work/bconns")" \
-	    "$(median <"$work/greq")" "$(median <"$work/gcpu")" \
-	    "$(median <"$work/gconns")" >>"$work/h2b.csv"
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
+	    "$(median <"$work/hreq")" "$(median <"$work/hcpu")" \
+	    "$(median <"$work/bconns")" "$(median <"$work/greq")" \
+	    "$(median <"$work/gcpu")" "$(median <"$work/gconns")" \
+	    "$(median <"$work/gpreq")" "$(median <"$work/gpcpu")" \
+	    >>"$work/h2b.csv"
 	echo "  $name done" >&2
 }
 
@@ -1319,25 +1347,26 @@ if command -v h2load >/dev/null && command -v nghttpd >/dev/null &&
 	command -v haproxy >/dev/null && h2b_contender haproxy-h2b start_haproxy_h2b
 	command -v nginx >/dev/null && h2b_contender nginx-h2b start_nginx_h2b
 	{
-		echo "contender,req_per_s_64x10,cpu_us_per_req,backend_conns,grpc_calls_per_s,cpu_us_per_call,grpc_backend_conns"
+		echo "contender,req_per_s_64x10,cpu_us_per_req,backend_conns,grpc_calls_per_s,cpu_us_per_call,grpc_backend_conns,grpc_paced_calls_per_s,cpu_us_per_paced_call"
 		cat "$work/h2b.csv"
 	} >"$PERF/results/h2b-$stamp.csv"
 	echo
 	awk -F, '
 function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
-{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 3; i <= 6; i += 3) if ($i + 0 > 0 && (best[i] == "" || $i + 0 < best[i] + 0)) best[i] = $i + 0 } }
+{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 3; i <= 9; i += 3) if ($i + 0 > 0 && (best[i] == "" || $i + 0 < best[i] + 0)) best[i] = $i + 0 } }
 END {
-	print "| HTTP/2 backends | req/s, 64 conns x 10 streams | proxy CPU us/req | backend conns | gRPC unary calls/s | proxy CPU us/call | backend conns | CPU vs the better peer (req / call) |"
-	print "|---|---|---|---|---|---|---|---|"
+	print "| HTTP/2 backends | req/s, 64 conns x 10 streams | proxy CPU us/req | backend conns | gRPC unary calls/s | proxy CPU us/call | backend conns | calls/s, paced at '"$GRATE"' | proxy CPU us/call | CPU vs the better peer (req / call / paced call) |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= NR; i++) {
 		split(row[i], f, ",")
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", f[1],
-		    f[2], f[3], f[4], f[5], f[6], f[7], ratio(f[3], best[3]),
-		    ratio(f[6], best[6])
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n",
+		    f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
+		    ratio(f[3], best[3]), ratio(f[6], best[6]),
+		    ratio(f[9], best[9])
 	}
 }' "$work/h2b.csv"
 	echo
-	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT run(s); CSV in regress/perf/results/h2b-$stamp.csv"
+	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")), unpaced and then paced at $GRATE a second (GRATE=N); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT run(s); CSV in regress/perf/results/h2b-$stamp.csv"
 fi
 
 section shortconn
