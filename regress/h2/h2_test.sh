@@ -593,7 +593,7 @@ h2_abuse_body()
 	# fair use: resets below the bound, many requests one by one
 	atf_check -o match:"^no goaway open" python3 "$H2TOOL" rapid "$lport" 50
 	atf_check -o inline:"answered 300\n" python3 "$H2TOOL" get "$lport" 300
-	# streams given up after 0.2 s, as calls at their deadline are, are
+	# streams given up after 0.4 s, as calls at their deadline are, are
 	# no rapid reset
 	atf_check -o inline:"no goaway answered 1\n" \
 	    python3 "$H2TOOL" late "$lport" 160

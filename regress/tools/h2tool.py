@@ -25,7 +25,7 @@
 #                                  probes); prints "answered N" and
 #                                  "goaway CODE" or "no goaway"
 #   h2tool.py late PORT N          N streams for a slow answer, 20 at a
-#                                  time, each reset after 0.2 s; then
+#                                  time, each reset after 0.4 s; then
 #                                  one more: prints "goaway CODE" or
 #                                  "no goaway", and "answered 1" when
 #                                  that one was answered
@@ -233,8 +233,9 @@ def main():
                   "no goaway"))
         return
     elif mode == "late":
-        # streams given up unanswered after 0.2 s, 20 at a time (gRPC
-        # calls cancelled at their deadline), then one more that waits
+        # streams given up unanswered after 0.4 s, 20 at a time (gRPC
+        # calls cancelled at their deadline; relayd counts those younger
+        # than 0.2 s), then one more that waits
         sid = 1
         for start in range(0, n, 20):
             ids = []
@@ -243,7 +244,7 @@ def main():
                               request(port, b"/delay/2")))
                 ids.append(sid)
                 sid += 2
-            for _ in r.frames(time.time() + 0.2):
+            for _ in r.frames(time.time() + 0.4):
                 pass
             send(s, b"".join(frame(RST_STREAM, 0, i, struct.pack(">I", 8))
                              for i in ids))
