@@ -190,6 +190,7 @@ struct host	*relay_choose(struct rsession *, struct relay_table *);
  */
 struct relay_tlsin {
 	u_char			*buf;		/* read ahead; NULL when empty */
+	int			 ahead;		/* buf is RELAY_TLS_AHEAD long */
 	size_t			 off;
 	size_t			 len;
 	int			 up;		/* the handshake is through */

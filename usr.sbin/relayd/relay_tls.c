@@ -596,6 +596,38 @@ relay_tls_connect(struct ctl_relay_event *cre, struct tls_config *cfg,
  * for writing, where LibreSSL sees an end of file; a client that sent
  * its last request and half-closed still gets its answer.
  */
+/*
+ * A read-ahead buffer whose bytes are all taken stays here for the next
+ * read of any session: most reads fill and empty one in the same turn,
+ * and one this large is no small allocation, which malloc(3) would
+ * split and merge again for every record.
+ */
+static u_char	*relay_tls_spare;
+
+static u_char *
+relay_tls_ahead(void)
+{
+	u_char	*p;
+
+	if ((p = relay_tls_spare) != NULL) {
+		relay_tls_spare = NULL;
+		return (p);
+	}
+	return (malloc(RELAY_TLS_AHEAD));
+}
+
+/* The read-ahead buffer goes, to relay_tls_spare when it can. */
+static void
+relay_tls_unahead(struct relay_tlsin *tin)
+{
+	if (tin->ahead && relay_tls_spare == NULL)
+		relay_tls_spare = tin->buf;
+	else
+		free(tin->buf);
+	tin->buf = NULL;
+	tin->ahead = 0;
+}
+
 static ssize_t
 relay_tls_recv(struct tls *ctx, void *buf, size_t len, void *arg)
 {
@@ -611,17 +643,16 @@ relay_tls_recv(struct tls *ctx, void *buf, size_t len, void *arg)
 		n = len < tin->len ? len : tin->len;
 		memcpy(buf, tin->buf + tin->off, n);
 		tin->off += n;
-		if ((tin->len -= n) == 0) {
-			free(tin->buf);
-			tin->buf = NULL;
-		}
+		if ((tin->len -= n) == 0)
+			relay_tls_unahead(tin);
 		return (n);
 	}
 	if (tin->eof)
 		return (TLS_WANT_POLLIN);
 	iov[0].iov_base = buf;
 	iov[0].iov_len = len;
-	if ((tin->buf = malloc(RELAY_TLS_AHEAD)) != NULL) {
+	if ((tin->buf = relay_tls_ahead()) != NULL) {
+		tin->ahead = 1;
 		iov[1].iov_base = tin->buf;
 		iov[1].iov_len = RELAY_TLS_AHEAD;
 		nv = 2;
@@ -634,8 +665,7 @@ relay_tls_recv(struct tls *ctx, void *buf, size_t len, void *arg)
 		tin->len = n - len;
 		return (len);
 	}
-	free(tin->buf);
-	tin->buf = NULL;
+	relay_tls_unahead(tin);
 	if (n == -1)
 		return (errno == EAGAIN || errno == EWOULDBLOCK ?
 		    TLS_WANT_POLLIN : -1);
@@ -664,7 +694,7 @@ relay_tls_send(struct tls *ctx, const void *buf, size_t len, void *arg)
 void
 relay_tls_in_free(struct ctl_relay_event *cre)
 {
-	free(cre->tin.buf);
+	relay_tls_unahead(&cre->tin);
 	memset(&cre->tin, 0, sizeof(cre->tin));
 }
 
