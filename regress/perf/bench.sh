@@ -1229,54 +1229,43 @@ h2b_run()
 	    "$work/h2load.out")" >>"$work/hcpu"
 }
 
-# gRPC unary calls for HSECS s: calls/s, CPU us/call, connections
-h2b_grpc_run()
+# gRPC unary calls for HSECS s, at RATE a second (none: as fast as
+# they go): calls/s to $work/REQ, the proxy's CPU us/call to $work/CPU.
+# h2b_grpc_calls RATE REQ CPU
+h2b_grpc_calls()
 {
 	c0=$(cpu_ticks)
 	if [ -n "$GHZ" ]; then
 		$ONCLIENT "$GHZ" --skipTLS --proto "$work/t.proto" \
 		    --call t.T.Echo -d '{"b":"aGVsbG8="}' -z "${HSECS}s" \
-		    -c 50 --connections 10 "127.0.0.1:$LS" \
+		    ${1:+--rps "$1"} -c 50 --connections 10 "127.0.0.1:$LS" \
 		    >"$work/ghz.out" 2>&1
 		c1=$(cpu_ticks)
 		n=$(awk '/^  Count:/ { print $2 }' "$work/ghz.out")
 		awk '/Requests\/sec:/ { printf "%d\n", $2 }' "$work/ghz.out" \
-		    >>"$work/greq"
-	else
-		$ONCLIENT h2load -D "$HSECS" -c 10 -m 5 -d "$work/grpc.msg" \
-		    -H 'content-type: application/grpc' -H 'te: trailers' \
-		    "https://127.0.0.1:$LS/t.T/Echo" >"$work/h2load.out" 2>&1
-		c1=$(cpu_ticks)
-		n=$(awk '/^requests:/ { print $8 }' "$work/h2load.out")
-		awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
-		    "$work/h2load.out" >>"$work/greq"
-	fi
-	h2b_conns "$GRPCPORT" >>"$work/gconns"
-	cpu_us_per $((c1 - c0)) "$n" >>"$work/gcpu"
-	# the same calls at a rate every proxy keeps: like work for each,
-	# where the rate above (the Python server's pace) moves with the
-	# proxy and the CPU per call with the rate
-	c0=$(cpu_ticks)
-	if [ -n "$GHZ" ]; then
-		$ONCLIENT "$GHZ" --skipTLS --proto "$work/t.proto" \
-		    --call t.T.Echo -d '{"b":"aGVsbG8="}' -z "${HSECS}s" \
-		    --rps "$GRATE" -c 50 --connections 10 "127.0.0.1:$LS" \
-		    >"$work/ghz.out" 2>&1
-		c1=$(cpu_ticks)
-		n=$(awk '/^  Count:/ { print $2 }' "$work/ghz.out")
-		awk '/Requests\/sec:/ { printf "%d\n", $2 }' "$work/ghz.out" \
-		    >>"$work/gpreq"
+		    >>"$work/$2"
 	else
 		$ONCLIENT h2load -D "$HSECS" -c 10 -m 5 \
-		    --rps $((GRATE / 10)) -d "$work/grpc.msg" \
+		    ${1:+--rps $(($1 / 10))} -d "$work/grpc.msg" \
 		    -H 'content-type: application/grpc' -H 'te: trailers' \
 		    "https://127.0.0.1:$LS/t.T/Echo" >"$work/h2load.out" 2>&1
 		c1=$(cpu_ticks)
 		n=$(awk '/^requests:/ { print $8 }' "$work/h2load.out")
 		awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
-		    "$work/h2load.out" >>"$work/gpreq"
+		    "$work/h2load.out" >>"$work/$2"
 	fi
-	cpu_us_per $((c1 - c0)) "$n" >>"$work/gpcpu"
+	cpu_us_per $((c1 - c0)) "$n" >>"$work/$3"
+}
+
+# gRPC unary calls: as fast as they go, with the backend connections the
+# proxy held; then at GRATE a second, which every proxy keeps: like work
+# for each, where the rate of the first (the Python server's pace) moves
+# with the proxy, and the CPU per call with the rate
+h2b_grpc_run()
+{
+	h2b_grpc_calls "" greq gcpu
+	h2b_conns "$GRPCPORT" >>"$work/gconns"
+	h2b_grpc_calls "$GRATE" gpreq gpcpu
 }
 
 h2b_contender()
