@@ -435,6 +435,12 @@ h2_limits_body()
 	    -w '%{http_code} %{time_starttransfer}\n' "$url/put" >slow.res
 	atf_check -o match:"^408 [0-4][.]" cat slow.res
 	atf_check -o match:"request timeout" cat slow.out
+	# one that keeps coming, a byte each 0.4 s for 3.2 s: each moves
+	# the timeout on, and the request is answered
+	(for i in 1 2 3 4 5 6 7 8; do printf x; sleep 0.4; done) |
+	    timeout 30 curl -sk --http2 -T - -o trickle.out \
+	    -w '%{http_code}\n' "$url/put" >trickle.res
+	atf_check -o inline:"200\n" cat trickle.res
 }
 h2_limits_cleanup()
 {

@@ -273,7 +273,12 @@ h2_data_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
 	return ((ssize_t)have);
 }
 
-/* A stream's request is late: its deadline again from now. */
+/*
+ * A stream's request is late: its deadline again from now.  The timer
+ * is armed once and moved only when it fires before the deadline
+ * (h2_timeout()): a request's every frame moves the deadline, and
+ * rearming a timer each time costs more than the frame.
+ */
 static void
 h2_deadline(struct h2_stream *st)
 {
@@ -281,10 +286,14 @@ h2_deadline(struct h2_stream *st)
 
 	tv.tv_sec = st->st_h2->h2_con->se_relay->rl_proto->httpheadtimeout;
 	tv.tv_usec = 0;
-	if (tv.tv_sec > 0 && !st->st_reqdone && st->st_error == 0)
-		evtimer_add(&st->st_ev, &tv);
-	else
+	if (tv.tv_sec <= 0 || st->st_reqdone || st->st_error != 0) {
 		evtimer_del(&st->st_ev);
+		return;
+	}
+	getevtime(&st->st_due);
+	st->st_due.tv_sec += tv.tv_sec;
+	if (!evtimer_pending(&st->st_ev, NULL))
+		evtimer_add(&st->st_ev, &tv);
 }
 
 /* A stream of h2's, id: its request to come. */
@@ -881,9 +890,17 @@ h2_timeout(int fd, short event, void *arg)
 {
 	struct h2_stream	*st = arg;
 	struct h2_session	*h2 = st->st_h2;
+	struct timeval		 now, tv;
 
 	(void)fd;
 	(void)event;
+	/* the request went on since the timer was armed */
+	getevtime(&now);
+	if (timercmp(&now, &st->st_due, <)) {
+		timersub(&st->st_due, &now, &tv);
+		evtimer_add(&st->st_ev, &tv);
+		return;
+	}
 	h2_refuse(st, 408, "request timeout");
 	relay_wish(h2->h2_con, h2_run(h2));
 }

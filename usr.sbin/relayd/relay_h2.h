@@ -75,6 +75,7 @@ struct h2_stream {
 	int			 st_deferred;	/* nghttp2 waits for st_resp */
 	int			 st_discard;	/* the backend's answer goes */
 	struct event		 st_ev;		/* the request's deadline */
+	struct timeval		 st_due;	/* when it is */
 	/* on an HTTP/2 backend (relay_h2b.c) */
 	TAILQ_ENTRY(h2_stream)	 st_bentry;
 	struct h2b_conn		*st_bc;
