@@ -225,7 +225,9 @@ h1b_again(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
+	h2_turn = &b->b_h2;
 	relay_wish(b->b_h2.h2_con, h1b_run(b));
+	h2_turn = NULL;
 }
 
 static enum relay_verdict

@@ -157,6 +157,8 @@ static void	 h2_link_free(struct rsession *);
 static enum relay_verdict
 		 h2_link_drained(struct ctl_relay_event *);
 
+struct h2_session	*h2_turn;
+
 const struct relay_ops relay_h2_ops = {
 	"http2",
 	1,
@@ -1617,8 +1619,11 @@ h2_link_resumable(struct h2_link *l)
 
 /*
  * What an HTTP/2 backend (relay_h2b.c) gives a stream.  The session
- * runs from its timer: every stream a backend's bytes answered in one
- * turn goes to the client in one write.
+ * runs once the events at hand are done (event_active(): in this turn
+ * of the loop, without another wait for events): every stream a
+ * backend's bytes answered in one turn goes to the client in one
+ * write.  A session woken from its own run goes on in the next turn,
+ * so that a session that keeps waking itself cannot hold the loop.
  */
 void
 h2_wake(struct h2_session *h2)
@@ -1626,8 +1631,12 @@ h2_wake(struct h2_session *h2)
 	struct timeval	 tv = { 0, 0 };
 
 	/* once a turn: an answer's head, data and end each wake it */
-	if (!evtimer_pending(&h2->h2_againev, NULL))
+	if (evtimer_pending(&h2->h2_againev, NULL))
+		return;
+	if (h2 == h2_turn)
 		evtimer_add(&h2->h2_againev, &tv);
+	else
+		event_active(&h2->h2_againev, EV_TIMEOUT, 1);
 }
 
 /* n bytes of st's body went to the backend: the client may send more. */
@@ -1927,9 +1936,10 @@ h2_again(int fd, short event, void *arg)
 
 	(void)fd;
 	(void)event;
-	if (h2->h2_inmore && h2_client_read(h2) == -1)
-		return;
-	relay_wish(h2->h2_con, h2_run(h2));
+	h2_turn = h2;
+	if (!h2->h2_inmore || h2_client_read(h2) != -1)
+		relay_wish(h2->h2_con, h2_run(h2));
+	h2_turn = NULL;
 }
 
 /*

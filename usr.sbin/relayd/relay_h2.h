@@ -133,6 +133,7 @@ struct h2_session {
 };
 
 /* relay_h2.c: what the backend side calls */
+extern struct h2_session *h2_turn;	/* the one whose timer runs */
 void		 h2_wake(struct h2_session *);
 struct h2_stream *h2_stream_new(struct h2_session *, int32_t);
 void		 h2_body_taken(struct h2_stream *, size_t);
