@@ -84,6 +84,10 @@
 #define H2_BACKENDS(h2)	\
 	((h2)->h2_con->se_relay->rl_proto->httpflags & HTTPFLAG_H2BACKEND)
 
+/* a field's name from nghttp2 (lower case, its length known) is lit */
+#define H2_NAMED(n, len, lit)	\
+	((len) == sizeof(lit) - 1 && memcmp((n), (lit), sizeof(lit) - 1) == 0)
+
 /*
  * A backend connection of the session's pool: a link of the core's
  * (relay_link_open()), its requests pipelined and answered in order.
@@ -429,19 +433,19 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 		return (0);
 	}
 	if (n[0] == ':') {
-		if (strcmp(n, ":method") == 0) {
+		if (H2_NAMED(n, namelen, ":method")) {
 			if ((st->st_req.hm_method = http_method_byname(v)) == 0)
 				h2_error(st, 500, "unknown method");
-		} else if (strcmp(n, ":path") == 0) {
+		} else if (H2_NAMED(n, namelen, ":path")) {
 			if ((st->st_req.hm_target = strdup(v)) == NULL)
 				h2_error(st, 500, "out of memory");
-		} else if (strcmp(n, ":authority") == 0) {
+		} else if (H2_NAMED(n, namelen, ":authority")) {
 			if ((st->st_authority = strdup(v)) == NULL)
 				h2_error(st, 500, "out of memory");
 		}
 		return (0);
 	}
-	if (strcmp(n, "cookie") == 0) {
+	if (H2_NAMED(n, namelen, "cookie")) {
 		/* RFC 9113 8.2.3: one field again for HTTP/1.1 */
 		if (st->st_cookie == NULL)
 			p = strdup(v);
@@ -452,19 +456,19 @@ h2_header_cb(nghttp2_session *ng, const nghttp2_frame *frame,
 			h2_error(st, 500, "out of memory");
 		return (0);
 	}
-	if (strcmp(n, "content-type") == 0 &&
+	if (H2_NAMED(n, namelen, "content-type") &&
 	    strncmp(v, "application/grpc", 16) == 0)
 		st->st_grpc = 1;
-	if (strcmp(n, "grpc-timeout") == 0)
+	if (H2_NAMED(n, namelen, "grpc-timeout"))
 		st->st_gtimeout = h2_grpc_timeout(v);
-	if (strcmp(n, "content-length") == 0) {
+	if (H2_NAMED(n, namelen, "content-length")) {
 		/* nghttp2 checked it and holds DATA to it */
 		len = strtonum(v, 0, LLONG_MAX, &errstr);
 		if (errstr != NULL)
 			h2_error(st, 400, "malformed");
 		st->st_req.hm_clen = len;
 	}
-	if (strcmp(n, "host") == 0 &&
+	if (H2_NAMED(n, namelen, "host") &&
 	    http_header_get(&st->st_req, "host") != NULL)
 		h2_error(st, 400, "malformed header");
 	if (http_header_add(&st->st_req, n, v) == -1)
@@ -613,12 +617,11 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 	    http_header_add(m, "cookie", st->st_cookie) == -1)
 		h2_error(st, 500, "out of memory");
 	/* RFC 9113 8.3.1: a Host that names another than :authority */
-	if (st->st_error == 0 && st->st_authority != NULL &&
-	    (host = http_header_get(m, "host")) != NULL &&
+	host = http_header_get(m, "host");
+	if (st->st_error == 0 && st->st_authority != NULL && host != NULL &&
 	    strcasecmp(host, st->st_authority) != 0)
 		h2_error(st, 400, "malformed host");
-	if (st->st_error == 0 && http_header_get(m, "host") == NULL &&
-	    st->st_authority != NULL) {
+	if (st->st_error == 0 && host == NULL && st->st_authority != NULL) {
 		/* :authority is the Host of HTTP/1.1, first as it was */
 		if (http_header_add(m, "host", st->st_authority) == -1)
 			h2_error(st, 500, "out of memory");
@@ -628,11 +631,16 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 			TAILQ_INSERT_HEAD(&m->hm_headers, h, hh_entry);
 		}
 	}
+	/* as snprintf() would, without its cost for each request */
 	method = m->hm_method != 0 ? http_method_name(m->hm_method) : "-";
-	(void)snprintf(log, sizeof(log), " %s", method);
+	log[0] = ' ';
+	(void)strlcpy(log + 1, method, sizeof(log) - 1);
 	relay_log(con, log);
-	(void)snprintf(line, sizeof(line), "%s %s HTTP/2", method,
-	    m->hm_target != NULL ? m->hm_target : "-");
+	(void)strlcpy(line, method, sizeof(line));
+	(void)strlcat(line, " ", sizeof(line));
+	(void)strlcat(line, m->hm_target != NULL ? m->hm_target : "-",
+	    sizeof(line));
+	(void)strlcat(line, " HTTP/2", sizeof(line));
 	relay_request(con, line);
 	if (st->st_error != 0) {
 		h2_refuse(st, st->st_error, st->st_errmsg);
@@ -983,7 +991,11 @@ h2_submit_head(struct h2_session *h2, struct h2_stream *st,
 		free(nv);
 		return (-1);
 	}
-	(void)snprintf(status, sizeof(status), "%03d", m->hm_code);
+	/* a code of three digits (http_msg.c), without snprintf() */
+	status[0] = '0' + m->hm_code / 100 % 10;
+	status[1] = '0' + m->hm_code / 10 % 10;
+	status[2] = '0' + m->hm_code % 10;
+	status[3] = '\0';
 	nv[0].name = (uint8_t *)":status";
 	nv[0].namelen = 7;
 	nv[0].value = (uint8_t *)status;

@@ -200,7 +200,7 @@ h2b_nv(struct http_msg *m, size_t first, size_t *np, char **namesp)
 	struct http_header	*h;
 	nghttp2_nv		*nv;
 	char			*names, *p;
-	size_t			 n = first, size = 1, i;
+	size_t			 n = first, size = 1, i, len;
 	int			 conn, te;
 
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
@@ -218,17 +218,18 @@ h2b_nv(struct http_msg *m, size_t first, size_t *np, char **namesp)
 	conn = http_header_get(m, "connection") != NULL;
 	TAILQ_FOREACH(h, &m->hm_headers, hh_entry) {
 		/* Host is :authority; TE goes on only as "trailers" */
-		te = strcasecmp(h->hh_name, "te") == 0;
+		len = strlen(h->hh_name);
+		te = len == 2 && strcasecmp(h->hh_name, "te") == 0;
 		if ((te && strcasecmp(h->hh_value, "trailers") != 0) ||
-		    (!te && (strcasecmp(h->hh_name, "host") == 0 ||
-		    h2_hop_static(h->hh_name) ||
+		    (!te && ((len == 4 && strcasecmp(h->hh_name, "host") ==
+		    0) || h2_hop_static(h->hh_name) ||
 		    (conn && h2_hop_named(m, h->hh_name)))))
 			continue;
 		nv[n].name = (uint8_t *)p;
-		for (i = 0; h->hh_name[i] != '\0'; i++)
+		for (i = 0; i < len; i++)
 			*p++ = tolower((unsigned char)h->hh_name[i]);
 		*p++ = '\0';
-		nv[n].namelen = i;
+		nv[n].namelen = len;
 		nv[n].value = (uint8_t *)h->hh_value;
 		nv[n].valuelen = strlen(h->hh_value);
 		n++;
