@@ -726,17 +726,20 @@ h2b_submit(struct h2_stream *st)
 	return (h2b_stream_on(room, st));
 }
 
+/*
+ * c has frames to send: h2b_flush() sends them when the session that
+ * gave them is through, else c's event does, after the events at hand
+ * (made active, not a timer of 0 s: no other turn of the loop).
+ */
 static void
 h2b_conn_later(struct h2b_conn *c)
 {
-	struct timeval	 tv = { 0, 0 };
-
 	if (!c->c_dirty) {
 		c->c_dirty = 1;
 		TAILQ_INSERT_TAIL(&h2b_dirty, c, c_dentry);
 	}
 	if (!evtimer_pending(&c->c_ev, NULL))
-		evtimer_add(&c->c_ev, &tv);
+		event_active(&c->c_ev, EV_TIMEOUT, 1);
 }
 
 static void
