@@ -82,6 +82,12 @@ backend_conns()
 	ss -Htn state established "( dport = :$1 )" | wc -l
 }
 
+# None of them
+no_backend_conns()
+{
+	[ "$(backend_conns "$1")" -eq 0 ]
+}
+
 atf_test_case grpc_calls cleanup
 grpc_calls_head()
 {
@@ -113,6 +119,37 @@ grpc_calls_body()
 	    grep "done, POST$" relayd.log
 }
 grpc_calls_cleanup()
+{
+	stop_all
+}
+
+atf_test_case grpc_backend_idle cleanup
+grpc_backend_idle_head()
+{
+	atf_set "descr" "a backend connection with no streams goes after http2 backend idle seconds from its last stream, not its first"
+	atf_set "require.user" "root"
+}
+grpc_backend_idle_body()
+{
+	require_grpc
+	start_grpc a
+	grpc_conf "http http2 backend idle 3" "forward to 127.0.0.1 port $bport"
+	PREFORK=1 start_relayd
+	gok unary 1
+	[ "$(backend_conns "$bport")" -eq 1 ] ||
+	    atf_fail "$(backend_conns "$bport") backend connections, not 1"
+	# used again 1.5 s later, it is there 2 s after that: 3.5 s after
+	# the first stream, within 3 s of the last
+	sleep 1.5
+	gok unary 1
+	sleep 2
+	[ "$(backend_conns "$bport")" -eq 1 ] ||
+	    atf_fail "gone 3 s after its first stream, not its last"
+	# and then it goes
+	wait_for 5 no_backend_conns "$bport" ||
+	    atf_fail "still there 3 s after its last stream"
+}
+grpc_backend_idle_cleanup()
 {
 	stop_all
 }
@@ -377,6 +414,7 @@ grpc_example_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case grpc_calls
+	atf_add_test_case grpc_backend_idle
 	atf_add_test_case grpc_ends
 	atf_add_test_case grpc_deadline
 	atf_add_test_case grpc_goaway_reload

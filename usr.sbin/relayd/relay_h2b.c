@@ -84,7 +84,8 @@ struct h2b_conn {
 	int			 c_code;	/* its streams get, once lost */
 	const char		*c_page;
 	struct event		 c_ev;		/* h2b_conn_run() */
-	struct event		 c_idleev;
+	struct event		 c_idleev;	/* armed once, moved late */
+	struct timeval		 c_idlesince;	/* its last stream ended */
 	int			 c_dirty;	/* on h2b_dirty */
 	TAILQ_ENTRY(h2b_conn)	 c_dentry;
 };
@@ -665,7 +666,6 @@ h2b_stream_on(struct h2b_conn *c, struct h2_stream *st)
 	st->st_where = H2_BACKEND;
 	TAILQ_INSERT_TAIL(&c->c_streams, st, st_bentry);
 	c->c_nstreams++;
-	evtimer_del(&c->c_idleev);
 	if (c->c_up)
 		relay_link_name(con, c->c_con);
 	h2b_conn_later(c);
@@ -811,12 +811,15 @@ h2b_conn_work(struct h2b_conn *c)
 		c->c_lost = 1;
 	if (c->c_lost)
 		return (1);
-	if (c->c_nstreams == 0 && c->c_con != NULL &&
-	    !evtimer_pending(&c->c_idleev, NULL)) {
-		proto = c->c_con->se_relay->rl_proto;
-		tv.tv_sec = proto->h2bidle;
-		tv.tv_usec = 0;
-		evtimer_add(&c->c_idleev, &tv);
+	/* its idle timer, when not armed yet: h2b_conn_idle() moves it */
+	if (c->c_nstreams == 0 && c->c_con != NULL) {
+		getevtime(&c->c_idlesince);
+		if (!evtimer_pending(&c->c_idleev, NULL)) {
+			proto = c->c_con->se_relay->rl_proto;
+			tv.tv_sec = proto->h2bidle;
+			tv.tv_usec = 0;
+			evtimer_add(&c->c_idleev, &tv);
+		}
 	}
 	return (0);
 }
@@ -856,11 +859,24 @@ static void
 h2b_conn_idle(int fd, short event, void *arg)
 {
 	struct h2b_conn	*c = arg;
+	struct timeval	 now, tv;
 
 	(void)fd;
 	(void)event;
+	/* busy, or idle again since less than "http2 backend idle" */
 	if (c->c_nstreams > 0)
 		return;
+	getevtime(&now);
+	timersub(&now, &c->c_idlesince, &tv);
+	if (c->c_con != NULL &&
+	    tv.tv_sec < c->c_con->se_relay->rl_proto->h2bidle) {
+		tv.tv_sec = c->c_con->se_relay->rl_proto->h2bidle;
+		tv.tv_usec = 0;
+		timeradd(&c->c_idlesince, &tv, &tv);
+		timersub(&tv, &now, &tv);
+		evtimer_add(&c->c_idleev, &tv);
+		return;
+	}
 	if (c->c_up) {
 		(void)nghttp2_session_terminate_session(c->c_ng,
 		    NGHTTP2_NO_ERROR);
