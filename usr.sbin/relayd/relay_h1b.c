@@ -376,7 +376,7 @@ h1b_parse(struct h1b_session *b, struct evbuffer *in)
 		if (st->st_error != 0 || st->st_where != H2_BACKEND)
 			(void)evbuffer_drain(in, n);
 		else if ((st->st_body == NULL &&
-		    (st->st_body = evbuffer_new()) == NULL) ||
+		    (st->st_body = h2_buf_new()) == NULL) ||
 		    evbuffer_remove_buffer(in, st->st_body, n) != (int)n)
 			return (-1);
 		if ((b->b_toread -= n) == 0 && http_frame_data_done(fr))

@@ -79,6 +79,7 @@
 #define H2_TOOLARGE_MAX		1		/* lists over headerlen */
 #define H2_ROUNDS		8		/* of h2_run(), then a turn */
 #define H2_INPUT_TURN		(256 * 1024)	/* client bytes a turn */
+#define H2_SPARE_BUFS		64		/* evbuffers a process keeps */
 
 /* the relay's backends speak HTTP/2 (relay_h2b.c) */
 #define H2_BACKENDS(h2)	\
@@ -147,6 +148,7 @@ static void	 h2_timeout(int, short, void *);
 static long long h2_grpc_timeout(const char *);
 static void	 h2_grpc_deadline(int, short, void *);
 static void	 h2_again(int, short, void *);
+static void	 h2_buf_free(struct evbuffer *);
 
 static enum relay_verdict
 		 h2_link_init(struct rsession *);
@@ -162,6 +164,9 @@ static enum relay_verdict
 		 h2_link_drained(struct ctl_relay_event *);
 
 struct h2_session	*h2_turn;
+
+static struct evbuffer	*h2_spare[H2_SPARE_BUFS];
+static int		 h2_nspare;
 
 const struct relay_ops relay_h2_ops = {
 	"http2",
@@ -731,7 +736,7 @@ h2_data_chunk_cb(nghttp2_session *ng, uint8_t flags, int32_t id,
 		(void)nghttp2_session_consume_stream(ng, id, len);
 		return (0);
 	}
-	if (st->st_body == NULL && (st->st_body = evbuffer_new()) == NULL)
+	if (st->st_body == NULL && (st->st_body = h2_buf_new()) == NULL)
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
 	if (evbuffer_add(st->st_body, data, len) == -1)
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
@@ -828,16 +833,42 @@ h2_stream_release(struct h2_stream *st)
 	http_msg_clear(&st->st_rtrailers);
 	http_msg_clear(&st->st_bmsg);
 	http_msg_clear(&st->st_qtrailers);
-	if (st->st_resp != NULL) {
-		evbuffer_free(st->st_resp);
-	}
-	if (st->st_body != NULL)
-		evbuffer_free(st->st_body);
+	h2_buf_free(st->st_resp);
+	h2_buf_free(st->st_body);
 	if (st->st_trailers != NULL)
 		evbuffer_free(st->st_trailers);
 	free(st->st_authority);
 	free(st->st_cookie);
 	free(st);
+}
+
+/*
+ * Evbuffers for the streams' bodies and answers: a process keeps up to
+ * H2_SPARE_BUFS emptied ones for the next streams, so that a stream
+ * costs no allocation of its own for them.
+ */
+struct evbuffer *
+h2_buf_new(void)
+{
+	if (h2_nspare > 0)
+		return (h2_spare[--h2_nspare]);
+	return (evbuffer_new());
+}
+
+static void
+h2_buf_free(struct evbuffer *b)
+{
+	size_t	 len;
+
+	if (b == NULL)
+		return;
+	if (h2_nspare == H2_SPARE_BUFS) {
+		evbuffer_free(b);
+		return;
+	}
+	if ((len = evbuffer_get_length(b)) > 0)
+		(void)evbuffer_drain(b, len);
+	h2_spare[h2_nspare++] = b;
 }
 
 /*
@@ -1101,7 +1132,7 @@ h2_refuse(struct h2_stream *st, int code, const char *msg)
 	if ((con->se_relay->rl_proto->flags & F_RETURN) == 0 &&
 	    st->st_retry == 0)
 		goto reset;
-	if ((st->st_resp == NULL && (st->st_resp = evbuffer_new()) == NULL) ||
+	if ((st->st_resp == NULL && (st->st_resp = h2_buf_new()) == NULL) ||
 	    (body = http_error_page(con, code, msg)) == NULL)
 		goto reset;
 	http_msg_init(&m, RELAY_DIR_RESPONSE, 0);
@@ -1449,7 +1480,7 @@ h2_response_head(struct h2_link *l, struct h2_stream *st)
 	}
 	if (!st->st_discard && !st->st_closed) {
 		if (st->st_resp == NULL &&
-		    (st->st_resp = evbuffer_new()) == NULL)
+		    (st->st_resp = h2_buf_new()) == NULL)
 			return (-1);
 		st->st_answered = 1;
 		if (h2_submit_head(h2, st, m, hasbody, 1) == -1)
@@ -1696,7 +1727,7 @@ h2_answer_head(struct h2_stream *st, struct http_msg *m, int hasbody)
 		relay_log(con, ";");
 	if (st->st_closed)
 		return (0);
-	if (st->st_resp == NULL && (st->st_resp = evbuffer_new()) == NULL)
+	if (st->st_resp == NULL && (st->st_resp = h2_buf_new()) == NULL)
 		return (-1);
 	st->st_answered = 1;
 	if (!hasbody)

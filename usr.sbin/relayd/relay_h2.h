@@ -136,6 +136,7 @@ struct h2_session {
 extern struct h2_session *h2_turn;	/* the one whose timer runs */
 void		 h2_wake(struct h2_session *);
 struct h2_stream *h2_stream_new(struct h2_session *, int32_t);
+struct evbuffer	*h2_buf_new(void);
 void		 h2_body_taken(struct h2_stream *, size_t);
 int		 h2_answer_head(struct h2_stream *, struct http_msg *, int);
 void		 h2_answer_more(struct h2_stream *);
