@@ -85,7 +85,7 @@ struct h2b_conn {
 	const char		*c_page;
 	struct event		 c_ev;		/* h2b_conn_run() */
 	struct event		 c_idleev;	/* armed once, moved late */
-	struct timeval		 c_idlesince;	/* its last stream ended */
+	struct timeval		 c_idlesince;	/* when its last stream ended */
 	int			 c_dirty;	/* on h2b_dirty */
 	TAILQ_ENTRY(h2b_conn)	 c_dentry;
 };
@@ -474,7 +474,8 @@ h2b_detach(struct h2_stream *st)
 		(void)nghttp2_session_set_stream_user_data(c->c_ng,
 		    st->st_bid, NULL);
 	TAILQ_REMOVE(&c->c_streams, st, st_bentry);
-	c->c_nstreams--;
+	if (--c->c_nstreams == 0)
+		getevtime(&c->c_idlesince);
 	st->st_bc = NULL;
 	st->st_where = H2_NOWHERE;
 	h2b_conn_later(c);
@@ -812,14 +813,12 @@ h2b_conn_work(struct h2b_conn *c)
 	if (c->c_lost)
 		return (1);
 	/* its idle timer, when not armed yet: h2b_conn_idle() moves it */
-	if (c->c_nstreams == 0 && c->c_con != NULL) {
-		getevtime(&c->c_idlesince);
-		if (!evtimer_pending(&c->c_idleev, NULL)) {
-			proto = c->c_con->se_relay->rl_proto;
-			tv.tv_sec = proto->h2bidle;
-			tv.tv_usec = 0;
-			evtimer_add(&c->c_idleev, &tv);
-		}
+	if (c->c_nstreams == 0 && c->c_con != NULL &&
+	    !evtimer_pending(&c->c_idleev, NULL)) {
+		proto = c->c_con->se_relay->rl_proto;
+		tv.tv_sec = proto->h2bidle;
+		tv.tv_usec = 0;
+		evtimer_add(&c->c_idleev, &tv);
 	}
 	return (0);
 }
