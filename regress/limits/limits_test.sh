@@ -60,6 +60,13 @@ relay r {
 }
 CONF
 	} >relayd.conf
+	lim_run
+}
+
+# lim_run: relayd on relayd.conf, in $NS if set, without CAP_NET_ADMIN
+# if $CAPDROP is
+lim_run()
+{
 	: >relayd.log
 	if [ -n "${CAPDROP:-}" ]; then
 		# root without CAP_NET_ADMIN: nftables is out of reach
@@ -422,18 +429,14 @@ http_request_rate_cleanup()
 	stop_all
 }
 
-atf_test_case dns_query_rate cleanup
-dns_query_rate_head()
+# dns_lim_start: a DNS server, and a dns relay of three processes in
+# front of it with max-src-request-rate 5/60 (in $NS, if set)
+dns_lim_start()
 {
-	atf_set "descr" "max-src-request-rate on a dns relay: a source's queries over it are dropped and counted, across three relay processes; another source is answered"
-	atf_set "require.user" "root"
-}
-dns_query_rate_body()
-{
-	require_daemon
 	rm -f dns.port
-	python3 "$TOP/regress/tools/dnstool.py" server "$PWD/dns.port" one \
-	    127.0.0.1 120 >dns.out 2>&1 &
+	# shellcheck disable=SC2046
+	$(nsx) python3 "$TOP/regress/tools/dnstool.py" server "$PWD/dns.port" \
+	    one 127.0.0.1 120 >dns.out 2>&1 &
 	echo $! >dns.pid
 	wait_for 10 test -s dns.port || atf_fail "the DNS server did not start"
 	lport=$(freeport)
@@ -449,7 +452,55 @@ relay r {
 }
 CONF
 	} >relayd.conf
-	PREFORK=3 start_relayd
+	PREFORK=3 lim_run
+}
+
+atf_test_case dns_query_rate cleanup
+dns_query_rate_head()
+{
+	atf_set "descr" "max-src-request-rate on a dns relay, in nftables: a source's queries over it are dropped before a relay process reads them, and counted; another source is answered"
+	atf_set "require.user" "root"
+}
+dns_query_rate_body()
+{
+	setup_lim_ns
+	dns_lim_start
+	lim_chain | grep -q "udp dport $lport .*limit rate over 5/minute" ||
+	    atf_fail "no rule: $(lim_chain)"
+	lim_is "answered 5 dropped 5" dns 127.0.0.1 "$lport" 127.0.0.2 10
+	lim_is "answered 5 dropped 0" dns 127.0.0.1 "$lport" 127.0.0.3 5
+	# the kernel dropped them: its counter, and no relay process saw them
+	in_ns nft list counters table inet relayd_limit |
+	    grep -A1 "counter c_.*_req " | grep -q "packets 5 " ||
+	    atf_fail "counters: $(in_ns nft list counters table inet relayd_limit)"
+	grep -q "over max-src-request-rate" relayd.log &&
+	    atf_fail "a relay process counted them too"
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q 'refused:.* 5 over max-src-request-rate'" ||
+	    atf_fail "status: $(relayctl status)"
+	stop_all
+	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
+	    atf_fail "the table stayed after relayd"
+	return 0
+}
+dns_query_rate_cleanup()
+{
+	lim_cleanup
+}
+
+atf_test_case dns_query_rate_process cleanup
+dns_query_rate_process_head()
+{
+	atf_set "descr" "max-src-request-rate on a dns relay without CAP_NET_ADMIN: the relay processes drop and count a source's queries over it, across three of them; another source is answered"
+	atf_set "require.user" "root"
+}
+dns_query_rate_process_body()
+{
+	require_daemon
+	command -v capsh >/dev/null ||
+	    atf_skip "no capsh (make deps installs libcap2-bin)"
+	NS=
+	CAPDROP=1 dns_lim_start
 	lim_is "answered 5 dropped 5" dns 127.0.0.1 "$lport" 127.0.0.2 10
 	lim_is "answered 5 dropped 0" dns 127.0.0.1 "$lport" 127.0.0.3 5
 	atf_check -o match:"127.0.0.2 over max-src-request-rate, 1 queries dropped" \
@@ -457,8 +508,11 @@ CONF
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
 	    grep -q 'refused:.* 5 over max-src-request-rate'" ||
 	    atf_fail "status: $(relayctl status)"
+	nft list table inet relayd_limit >/dev/null 2>&1 &&
+	    atf_fail "a table without CAP_NET_ADMIN"
+	return 0
 }
-dns_query_rate_cleanup()
+dns_query_rate_process_cleanup()
 {
 	stop_all
 }
@@ -474,4 +528,5 @@ atf_init_test_cases()
 	atf_add_test_case process_limits
 	atf_add_test_case http_request_rate
 	atf_add_test_case dns_query_rate
+	atf_add_test_case dns_query_rate_process
 }

@@ -395,7 +395,7 @@ kernel_limits(struct relayd *conf)
 
 	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry) {
 		rlay->rl_conf.lim.lim_kernel = 0;
-		if (RELAY_LIMITED(&rlay->rl_conf.lim)) {
+		if (RELAY_KLIMITED(rlay)) {
 			n++;
 			flush |= rlay->rl_conf.lim.lim_flush;
 		}
@@ -415,12 +415,15 @@ kernel_limits(struct relayd *conf)
 	else if (kernel_limits_setup(conf->sc_relays) == -1)
 		why = "nftables refused them";
 	TAILQ_FOREACH(rlay, conf->sc_relays, rl_entry) {
-		if (!RELAY_LIMITED(&rlay->rl_conf.lim))
+		if (!RELAY_KLIMITED(rlay))
 			continue;
 		if (why == NULL) {
 			rlay->rl_conf.lim.lim_kernel = 1;
 			continue;
 		}
+		/* a dns relay steers a source to one process, which counts */
+		if (!RELAY_LIMITED(&rlay->rl_conf.lim))
+			continue;
 		log_warnx("relay %s: its limits per source are counted by "
 		    "each of its %d relay processes apart, not across them "
 		    "(%s)", rlay->rl_conf.name, conf->sc_conf.prefork_relay,

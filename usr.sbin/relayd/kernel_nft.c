@@ -855,7 +855,11 @@ kernel_rdr_cleanup(void)
  *				limit per element, max-src-conn-rate N/S
  *				as a bucket of N refilled in S seconds)
  *	set r_R_conn_4, _6	relay R's connections per source (ct count)
+ *	set r_R_query_4, _6	a dns relay R's queries per source
+ *				(max-src-request-rate N/S burst B), each
+ *				a datagram to its address and port
  *	counter c_R_conn, c_R_rate, c_R_ovl	connections refused, and why
+ *	counter c_R_req		queries dropped
  *
  * A refused connection's SYN is dropped, as pf(4) drops the packets
  * that would make a state over a limit: a flood's client waits for
@@ -904,11 +908,13 @@ lim_src(const struct relay_limits *l, int f, char *buf, size_t len)
 	return (buf);
 }
 
-/* N per S seconds as nftables says a rate: an exact one where it can */
+/*
+ * N per S seconds as nftables says a rate, an exact one where it can,
+ * and its burst
+ */
 static void
-lim_rate(struct cmdbuf *cb, const struct relay_limits *l)
+lim_rate(struct cmdbuf *cb, uint64_t n, uint64_t s, uint64_t burst)
 {
-	uint64_t	 n = l->lim_rate, s = l->lim_rateint;
 
 	if (n % s == 0)
 		cmd_add(cb, "%llu/second", (unsigned long long)(n / s));
@@ -920,7 +926,7 @@ lim_rate(struct cmdbuf *cb, const struct relay_limits *l)
 	else
 		cmd_add(cb, "%llu/day",
 		    (unsigned long long)((n * 86400 + s / 2) / s));
-	cmd_add(cb, " burst %llu packets", (unsigned long long)n);
+	cmd_add(cb, " burst %llu packets", (unsigned long long)burst);
 }
 
 /* A name the configuration has, one a line: the others are stale. */
@@ -965,6 +971,26 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 	if ((ss->ss_family == AF_INET && f == 6) ||
 	    (ss->ss_family == AF_INET6 && f == 4 && !any))
 		return;
+	if (RELAY_QUERYLIMITED(rlay)) {
+		/* a dns relay's queries, each a datagram */
+		if (any)
+			(void)snprintf(match, sizeof(match),
+			    "meta nfproto %s udp dport %u",
+			    f == 4 ? "ipv4" : "ipv6", rlay->rl_conf.port);
+		else
+			(void)snprintf(match, sizeof(match),
+			    "%s daddr %s udp dport %u",
+			    f == 4 ? "ip" : "ip6", nft_addr(ss, a, sizeof(a)),
+			    rlay->rl_conf.port);
+		(void)snprintf(set, sizeof(set), "r_%s_query%u_%u_%u_%d", r,
+		    l->lim_req, l->lim_reqint, l->lim_reqburst, f);
+		lim_addset(cb, names, set, f, l->lim_reqint);
+		cmd_add(cb, "add rule %s in %s update @%s { %s limit rate "
+		    "over ", NFT_LIMTABLE, match, set, src);
+		lim_rate(cb, l->lim_req, l->lim_reqint, l->lim_reqburst);
+		cmd_add(cb, " } counter name c_%s_req drop\n", r);
+		return;
+	}
 	if (any)
 		(void)snprintf(match, sizeof(match),
 		    "meta nfproto %s tcp dport %u ct state new",
@@ -990,7 +1016,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 		lim_addset(cb, names, set, f, l->lim_rateint);
 		cmd_add(cb, "add rule %s in %s update @%s { %s limit rate "
 		    "over ", NFT_LIMTABLE, match, set, src);
-		lim_rate(cb, l);
+		lim_rate(cb, l->lim_rate, l->lim_rateint, l->lim_rate);
 		cmd_add(cb, " } %scounter name c_%s_rate drop\n", add, r);
 	}
 	if (l->lim_maxconn > 0) {
@@ -1014,7 +1040,7 @@ kernel_limits_setup(struct relaylist *relays)
 	FILE		*names;
 	char		*have = NULL, *keep = NULL, *p, *line, *save;
 	char		 r[64], kind[16], name[160], want[200];
-	const char	*cnt[] = { "conn", "rate", "ovl" };
+	const char	*cnt[] = { "conn", "rate", "ovl", "req" };
 	size_t		 keeplen = 0, i;
 	int		 f, ret;
 
@@ -1035,7 +1061,7 @@ kernel_limits_setup(struct relaylist *relays)
 	    "filter - 1; policy accept; }\n", NFT_LIMTABLE);
 	cmd_add(&cb, "flush chain %s in\n", NFT_LIMTABLE);
 	TAILQ_FOREACH(rlay, relays, rl_entry) {
-		if (!RELAY_LIMITED(&rlay->rl_conf.lim))
+		if (!RELAY_KLIMITED(rlay))
 			continue;
 		lim_name(rlay->rl_conf.name, r, sizeof(r));
 		for (i = 0; i < nitems(cnt); i++) {
@@ -1229,8 +1255,8 @@ int
 kernel_limits_refused(const char *relay, uint64_t *refused)
 {
 	struct cmdbuf	 cb;
-	/* the kernel's: up to RELAY_LIM_OVERLOAD, in that order */
-	const char	*why[] = { "conn", "rate", "ovl" };
+	/* the kernel's, in the order of RELAY_LIM_* */
+	const char	*why[] = { "conn", "rate", "ovl", "req" };
 	char		 r[64], *out = NULL, *p;
 	unsigned long long n;
 	size_t		 i;
@@ -1246,7 +1272,7 @@ kernel_limits_refused(const char *relay, uint64_t *refused)
 		return (-1);
 	}
 	quiet = 0;
-	/* three "counter NAME { packets N bytes M }", in that order */
+	/* "counter NAME { packets N bytes M }" each, in that order */
 	p = out;
 	for (i = 0; i < nitems(why); i++) {
 		refused[i] = 0;

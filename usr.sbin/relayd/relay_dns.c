@@ -424,8 +424,12 @@ relay_dns_query(struct relay *rlay, uint8_t *buf, size_t len,
 		relay_dns_drop(rlay, "an answer sent as a query", from);
 		return;
 	}
-	/* over max-src-request-rate: dropped, counted apart */
+	/*
+	 * over max-src-request-rate: dropped, counted apart (by nftables
+	 * before they come here, where the parent could install it)
+	 */
 	if (RELAY_REQLIMITED(&rlay->rl_conf.lim) &&
+	    !rlay->rl_conf.lim.lim_kernel &&
 	    relay_limit_request(rlay, from, NULL) > 0)
 		return;
 	if (dns_npending >= RELAY_DNS_MAXPENDING) {

@@ -817,6 +817,12 @@ struct relay_limits {
 #define RELAY_LIMIT_PREFIX6	64	/* IPv6 sources: a /64 is one */
 #define RELAY_LIMITED(l)	((l)->lim_maxconn > 0 || (l)->lim_rateint > 0)
 #define RELAY_REQLIMITED(l)	((l)->lim_reqint > 0)
+/* a dns relay's query rate: nftables drops what goes over it */
+#define RELAY_QUERYLIMITED(r)	(RELAY_REQLIMITED(&(r)->rl_conf.lim) && \
+	(r)->rl_proto != NULL && (r)->rl_proto->type == RELAY_PROTO_DNS)
+/* limits the parent puts in nftables */
+#define RELAY_KLIMITED(r)	(RELAY_LIMITED(&(r)->rl_conf.lim) || \
+	RELAY_QUERYLIMITED(r))
 #define RELAY_LIMIT_SOURCES	65536	/* sources counted a set */
 
 /* Why a connection was refused by its source's limits */
