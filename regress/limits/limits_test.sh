@@ -117,6 +117,23 @@ lim_bg()
 }
 
 # The relay's rules in the kernel
+# status_has RE: relayctl status says it, within 10 s (the parent reads
+# the kernel's counts each second)
+status_has()
+{
+	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
+	    grep -q '$1'" || atf_fail "status: $(relayctl status)"
+}
+
+# lim_gone: relayd stops, and its nftables table goes with it
+lim_gone()
+{
+	stop_all
+	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
+	    atf_fail "the table stayed after relayd"
+	return 0
+}
+
 lim_chain()
 {
 	in_ns nft list chain inet relayd_limit in 2>/dev/null
@@ -152,13 +169,8 @@ kernel_conn_body()
 	in_ns nft list counters table inet relayd_limit | grep -A1 "_conn" |
 	    grep -q "packets [1-9]" || atf_fail "no refusal counted"
 	# relayctl status and the metrics have the kernel's count
-	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
-	    grep -q 'refused: 3 over max-src-conn, 0 over max-src-conn-rate, 0 in'" ||
-	    atf_fail "status: $(relayctl status)"
-	stop_all
-	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
-	    atf_fail "the table stayed after relayd"
-	return 0
+	status_has 'refused: 3 over max-src-conn, 0 over max-src-conn-rate, 0 in'
+	lim_gone
 }
 kernel_conn_cleanup()
 {
@@ -475,13 +487,8 @@ dns_query_rate_body()
 	    atf_fail "counters: $(in_ns nft list counters table inet relayd_limit)"
 	grep -q "over max-src-request-rate" relayd.log &&
 	    atf_fail "a relay process counted them too"
-	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
-	    grep -q 'refused:.* 5 over max-src-request-rate'" ||
-	    atf_fail "status: $(relayctl status)"
-	stop_all
-	in_ns nft list table inet relayd_limit >/dev/null 2>&1 &&
-	    atf_fail "the table stayed after relayd"
-	return 0
+	status_has 'refused:.* 5 over max-src-request-rate'
+	lim_gone
 }
 dns_query_rate_cleanup()
 {
@@ -505,9 +512,7 @@ dns_query_rate_process_body()
 	lim_is "answered 5 dropped 0" dns 127.0.0.1 "$lport" 127.0.0.3 5
 	atf_check -o match:"127.0.0.2 over max-src-request-rate, 1 queries dropped" \
 	    cat relayd.log
-	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |
-	    grep -q 'refused:.* 5 over max-src-request-rate'" ||
-	    atf_fail "status: $(relayctl status)"
+	status_has 'refused:.* 5 over max-src-request-rate'
 	nft list table inet relayd_limit >/dev/null 2>&1 &&
 	    atf_fail "a table without CAP_NET_ADMIN"
 	return 0

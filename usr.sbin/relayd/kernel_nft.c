@@ -959,7 +959,7 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 	char			 a[INET6_ADDRSTRLEN], set[128], ovl[128];
 	char			 add[256];
 	const struct sockaddr_storage *ss = &rlay->rl_conf.ss;
-	int			 any;
+	int			 any, q;
 
 	lim_name(rlay->rl_conf.name, r, sizeof(r));
 	lim_src(l, f, src, sizeof(src));
@@ -971,17 +971,20 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 	if ((ss->ss_family == AF_INET && f == 6) ||
 	    (ss->ss_family == AF_INET6 && f == 4 && !any))
 		return;
-	if (RELAY_QUERYLIMITED(rlay)) {
-		/* a dns relay's queries, each a datagram */
-		if (any)
-			(void)snprintf(match, sizeof(match),
-			    "meta nfproto %s udp dport %u",
-			    f == 4 ? "ipv4" : "ipv6", rlay->rl_conf.port);
-		else
-			(void)snprintf(match, sizeof(match),
-			    "%s daddr %s udp dport %u",
-			    f == 4 ? "ip" : "ip6", nft_addr(ss, a, sizeof(a)),
-			    rlay->rl_conf.port);
+	/* a connection's first packet; a dns relay's every datagram */
+	q = RELAY_QUERYLIMITED(rlay);
+	if (any)
+		(void)snprintf(match, sizeof(match),
+		    "meta nfproto %s %s dport %u%s",
+		    f == 4 ? "ipv4" : "ipv6", q ? "udp" : "tcp",
+		    rlay->rl_conf.port, q ? "" : " ct state new");
+	else
+		(void)snprintf(match, sizeof(match),
+		    "%s daddr %s %s dport %u%s",
+		    f == 4 ? "ip" : "ip6", nft_addr(ss, a, sizeof(a)),
+		    q ? "udp" : "tcp", rlay->rl_conf.port,
+		    q ? "" : " ct state new");
+	if (q) {
 		(void)snprintf(set, sizeof(set), "r_%s_query%u_%u_%u_%d", r,
 		    l->lim_req, l->lim_reqint, l->lim_reqburst, f);
 		lim_addset(cb, names, set, f, l->lim_reqint);
@@ -991,15 +994,6 @@ lim_rules(struct cmdbuf *cb, FILE *names, struct relay *rlay, int f)
 		cmd_add(cb, " } counter name c_%s_req drop\n", r);
 		return;
 	}
-	if (any)
-		(void)snprintf(match, sizeof(match),
-		    "meta nfproto %s tcp dport %u ct state new",
-		    f == 4 ? "ipv4" : "ipv6", rlay->rl_conf.port);
-	else
-		(void)snprintf(match, sizeof(match),
-		    "%s daddr %s tcp dport %u ct state new",
-		    f == 4 ? "ip" : "ip6", nft_addr(ss, a, sizeof(a)),
-		    rlay->rl_conf.port);
 	add[0] = '\0';
 	if (l->lim_overload[0] != '\0') {
 		lim_name(l->lim_overload, t, sizeof(t));
