@@ -931,17 +931,12 @@ h2_timeout(int fd, short event, void *arg)
 {
 	struct h2_stream	*st = arg;
 	struct h2_session	*h2 = st->st_h2;
-	struct timeval		 now, tv;
 
 	(void)fd;
 	(void)event;
 	/* the request went on since the timer was armed */
-	getevtime(&now);
-	if (timercmp(&now, &st->st_due, <)) {
-		timersub(&st->st_due, &now, &tv);
-		evtimer_add(&st->st_ev, &tv);
+	if (evtimer_early(&st->st_ev, &st->st_due))
 		return;
-	}
 	h2_refuse(st, 408, "request timeout");
 	relay_wish(h2->h2_con, h2_run(h2));
 }

@@ -85,7 +85,7 @@ struct h2b_conn {
 	const char		*c_page;
 	struct event		 c_ev;		/* h2b_conn_run() */
 	struct event		 c_idleev;	/* armed once, moved late */
-	struct timeval		 c_idlesince;	/* when its last stream ended */
+	struct timeval		 c_idledue;	/* then it has idled enough */
 	int			 c_dirty;	/* on h2b_dirty */
 	TAILQ_ENTRY(h2b_conn)	 c_dentry;
 };
@@ -474,8 +474,10 @@ h2b_detach(struct h2_stream *st)
 		(void)nghttp2_session_set_stream_user_data(c->c_ng,
 		    st->st_bid, NULL);
 	TAILQ_REMOVE(&c->c_streams, st, st_bentry);
-	if (--c->c_nstreams == 0)
-		getevtime(&c->c_idlesince);
+	if (--c->c_nstreams == 0 && c->c_con != NULL) {
+		getevtime(&c->c_idledue);
+		c->c_idledue.tv_sec += c->c_con->se_relay->rl_proto->h2bidle;
+	}
 	st->st_bc = NULL;
 	st->st_where = H2_NOWHERE;
 	h2b_conn_later(c);
@@ -858,24 +860,12 @@ static void
 h2b_conn_idle(int fd, short event, void *arg)
 {
 	struct h2b_conn	*c = arg;
-	struct timeval	 now, tv;
 
 	(void)fd;
 	(void)event;
 	/* busy, or idle again since less than "http2 backend idle" */
-	if (c->c_nstreams > 0)
+	if (c->c_nstreams > 0 || evtimer_early(&c->c_idleev, &c->c_idledue))
 		return;
-	getevtime(&now);
-	timersub(&now, &c->c_idlesince, &tv);
-	if (c->c_con != NULL &&
-	    tv.tv_sec < c->c_con->se_relay->rl_proto->h2bidle) {
-		tv.tv_sec = c->c_con->se_relay->rl_proto->h2bidle;
-		tv.tv_usec = 0;
-		timeradd(&c->c_idlesince, &tv, &tv);
-		timersub(&tv, &now, &tv);
-		evtimer_add(&c->c_idleev, &tv);
-		return;
-	}
 	if (c->c_up) {
 		(void)nghttp2_session_terminate_session(c->c_ng,
 		    NGHTTP2_NO_ERROR);

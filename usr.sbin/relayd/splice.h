@@ -123,6 +123,8 @@ off_t	 splice_room(const struct rsplice *, size_t);
 struct event_base;
 void	 getevtime_init(struct event_base *);
 void	 getevtime(struct timeval *);
+struct event;
+int	 evtimer_early(struct event *, const struct timeval *);
 void	 getmonotime(struct timeval *);
 time_t	 getmonosec(void);
 struct timespec;

@@ -293,6 +293,25 @@ getevtime(struct timeval *tv)
 	getmonotime(tv);
 }
 
+/*
+ * A timer armed once for a deadline that moves on, kept in due (on
+ * getevtime()'s clock): 1 when it fired before due, armed again for
+ * the rest; 0 when due has come.  Moving a deadline then costs no
+ * timer of the event loop's each time.
+ */
+int
+evtimer_early(struct event *ev, const struct timeval *due)
+{
+	struct timeval	 now, tv;
+
+	getevtime(&now);
+	if (!timercmp(&now, due, <))
+		return (0);
+	timersub(due, &now, &tv);
+	evtimer_add(ev, &tv);
+	return (1);
+}
+
 /* Now on the monotonic clock, exactly: for durations. */
 void
 getmonotime(struct timeval *tv)
