@@ -193,6 +193,23 @@ start_httpd()
 	bport=$(cat back.port)
 }
 
+# held429 FILE: FILE has a line "CODE CONNECTS SECONDS" a request (curl's
+# http_code, num_connects and time_total, one connection for all): the
+# first 429 came at once, and the request after it only when the source
+# could ask again, a second later (max-src-request-rate's hold)
+held429()
+{
+	awk '$1 == 429 && ++n == 1 { first = $3 }
+	    $1 == 429 && n == 2 { second = $3; conns = $2 }
+	    END {
+		if (n < 2 || first >= 0.9 || second < 0.9 || conns != 0) {
+			printf "first 429 in %s s, next in %s s, %s connects\n",
+			    first, second, conns
+			exit 1
+		}
+	    }' "$1"
+}
+
 # sha256 of the first $1 bytes of httpd.py's pattern
 pattern_sha()
 {

@@ -315,6 +315,40 @@ h2_backend_nghttpd_cleanup()
 	stop_all
 }
 
+atf_test_case h1b_request_rate cleanup
+h1b_request_rate_head()
+{
+	atf_set "descr" "max-src-request-rate for HTTP/1.1 clients of HTTP/2 backends: over it 429 with Retry-After, the connection stays and is read again when the source may ask again"
+	atf_set "require.user" "root"
+}
+h1b_request_rate_body()
+{
+	require_grpc
+	mkdir -p docs
+	echo small >docs/small
+	bport=$(freeport)
+	nghttpd --no-tls -d "$PWD/docs" "$bport" >nghttpd.out 2>&1 &
+	echo $! >nghttpd.pid
+	wait_for 10 listening "$bport" || atf_fail "nghttpd did not start"
+	grpc_conf "" "forward to 127.0.0.1 port $bport
+	max-src-request-rate 2/60"
+	PREFORK=1 start_relayd
+	url=https://127.0.0.1:$lport/small
+	timeout 30 curl -sk --http1.1 -D heads.out \
+	    -w "%{http_code} %{num_connects} %{time_total}\n" \
+	    -o /dev/null "$url" -o /dev/null "$url" -o /dev/null "$url" \
+	    -o /dev/null "$url" >held.out
+	atf_check -o inline:"2\n" grep -c "^200 " held.out
+	atf_check -o inline:"2\n" grep -c "^429 0 " held.out
+	atf_check -o match:"^[Rr]etry-[Aa]fter: [0-9]+" tr -d "\r" <heads.out
+	_m=$(held429 held.out) || atf_fail "$_m"
+}
+h1b_request_rate_cleanup()
+{
+	[ -f nghttpd.pid ] && kill "$(cat nghttpd.pid)" 2>/dev/null
+	stop_all
+}
+
 atf_test_case h2_backend_tls_rules cleanup
 h2_backend_tls_rules_head()
 {
@@ -419,6 +453,7 @@ atf_init_test_cases()
 	atf_add_test_case grpc_deadline
 	atf_add_test_case grpc_goaway_reload
 	atf_add_test_case h2_backend_nghttpd
+	atf_add_test_case h1b_request_rate
 	atf_add_test_case h2_backend_tls_rules
 	atf_add_test_case grpc_example
 }

@@ -353,7 +353,7 @@ h2_backend_unreachable_cleanup()
 atf_test_case h2_request_rate cleanup
 h2_request_rate_head()
 {
-	atf_set "descr" "max-src-request-rate counts HTTP/2 streams: over it a stream gets 429 with retry-after, the connection stays"
+	atf_set "descr" "max-src-request-rate counts HTTP/2 streams: over it a stream gets 429 with retry-after, the connection stays and is read again when the source may ask again"
 	atf_set "require.user" "root"
 }
 h2_request_rate_body()
@@ -366,6 +366,15 @@ h2_request_rate_body()
 	atf_check -o match:"retry-after: [0-9]+" cat rate.out
 	# one connection: no GOAWAY before the client's own
 	grep -q "recv GOAWAY" rate.out && atf_fail "the connection ended"
+	# another source, one request after another on one connection:
+	# after its first 429 the connection is read a second later
+	timeout 30 curl -sk --http2 --interface 127.0.0.3 \
+	    -w "%{http_code} %{num_connects} %{time_total}\n" \
+	    -o /dev/null "$url/bytes/1" -o /dev/null "$url/bytes/2" \
+	    -o /dev/null "$url/bytes/3" -o /dev/null "$url/bytes/4" \
+	    -o /dev/null "$url/bytes/5" >held.out
+	atf_check -o inline:"3\n" grep -c "^200 " held.out
+	_m=$(held429 held.out) || atf_fail "$_m"
 	kill -0 "$(cat relayd.pid)" || atf_fail "relayd died"
 }
 h2_request_rate_cleanup()

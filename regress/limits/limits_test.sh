@@ -415,16 +415,18 @@ CONF
 	atf_check -o inline:"5\n" grep -c "^200$" codes.out
 	atf_check -o inline:"7\n" grep -c "^429$" codes.out
 	# another source has its own five, on one connection; the
-	# 429s that follow keep it, and say when to come back
+	# 429s that follow keep it, and say when to come back; after a
+	# 429 the connection is read again a second later
 	_urls=""
 	for _i in 1 2 3 4 5 6 7; do
 		_urls="$_urls -o /dev/null http://127.0.0.1:$lport/bytes/10"
 	done
 	# shellcheck disable=SC2086
 	curl -s -D heads.out --interface 127.0.0.3 \
-	    -w "%{http_code} %{num_connects}\n" $_urls >keep.out
+	    -w "%{http_code} %{num_connects} %{time_total}\n" $_urls >keep.out
 	atf_check -o inline:"5\n" grep -c "^200 " keep.out
-	atf_check -o inline:"2\n" grep -c "^429 0$" keep.out
+	atf_check -o inline:"2\n" grep -c "^429 0 " keep.out
+	_m=$(held429 keep.out) || atf_fail "$_m"
 	atf_check -o match:"^Retry-After: [0-9]+" tr -d "\r" <heads.out
 	atf_check -o match:"over max-src-request-rate" cat relayd.log
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' status |

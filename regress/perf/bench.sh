@@ -1519,8 +1519,8 @@ if { selected relayd-limits || selected haproxy-limits ||
 		r=$((r + 1))
 	done
 	{
-		echo "contender,round,refused,cpu_us_per_refused,good,p99ms_alone,p99ms_flood"
-		awk '{ print $1 "," $2 "," $4 "," $6 "," $8 "," $10 "," $12 }' \
+		echo "contender,round,refused,cpu_us_per_refused,good,p99ms_alone,p99ms_flood,cpu_pct"
+		awk '{ print $1 "," $2 "," $4 "," $6 "," $8 "," $10 "," $12 "," $14 }' \
 		    "$work/lim.txt"
 	} >"$PERF/results/limits-$stamp.csv"
 	echo
@@ -1530,8 +1530,8 @@ function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2f", x / y) 
 { k = $1 " " $2; n[k]++; row[k, n[k]] = $0 }
 END {
 	for (k in n) med[k] = row[k, int((n[k] + 1) / 2)]
-	print "| limits contender | flood | refused | proxy CPU us/refused | vs peer | good clients served | their p99 ms alone / under the flood |"
-	print "|---|---|---|---|---|---|---|"
+	print "| limits contender | flood | refused | proxy CPU us/refused | vs peer | proxy CPU % of a core | good clients served | their p99 ms alone / under the flood |"
+	print "|---|---|---|---|---|---|---|---|"
 	# the peer: HAProxy, for DNS dnsdist
 	nr = 0
 	split("conn http dns", want, " ")
@@ -1552,14 +1552,14 @@ END {
 			k = order[i] " " rounds[j]
 			if (!(k in med)) continue
 			split(med[k], f, " ")
-			printf "| %s | %s | %s | %s | %s | %s | %s / %s |\n",
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s |\n",
 			    f[1] "-limits", f[2], f[4], f[6], ratio(f[6], h[6]),
-			    f[8], f[10], f[12]
+			    f[14] == "" ? "-" : f[14], f[8], f[10], f[12]
 		}
 	}
 }'
 	echo
-	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s, as fast as they go, a connection not made in a millisecond failed (relayd drops SYNs over a limit, as pf does); http: 50 requests a second a source, burst 50, 429 over it, wrk (16 connections) from 127.0.0.1 for ${LSECS} s; dns: 50 queries a second a source, dropped over it, dnsperf from 127.0.0.1 for ${LSECS} s, the peer is dnsdist; the floods as fast as they go at nice 19; meanwhile ten other sources make ten connections, requests or queries a second each (from the flood's second second to its last but one, and as long before it); relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
+	echo "Limits: in a network namespace; conn: 20 connections at once and 50 a second a source (nginx: 20 at once, it has no rate for streams), relaybench's short connections from 127.0.0.1 (32 processes) for ${LSECS} s, as fast as they go, a connection not made in a millisecond failed (relayd drops SYNs over a limit, as pf does); http: 50 requests a second a source, burst 50, 429 over it (relayd reads a connection again after a 429 when its source may ask again, at most a second later; HAProxy and nginx answer each request at once), wrk (16 connections) from 127.0.0.1 for ${LSECS} s; dns: 50 queries a second a source, dropped over it, dnsperf from 127.0.0.1 for ${LSECS} s, the peer is dnsdist; the floods as fast as they go at nice 19; meanwhile ten other sources make ten connections, requests or queries a second each (from the flood's second second to its last but one, and as long before it); relayd keeps its connection limits in nftables; one worker each; medians of $REPEAT run(s); CSV in regress/perf/results/limits-$stamp.csv"
 fi
 
 section failover

@@ -36,11 +36,15 @@
 # latency without it (SECONDS at least 3).  Prints one line a round:
 #
 #   CONTENDER ROUND refused N cpu_us_per_refused C good OK/ALL
-#   p99ms_alone A p99ms_flood F
+#   p99ms_alone A p99ms_flood F cpu_pct P
 #
 # where N is what the flood had refused (failed connections, non-2xx
-# answers, queries lost) and C the proxy's CPU (user and system, all its
-# processes) over the flood divided by N.
+# answers, queries lost), C the proxy's CPU (user and system, all its
+# processes) over the flood divided by N, and P that CPU in per cent of
+# one core.  relayd reads a connection again after a 429 only when its
+# source may ask again (at most a second later): it refuses fewer of
+# the flood's requests than the proxies that answer each at once, and
+# spends less in all, which P shows and C does not.
 
 cd "$(dirname "$0")" || exit 1
 PERF=$(pwd)
@@ -277,11 +281,11 @@ for c in $conts; do
 		wait "$rpid" $bpid 2>/dev/null
 		rpid=""
 		echo "$c $r refused ${n:-0} $alone $during" | awk -v \
-		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) '{
+		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) -v s="$secs" '{
 			# c r refused N ok K refused R p99ms A ok K refused R p99ms F
 			n = $4
-			printf "%s %s refused %d cpu_us_per_refused %s good %d/%d p99ms_alone %s p99ms_flood %s\n",
+			printf "%s %s refused %d cpu_us_per_refused %s good %d/%d p99ms_alone %s p99ms_flood %s cpu_pct %.1f\n",
 			    $1, $2, n, (n > 0 ? sprintf("%.1f", dt * 1e6 / hz / n) : "-"),
-			    $12, $12 + $14, $10, $16 }'
+			    $12, $12 + $14, $10, $16, dt * 100 / hz / s }'
 	done
 done

@@ -1938,6 +1938,17 @@ relay_read_off(struct ctl_relay_event *cre)
 	event_del(&cre->rev);
 }
 
+/* Reading cre goes on after a pause, and what it holds is parsed. */
+void
+relay_read_again(struct ctl_relay_event *cre)
+{
+	if (cre->bev == NULL)
+		return;
+	if (!cre->done && !cre->splicing)
+		relay_read_on(cre);
+	relay_input(cre->bev, cre);
+}
+
 /*
  * Read into the bufferevent's input ourselves: libevent's own read asks
  * the socket how much it has (ioctl FIONREAD) before every read, a

@@ -138,6 +138,7 @@ ssize_t		 relay_send_now(struct ctl_relay_event *, const void *,
 		    size_t);
 void		 relay_read_on(struct ctl_relay_event *);
 void		 relay_read_off(struct ctl_relay_event *);
+void		 relay_read_again(struct ctl_relay_event *);
 /* ending */
 void		 relay_end(struct ctl_relay_event *, const char *);
 int		 relay_end_written(struct ctl_relay_event *, const char *);
@@ -387,6 +388,7 @@ void		 relay_limit_flush(const char *, int, const uint8_t *);
 void		 relay_limit_flushed(struct imsg *);
 int		 relay_limit_request(struct relay *, struct sockaddr_storage *,
 		    struct lim_ent **);
+int		 relay_limit_hold(struct relay *, struct lim_ent *);
 struct ctl_overload;
 void		 relay_limit_show(struct privsep *, uint32_t);
 void		 relay_limit_delete(struct ctl_overload *);

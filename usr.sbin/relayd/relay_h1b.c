@@ -81,6 +81,7 @@ static enum relay_verdict
 		 h1b_eof(struct ctl_relay_event *);
 static void	 h1b_abort(struct rsession *, enum relay_cfail, int);
 static void	 h1b_free(struct rsession *);
+static void	 h1b_hold_over(int, short, void *);
 static enum relay_verdict
 		 h1b_drained(struct ctl_relay_event *);
 
@@ -250,6 +251,7 @@ h1b_init(struct rsession *con)
 	h2->h2_maxhdr = proto->httpheaderlen > 0 ? proto->httpheaderlen :
 	    RELAY_MAXHEADERLENGTH;
 	evtimer_set(&h2->h2_againev, h1b_again, b);
+	evtimer_set(&h2->h2_holdev, h1b_hold_over, b);
 	con->se_priv = b;
 	return (RELAY_V_READ);
 }
@@ -458,6 +460,7 @@ static void
 h1b_done(struct h1b_session *b)
 {
 	struct h2_stream	*st = b->b_st;
+	int			 held = st->st_retry > 0;
 
 	b->b_st = NULL;
 	b->b_headsent = b->b_chunked = 0;
@@ -471,6 +474,20 @@ h1b_done(struct h1b_session *b)
 		b->b_paused = 0;
 		relay_read_on(&b->b_h2.h2_con->se_in);
 	}
+	/* a 429: the next request when its source may ask again */
+	if (held)
+		h2_hold(&b->b_h2);
+}
+
+/* The wait after a 429 is over: the client is read again. */
+static void
+h1b_hold_over(int fd, short event, void *arg)
+{
+	struct h1b_session	*b = arg;
+
+	if (!b->b_h2.h2_con->se_in.done)
+		relay_read_on(&b->b_h2.h2_con->se_in);
+	h1b_again(fd, event, b);
 }
 
 static enum relay_verdict
@@ -495,7 +512,8 @@ h1b_run(struct h1b_session *b)
 				(void)relay_end_written(&con->se_in, "done");
 				return (RELAY_V_CLOSED);
 			}
-			if (evbuffer_get_length(in) == 0)
+			if (evbuffer_get_length(in) == 0 ||
+			    evtimer_pending(&b->b_h2.h2_holdev, NULL))
 				break;
 			if ((b->b_st = h2_stream_new(&b->b_h2,
 			    ++b->b_nreq)) == NULL) {
@@ -590,6 +608,7 @@ h1b_free(struct rsession *con)
 		h2_stream_release(st);
 	}
 	evtimer_del(&b->b_h2.h2_againev);
+	evtimer_del(&b->b_h2.h2_holdev);
 	free(b);
 	con->se_priv = NULL;
 }

@@ -148,6 +148,7 @@ static void	 h2_timeout(int, short, void *);
 static long long h2_grpc_timeout(const char *);
 static void	 h2_grpc_deadline(int, short, void *);
 static void	 h2_again(int, short, void *);
+static void	 h2_hold_over(int, short, void *);
 static void	 h2_buf_free(struct evbuffer *);
 
 static enum relay_verdict
@@ -655,6 +656,8 @@ h2_request(struct h2_session *h2, struct h2_stream *st)
 	if ((st->st_retry = relay_limit_request(con->se_relay,
 	    &con->se_in.ss, &con->se_limq)) > 0) {
 		h2_refuse(st, 429, NULL);
+		/* the client is read again when it may ask again */
+		h2->h2_held = 1;
 		return;
 	}
 	if ((code = http_rules(&con->se_in, m, &st->st_table)) != 0) {
@@ -1788,6 +1791,7 @@ h2_init(struct rsession *con)
 	h2->h2_tokens = H2_CTRL_BURST;
 	h2->h2_tokentime = getmonosec();
 	evtimer_set(&h2->h2_againev, h2_again, h2);
+	evtimer_set(&h2->h2_holdev, h2_hold_over, h2);
 	con->se_priv = h2;
 
 	if (nghttp2_session_callbacks_new(&cbs) != 0) {
@@ -1870,6 +1874,7 @@ h2_free(struct rsession *con)
 	if (h2->h2_ng != NULL)
 		nghttp2_session_del(h2->h2_ng);
 	evtimer_del(&h2->h2_againev);
+	evtimer_del(&h2->h2_holdev);
 	free(h2);
 	con->se_priv = NULL;
 }
@@ -1887,6 +1892,8 @@ h2_client_read(struct h2_session *h2)
 
 	in = bufferevent_get_input(h2->h2_con->se_in.bev);
 	h2->h2_inmore = 0;
+	if (evtimer_pending(&h2->h2_holdev, NULL))
+		return (0);
 	for (turn = 0; evbuffer_get_length(in) > 0; turn += done) {
 		/* one client does not hold the process: the rest, later */
 		if (turn >= H2_INPUT_TURN) {
@@ -1907,10 +1914,56 @@ h2_client_read(struct h2_session *h2)
 				    h2->h2_fault : nghttp2_strerror(ret)));
 			}
 			done += ret;
+			if (h2->h2_held)
+				break;
 		}
 		(void)evbuffer_drain(in, done);
+		if (h2->h2_held) {
+			h2_hold(h2);
+			break;
+		}
 	}
 	return (0);
+}
+
+/*
+ * A stream was answered 429 (max-src-request-rate): the client is not
+ * read again until its source may make a request again, at most
+ * RELAY_LIMIT_HOLD_MS from now.  What it sent meanwhile waits in the
+ * socket; the session's answers go on.
+ */
+void
+h2_hold(struct h2_session *h2)
+{
+	struct rsession	*con = h2->h2_con;
+	struct timeval	 tv;
+	int		 ms;
+
+	h2->h2_held = 0;
+	if (evtimer_pending(&h2->h2_holdev, NULL))
+		return;
+	ms = relay_limit_hold(con->se_relay, con->se_limq);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	relay_read_off(&con->se_in);
+	evtimer_add(&h2->h2_holdev, &tv);
+}
+
+/* The wait after a 429 is over: the client is read again. */
+static void
+h2_hold_over(int fd, short event, void *arg)
+{
+	struct h2_session	*h2 = arg;
+	struct rsession		*con = h2->h2_con;
+
+	(void)fd;
+	(void)event;
+	if (!con->se_in.done)
+		relay_read_on(&con->se_in);
+	h2_turn = h2;
+	if (h2_client_read(h2) != -1)
+		relay_wish(con, h2_run(h2));
+	h2_turn = NULL;
 }
 
 /*

@@ -130,6 +130,8 @@ struct h2_session {
 	int32_t			 h2_reset[H2_RESETS_KEPT];
 	unsigned int		 h2_nreset;	/* of them, so far */
 	struct event		 h2_againev;	/* h2_run() goes on */
+	int			 h2_held;	/* a request was answered 429 */
+	struct event		 h2_holdev;	/* the client is read again */
 };
 
 /* relay_h2.c: what the backend side calls */
@@ -143,6 +145,7 @@ void		 h2_answer_more(struct h2_stream *);
 void		 h2_answer_end(struct h2_stream *);
 void		 h2_answer_reset(struct h2_stream *, uint32_t);
 void		 h2_refuse(struct h2_stream *, int, const char *);
+void		 h2_hold(struct h2_session *);
 void		 h2_stream_release(struct h2_stream *);
 int		 h2_hop_field(struct http_msg *, const char *);
 int		 h2_hop_static(const char *);

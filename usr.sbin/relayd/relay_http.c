@@ -63,6 +63,8 @@ struct http_session {
 						   parse (http_run()) */
 	int			 hs_lastreq;	/* a request said close */
 	struct event		 hs_headev;	/* a request head's deadline */
+	struct event		 hs_holdev;	/* a 429's wait is over */
+	int			 hs_held;	/* no request until then */
 	int			 hs_closing;	/* the last answer is on */
 	/* the heads before the connect */
 	struct evbuffer		*hs_pending;
@@ -101,6 +103,8 @@ static int	 http_response(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *);
 static void	 http_msg_end(struct http_dir *);
 static void	 http_head_timeout(int, short, void *);
+static void	 http_hold(struct ctl_relay_event *, struct http_session *);
+static void	 http_hold_over(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
 static struct http_canned
 		*http_canned429(struct rsession *, int, int);
@@ -144,6 +148,7 @@ http_init(struct rsession *con)
 	    RELAY_DIR_RESPONSE, max);
 	con->se_priv = hs;
 	evtimer_set(&hs->hs_headev, http_head_timeout, con);
+	evtimer_set(&hs->hs_holdev, http_hold_over, con);
 	/* the request comes first, then the backend */
 	return (RELAY_V_READ);
 }
@@ -158,6 +163,7 @@ http_free(struct rsession *con)
 	http_msg_clear(&hs->hs_dir[0].hd_msg);
 	http_msg_clear(&hs->hs_dir[1].hd_msg);
 	evtimer_del(&hs->hs_headev);
+	evtimer_del(&hs->hs_holdev);
 	evbuffer_free(hs->hs_pending);
 	free(hs);
 	con->se_priv = NULL;
@@ -333,6 +339,11 @@ http_head_ready(struct ctl_relay_event *cre, struct http_session *hs,
 {
 	if (cre->dir != RELAY_DIR_REQUEST)
 		return (1);
+	if (hs->hs_held) {
+		/* a 429 was the answer: the next request waits */
+		relay_read_off(cre);
+		return (0);
+	}
 	if (hs->hs_lastreq) {
 		/* RFC 9112 9.6: no request after "close" */
 		relay_read_off(cre);
@@ -620,9 +631,40 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 		    "max-src-request-rate (429 Too Many Requests)");
 		return (-1);
 	}
-	/* the next request may come */
+	/* the next request may come, once its source may ask again */
 	http_msg_end(hd);
+	http_hold(cre, hs);
 	return (relay_flush_passed(&con->se_out));
+}
+
+/*
+ * A request was answered 429: the session reads the next one when its
+ * source may make one again (at most RELAY_LIMIT_HOLD_MS from now).
+ */
+static void
+http_hold(struct ctl_relay_event *cre, struct http_session *hs)
+{
+	struct timeval	 tv;
+	int		 ms;
+
+	ms = relay_limit_hold(cre->con->se_relay, cre->con->se_limq);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	hs->hs_held = 1;
+	relay_read_off(cre);
+	evtimer_add(&hs->hs_holdev, &tv);
+}
+
+static void
+http_hold_over(int fd, short event, void *arg)
+{
+	struct rsession		*con = arg;
+	struct http_session	*hs = con->se_priv;
+
+	(void)fd;
+	(void)event;
+	hs->hs_held = 0;
+	relay_read_again(&con->se_in);
 }
 
 /*

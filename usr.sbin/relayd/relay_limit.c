@@ -442,6 +442,28 @@ relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss,
 	return ((int)(wait / 1000 + 1));
 }
 
+/*
+ * After relay_limit_request() refused a session's request (held): the
+ * milliseconds until its source may make one again, at least 1 and at
+ * most RELAY_LIMIT_HOLD_MS.  The session reads no more requests until
+ * then, so a source that asks on regardless costs a relay process a
+ * refusal a connection so often, not all of its time.
+ */
+int
+relay_limit_hold(struct relay *rlay, struct lim_ent *le)
+{
+	struct relay_limits	*l = &rlay->rl_conf.lim;
+	int64_t			 ms;
+
+	if (le == NULL || l->lim_req == 0 || le->le_tokens >= 1)
+		return (1);
+	ms = (int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
+	    l->lim_req) + 1;
+	if (ms > RELAY_LIMIT_HOLD_MS)
+		ms = RELAY_LIMIT_HOLD_MS;
+	return ((int)ms);
+}
+
 /* One source of an overload table, for relayctl show overload. */
 static void
 lim_show(struct privsep *ps, uint32_t peerid, struct lim_set *ls,

@@ -824,6 +824,7 @@ struct relay_limits {
 #define RELAY_KLIMITED(r)	(RELAY_LIMITED(&(r)->rl_conf.lim) || \
 	RELAY_QUERYLIMITED(r))
 #define RELAY_LIMIT_SOURCES	65536	/* sources counted a set */
+#define RELAY_LIMIT_HOLD_MS	1000	/* a refused session waits */
 
 /* Why a connection was refused by its source's limits */
 enum relay_lim {
