@@ -388,7 +388,7 @@ void		 relay_limit_flush(const char *, int, const uint8_t *);
 void		 relay_limit_flushed(struct imsg *);
 int		 relay_limit_request(struct relay *, struct sockaddr_storage *,
 		    struct lim_ent **);
-int		 relay_limit_hold(struct relay *, struct lim_ent *);
+void		 relay_limit_hold(struct ctl_relay_event *, struct event *);
 struct ctl_overload;
 void		 relay_limit_show(struct privsep *, uint32_t);
 void		 relay_limit_delete(struct ctl_overload *);

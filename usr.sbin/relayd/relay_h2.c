@@ -1935,18 +1935,9 @@ h2_client_read(struct h2_session *h2)
 void
 h2_hold(struct h2_session *h2)
 {
-	struct rsession	*con = h2->h2_con;
-	struct timeval	 tv;
-	int		 ms;
-
 	h2->h2_held = 0;
-	if (evtimer_pending(&h2->h2_holdev, NULL))
-		return;
-	ms = relay_limit_hold(con->se_relay, con->se_limq);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	relay_read_off(&con->se_in);
-	evtimer_add(&h2->h2_holdev, &tv);
+	if (!evtimer_pending(&h2->h2_holdev, NULL))
+		relay_limit_hold(&h2->h2_con->se_in, &h2->h2_holdev);
 }
 
 /* The wait after a 429 is over: the client is read again. */

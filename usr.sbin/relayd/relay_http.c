@@ -103,7 +103,6 @@ static int	 http_response(struct ctl_relay_event *,
 		    struct http_session *, struct http_dir *);
 static void	 http_msg_end(struct http_dir *);
 static void	 http_head_timeout(int, short, void *);
-static void	 http_hold(struct ctl_relay_event *, struct http_session *);
 static void	 http_hold_over(int, short, void *);
 static int	 http_abort(struct rsession *, int, const char *);
 static struct http_canned
@@ -633,28 +632,12 @@ http_too_many(struct ctl_relay_event *cre, struct http_session *hs,
 	}
 	/* the next request may come, once its source may ask again */
 	http_msg_end(hd);
-	http_hold(cre, hs);
+	hs->hs_held = 1;
+	relay_limit_hold(cre, &hs->hs_holdev);
 	return (relay_flush_passed(&con->se_out));
 }
 
-/*
- * A request was answered 429: the session reads the next one when its
- * source may make one again (at most RELAY_LIMIT_HOLD_MS from now).
- */
-static void
-http_hold(struct ctl_relay_event *cre, struct http_session *hs)
-{
-	struct timeval	 tv;
-	int		 ms;
-
-	ms = relay_limit_hold(cre->con->se_relay, cre->con->se_limq);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	hs->hs_held = 1;
-	relay_read_off(cre);
-	evtimer_add(&hs->hs_holdev, &tv);
-}
-
+/* The wait after a 429 is over: the client is read again. */
 static void
 http_hold_over(int fd, short event, void *arg)
 {

@@ -101,6 +101,7 @@ static void		 lim_sweep(struct lim_set *, int64_t);
 static int		 lim_idle(struct lim_ent *, uint32_t, int64_t);
 static void		 lim_overload(struct relay *, const struct lim_key *,
 			    int64_t);
+static int64_t		 lim_wait(struct relay_limits *, struct lim_ent *);
 
 static int64_t
 lim_now(void)
@@ -386,7 +387,7 @@ relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss,
 	struct lim_set		*ls;
 	struct lim_ent		*le;
 	struct lim_key		 k;
-	int64_t			 now, wait;
+	int64_t			 now;
 	char			 addr[INET6_ADDRSTRLEN];
 
 	if (!RELAY_REQLIMITED(l))
@@ -437,31 +438,43 @@ relay_limit_request(struct relay *rlay, struct sockaddr_storage *ss,
 		le->le_nrefused = 0;
 	}
 	/* until a whole request is in the bucket, in seconds, at least 1 */
-	wait = (int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
-	    l->lim_req);
-	return ((int)(wait / 1000 + 1));
+	return ((int)(lim_wait(l, le) / 1000 + 1));
+}
+
+/* The milliseconds until le's bucket has a whole request again. */
+static int64_t
+lim_wait(struct relay_limits *l, struct lim_ent *le)
+{
+	if (le->le_tokens >= 1)
+		return (0);
+	return ((int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
+	    l->lim_req));
 }
 
 /*
- * After relay_limit_request() refused a session's request (held): the
- * milliseconds until its source may make one again, at least 1 and at
- * most RELAY_LIMIT_HOLD_MS.  The session reads no more requests until
- * then, so a source that asks on regardless costs a relay process a
- * refusal a connection so often, not all of its time.
+ * relay_limit_request() refused a request of cre's session (held): cre
+ * is not read until ev fires, when its source may make a request again
+ * (at most RELAY_LIMIT_HOLD_MS from now).  What the client sends
+ * meanwhile waits in its socket, so that a source that asks on
+ * regardless costs a relay process a refusal a connection so often,
+ * not all of its time.
  */
-int
-relay_limit_hold(struct relay *rlay, struct lim_ent *le)
+void
+relay_limit_hold(struct ctl_relay_event *cre, struct event *ev)
 {
-	struct relay_limits	*l = &rlay->rl_conf.lim;
-	int64_t			 ms;
+	struct rsession		*con = cre->con;
+	struct relay_limits	*l = &con->se_relay->rl_conf.lim;
+	struct timeval		 tv;
+	int64_t			 ms = 1;
 
-	if (le == NULL || l->lim_req == 0 || le->le_tokens >= 1)
-		return (1);
-	ms = (int64_t)((1 - le->le_tokens) * l->lim_reqint * 1000 /
-	    l->lim_req) + 1;
+	if (con->se_limq != NULL && RELAY_REQLIMITED(l))
+		ms = lim_wait(l, con->se_limq) + 1;
 	if (ms > RELAY_LIMIT_HOLD_MS)
 		ms = RELAY_LIMIT_HOLD_MS;
-	return ((int)ms);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	relay_read_off(cre);
+	evtimer_add(ev, &tv);
 }
 
 /* One source of an overload table, for relayctl show overload. */
