@@ -46,6 +46,7 @@ struct http_header {
 TAILQ_HEAD(http_headers, http_header);
 
 #define HTTP_CHUNKLINE_MAX	1024	/* a chunk's size and extensions */
+#define HTTP_ARENA_SIZE		1008	/* a head's fields, most of them */
 
 #define HTTP_BODY_NONE		0
 #define HTTP_BODY_LENGTH	1	/* hm_clen bytes */
@@ -70,6 +71,8 @@ struct http_msg {
 	int			 hm_upgrade;	/* Connection: upgrade */
 	int			 hm_body;	/* HTTP_BODY_*, once done */
 	const char		*hm_error;	/* what the last error was */
+	char			*hm_arena;	/* fields, one after another */
+	size_t			 hm_arenaused;
 };
 
 /*
