@@ -1530,7 +1530,7 @@ function ratio(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2f", x / y) 
 { k = $1 " " $2; n[k]++; row[k, n[k]] = $0 }
 END {
 	for (k in n) med[k] = row[k, int((n[k] + 1) / 2)]
-	print "| limits contender | flood | refused | proxy CPU us/refused | vs peer | proxy CPU % of a core | good clients served | their p99 ms alone / under the flood |"
+	print "| limits contender | flood | refused | proxy CPU the flood added, us/refused | vs peer | proxy CPU over the flood, % of a core | good clients served | their p99 ms alone / under the flood |"
 	print "|---|---|---|---|---|---|---|---|"
 	# the peer: HAProxy, for DNS dnsdist
 	nr = 0

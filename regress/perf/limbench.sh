@@ -39,12 +39,13 @@
 #   p99ms_alone A p99ms_flood F cpu_pct P
 #
 # where N is what the flood had refused (failed connections, non-2xx
-# answers, queries lost), C the proxy's CPU (user and system, all its
-# processes) over the flood divided by N, and P that CPU in per cent of
-# one core.  relayd reads a connection again after a 429 only when its
-# source may ask again (at most a second later): it refuses fewer of
-# the flood's requests than the proxies that answer each at once, and
-# spends less in all, which P shows and C does not.
+# answers, queries lost), C the CPU the flood added to the proxy's (user
+# and system, all its processes: over the flood, less what the good
+# clients alone cost it for as long) divided by N, and P the proxy's CPU
+# over the flood in per cent of one core.  relayd reads a connection
+# again after a 429 only when its source may ask again (at most a second
+# later): it refuses fewer of the flood's requests than the proxies that
+# answer each at once, and spends less in all, which P shows.
 
 cd "$(dirname "$0")" || exit 1
 PERF=$(pwd)
@@ -267,7 +268,11 @@ for c in $conts; do
 		start "$c" "$r" || { kill $bpid; continue; }
 		GOOD=2 good $r >/dev/null	# warm: the first tries of a process
 		# ten a second from each source: within every limit
+		a0=$(tree_ticks "$rpid")
+		w0=$(date +%s%N)
 		alone=$(GOOD=$((secs * 10)) SPREAD=$secs good $r)
+		a1=$(tree_ticks "$rpid")
+		w1=$(date +%s%N)
 		t0=$(tree_ticks "$rpid")
 		flood $r &
 		fpid=$!
@@ -276,16 +281,22 @@ for c in $conts; do
 		during=$(GOOD=$(((secs - 2) * 10)) SPREAD=$((secs - 2)) good $r)
 		wait $fpid
 		t1=$(tree_ticks "$rpid")
+		w2=$(date +%s%N)
 		n=$(refused $r)
 		kill "$rpid" $bpid 2>/dev/null
 		wait "$rpid" $bpid 2>/dev/null
 		rpid=""
+		# what the flood added: its CPU less the good clients' alone
 		echo "$c $r refused ${n:-0} $alone $during" | awk -v \
-		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) -v s="$secs" '{
+		    hz="$(getconf CLK_TCK)" -v dt=$((t1 - t0)) \
+		    -v da=$((a1 - a0)) -v wa=$((w1 - w0)) -v wf=$((w2 - w1)) '{
 			# c r refused N ok K refused R p99ms A ok K refused R p99ms F
 			n = $4
+			add = dt - (wa > 0 ? da * wf / wa : 0)
+			if (add < 0)
+				add = 0
 			printf "%s %s refused %d cpu_us_per_refused %s good %d/%d p99ms_alone %s p99ms_flood %s cpu_pct %.1f\n",
-			    $1, $2, n, (n > 0 ? sprintf("%.1f", dt * 1e6 / hz / n) : "-"),
-			    $12, $12 + $14, $10, $16, dt * 100 / hz / s }'
+			    $1, $2, n, (n > 0 ? sprintf("%.1f", add * 1e6 / hz / n) : "-"),
+			    $12, $12 + $14, $10, $16, dt * 100 / hz / (wf / 1e9) }'
 	done
 done
