@@ -359,10 +359,16 @@ h2_request_rate_head()
 h2_request_rate_body()
 {
 	h2_start "" "max-src-request-rate 3/60"
-	timeout 30 nghttp -v "$url/bytes/1" "$url/bytes/2" "$url/bytes/3" \
-	    "$url/bytes/4" "$url/bytes/5" >rate.out 2>&1
+	# three answers of 1 MiB each beside two 429s, 64 KiB windows: the
+	# 429s do not hold the connection (the answers would wait a second
+	# for the client's WINDOW_UPDATE frames)
+	_t0=$(date +%s%N)
+	timeout 30 nghttp -nv "$url/bytes/1048576" "$url/bytes/1048575" \
+	    "$url/bytes/1048574" "$url/bytes/4" "$url/bytes/5" >rate.out 2>&1
+	_ms=$((($(date +%s%N) - _t0) / 1000000))
 	atf_check -o inline:"3\n" grep -c ":status: 200" rate.out
 	atf_check -o inline:"2\n" grep -c ":status: 429" rate.out
+	[ "$_ms" -lt 800 ] || atf_fail "the answers took $_ms ms"
 	atf_check -o match:"retry-after: [0-9]+" cat rate.out
 	# one connection: no GOAWAY before the client's own
 	grep -q "recv GOAWAY" rate.out && atf_fail "the connection ended"

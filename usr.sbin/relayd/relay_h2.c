@@ -149,6 +149,7 @@ static long long h2_grpc_timeout(const char *);
 static void	 h2_grpc_deadline(int, short, void *);
 static void	 h2_again(int, short, void *);
 static void	 h2_hold_over(int, short, void *);
+static int	 h2_only_refused(struct h2_session *);
 static void	 h2_buf_free(struct evbuffer *);
 
 static enum relay_verdict
@@ -1919,18 +1920,37 @@ h2_client_read(struct h2_session *h2)
 		}
 		(void)evbuffer_drain(in, done);
 		if (h2->h2_held) {
-			h2_hold(h2);
-			break;
+			h2->h2_held = 0;
+			if (h2_only_refused(h2)) {
+				h2_hold(h2);
+				break;
+			}
 		}
 	}
 	return (0);
 }
 
 /*
- * A stream was answered 429 (max-src-request-rate): the client is not
- * read again until its source may make a request again, at most
- * RELAY_LIMIT_HOLD_MS from now.  What it sent meanwhile waits in the
- * socket; the session's answers go on.
+ * Only streams that max-src-request-rate refused are open: the client
+ * may wait (h2_hold()).  An answer still on its way would wait too, for
+ * the client's WINDOW_UPDATE frames that a held session does not read.
+ */
+static int
+h2_only_refused(struct h2_session *h2)
+{
+	struct h2_stream	*st;
+
+	TAILQ_FOREACH(st, &h2->h2_all, st_all)
+		if (!st->st_closed && st->st_retry == 0)
+			return (0);
+	return (1);
+}
+
+/*
+ * A stream was answered 429 (max-src-request-rate), and no other is
+ * answered: the client is not read again until its source may make a
+ * request again, at most RELAY_LIMIT_HOLD_MS from now.  What it sent
+ * meanwhile waits in the socket.
  */
 void
 h2_hold(struct h2_session *h2)
