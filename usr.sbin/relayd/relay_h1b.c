@@ -485,9 +485,9 @@ h1b_hold_over(int fd, short event, void *arg)
 {
 	struct h1b_session	*b = arg;
 
-	if (!b->b_h2.h2_con->se_in.done)
-		relay_read_on(&b->b_h2.h2_con->se_in);
-	h1b_again(fd, event, b);
+	(void)fd;
+	(void)event;
+	relay_read_again(&b->b_h2.h2_con->se_in);
 }
 
 static enum relay_verdict

@@ -1955,7 +1955,6 @@ h2_only_refused(struct h2_session *h2)
 void
 h2_hold(struct h2_session *h2)
 {
-	h2->h2_held = 0;
 	if (!evtimer_pending(&h2->h2_holdev, NULL))
 		relay_limit_hold(&h2->h2_con->se_in, &h2->h2_holdev);
 }
@@ -1965,16 +1964,10 @@ static void
 h2_hold_over(int fd, short event, void *arg)
 {
 	struct h2_session	*h2 = arg;
-	struct rsession		*con = h2->h2_con;
 
 	(void)fd;
 	(void)event;
-	if (!con->se_in.done)
-		relay_read_on(&con->se_in);
-	h2_turn = h2;
-	if (h2_client_read(h2) != -1)
-		relay_wish(con, h2_run(h2));
-	h2_turn = NULL;
+	relay_read_again(&h2->h2_con->se_in);
 }
 
 /*
