@@ -1215,6 +1215,13 @@ h2b_conns()
 	ss -Htn state established "( dport = :$1 )" | wc -l
 }
 
+# A figure of a round to $hb.WHAT, "-" for none, so that the lines of
+# every contender's files are its rounds.  h2b_put WHAT VALUE
+h2b_put()
+{
+	echo "${2:--}" >>"$hb.$1"
+}
+
 # h2load for HSECS s to nghttpd's file: req/s, CPU us/req, connections
 h2b_run()
 {
@@ -1222,15 +1229,15 @@ h2b_run()
 	$ONCLIENT h2load -D "$HSECS" -c 64 -m 10 \
 	    "https://127.0.0.1:$LS/1024" >"$work/h2load.out" 2>&1
 	c1=$(cpu_ticks)
-	h2b_conns "$H2BPORT" >>"$work/bconns"
-	awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
-	    "$work/h2load.out" >>"$work/hreq"
-	cpu_us_per $((c1 - c0)) "$(awk '/^requests:/ { print $8 }' \
-	    "$work/h2load.out")" >>"$work/hcpu"
+	h2b_put bconns "$(h2b_conns "$H2BPORT")"
+	h2b_put hreq "$(awk '/^finished in/ { sub(/,/, "", $4);
+	    printf "%d\n", $4 }' "$work/h2load.out")"
+	h2b_put hcpu "$(cpu_us_per $((c1 - c0)) "$(awk '/^requests:/ {
+	    print $8 }' "$work/h2load.out")")"
 }
 
 # gRPC unary calls for HSECS s, at RATE a second (none: as fast as
-# they go): calls/s to $work/REQ, the proxy's CPU us/call to $work/CPU.
+# they go): calls/s to $hb.REQ, the proxy's CPU us/call to $hb.CPU.
 # h2b_grpc_calls RATE REQ CPU
 h2b_grpc_calls()
 {
@@ -1242,8 +1249,8 @@ h2b_grpc_calls()
 		    >"$work/ghz.out" 2>&1
 		c1=$(cpu_ticks)
 		n=$(awk '/^  Count:/ { print $2 }' "$work/ghz.out")
-		awk '/Requests\/sec:/ { printf "%d\n", $2 }' "$work/ghz.out" \
-		    >>"$work/$2"
+		h2b_put "$2" "$(awk '/Requests\/sec:/ { printf "%d\n", $2 }' \
+		    "$work/ghz.out")"
 	else
 		$ONCLIENT h2load -D "$HSECS" -c 10 -m 5 \
 		    ${1:+--rps $(($1 / 10))} -d "$work/grpc.msg" \
@@ -1251,10 +1258,10 @@ h2b_grpc_calls()
 		    "https://127.0.0.1:$LS/t.T/Echo" >"$work/h2load.out" 2>&1
 		c1=$(cpu_ticks)
 		n=$(awk '/^requests:/ { print $8 }' "$work/h2load.out")
-		awk '/^finished in/ { sub(/,/, "", $4); printf "%d\n", $4 }' \
-		    "$work/h2load.out" >>"$work/$2"
+		h2b_put "$2" "$(awk '/^finished in/ { sub(/,/, "", $4);
+		    printf "%d\n", $4 }' "$work/h2load.out")"
 	fi
-	cpu_us_per $((c1 - c0)) "$n" >>"$work/$3"
+	h2b_put "$3" "$(cpu_us_per $((c1 - c0)) "$n")"
 }
 
 # gRPC unary calls: as fast as they go, with the backend connections the
@@ -1264,49 +1271,73 @@ h2b_grpc_calls()
 h2b_grpc_run()
 {
 	h2b_grpc_calls "" greq gcpu
-	h2b_conns "$GRPCPORT" >>"$work/gconns"
+	h2b_put gconns "$(h2b_conns "$GRPCPORT")"
 	h2b_grpc_calls "$GRATE" gpreq gpcpu
 }
 
+# One round of a contender: an h2load run to nghttpd, then the gRPC
+# calls (with the gRPC server), the proxy started afresh for each.
+# h2b_contender NAME START-FUNCTION
 h2b_contender()
 {
 	name=$1
-	shift
-	selected "$name" || return
-	: >"$work/hreq"; : >"$work/hcpu"; : >"$work/bconns"
-	: >"$work/greq"; : >"$work/gcpu"; : >"$work/gconns"
-	: >"$work/gpreq"; : >"$work/gpcpu"
+	hb=$work/h2b.$name
 	H2BPORT=$H2BN
-	"$@" || return
+	if ! "$2"; then
+		# it takes no HTTP/2 backends: not in this round or the next
+		echo "$name" >>"$work/h2b.out"
+		return
+	fi
 	if ! wait_port "$LS"; then
 		echo "  $name did not start, skipped" >&2
 		stop_proxy
+		echo "$name" >>"$work/h2b.out"
 		return
 	fi
-	r=0
-	while [ $r -lt "$REPEAT" ]; do
-		h2b_run
-		r=$((r + 1))
-	done
+	grep -qx "$name" "$work/h2b.names" || echo "$name" >>"$work/h2b.names"
+	h2b_run
 	stop_proxy
 	if [ -n "${GRPCPORT:-}" ]; then
 		H2BPORT=$GRPCPORT
-		"$@" && wait_port "$LS" && {
-			r=0
-			while [ $r -lt "$REPEAT" ]; do
-				h2b_grpc_run
-				r=$((r + 1))
+		if "$2" && wait_port "$LS"; then
+			h2b_grpc_run
+		else
+			for x in greq gcpu gconns gpreq gpcpu; do
+				h2b_put $x -
 			done
-		}
+		fi
 		stop_proxy
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
-	    "$(median <"$work/hreq")" "$(median <"$work/hcpu")" \
-	    "$(median <"$work/bconns")" "$(median <"$work/greq")" \
-	    "$(median <"$work/gcpu")" "$(median <"$work/gconns")" \
-	    "$(median <"$work/gpreq")" "$(median <"$work/gpcpu")" \
-	    >>"$work/h2b.csv"
-	echo "  $name done" >&2
+	echo "  $name round $((hr + 1)) of $REPEAT done" >&2
+}
+
+# The median of the rounds of $hb.WHAT that have a figure
+h2b_median()
+{
+	[ -f "$hb.$1" ] || : >"$hb.$1"
+	grep -v '^-$' "$hb.$1" | median
+}
+
+# A contender's CPU per request or call (hcpu, gcpu, gpcpu) over the
+# lower of HAProxy's and nginx's in the same round, a ratio a round:
+# the median and range of those, as for TLS.  "-" without a peer.
+# h2b_ratio NAME WHAT
+h2b_ratio()
+{
+	for c in haproxy-h2b nginx-h2b; do
+		[ -s "$work/h2b.$c.$2" ] || : >"$work/h2b.$c.$2"
+	done
+	if paste -d' ' "$work/h2b.$1.$2" "$work/h2b.haproxy-h2b.$2" \
+	    "$work/h2b.nginx-h2b.$2" | awk '
+	    { b = ""
+	      if ($2 + 0 > 0) b = $2
+	      if ($3 + 0 > 0 && (b == "" || $3 + 0 < b + 0)) b = $3
+	      if ($1 + 0 > 0 && b != "") { printf "%.2f\n", $1 / b; n++ } }
+	    END { exit n == 0 }' >"$work/ratios"; then
+		median <"$work/ratios"
+	else
+		echo "-"
+	fi
 }
 
 if command -v h2load >/dev/null && command -v nghttpd >/dev/null &&
@@ -1332,30 +1363,54 @@ if command -v h2load >/dev/null && command -v nghttpd >/dev/null &&
 	fi
 	wait_port "$H2BN" || echo "  nghttpd did not start" >&2
 	: >"$work/h2b.csv"
-	h2b_contender relayd-h2b start_relayd_h2b
-	command -v haproxy >/dev/null && h2b_contender haproxy-h2b start_haproxy_h2b
-	command -v nginx >/dev/null && h2b_contender nginx-h2b start_nginx_h2b
+	: >"$work/h2b.names"
+	: >"$work/h2b.out"
+	# the contenders there are, each round in another order: the
+	# machine's drift from minute to minute moves all of them alike
+	all="relayd-h2b"
+	command -v haproxy >/dev/null && all="$all haproxy-h2b"
+	command -v nginx >/dev/null && all="$all nginx-h2b"
+	# (hr, hi, hn: the functions called use r, i and n of their own)
+	hn=$(echo "$all" | wc -w)
+	hr=0
+	while [ $hr -lt "$REPEAT" ]; do
+		hi=0
+		while [ $hi -lt "$hn" ]; do
+			name=$(echo "$all" | cut -d' ' -f$(((hi + hr) % hn + 1)))
+			if selected "$name" && ! grep -qx "$name" "$work/h2b.out"
+			then
+				h2b_contender "$name" "start_${name%-h2b}_h2b"
+			fi
+			hi=$((hi + 1))
+		done
+		hr=$((hr + 1))
+	done
+	while read -r name; do
+		hb=$work/h2b.$name
+		printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$name" \
+		    "$(h2b_median hreq)" "$(h2b_median hcpu)" \
+		    "$(h2b_median bconns)" "$(h2b_median greq)" \
+		    "$(h2b_median gcpu)" "$(h2b_median gconns)" \
+		    "$(h2b_median gpreq)" "$(h2b_median gpcpu)" \
+		    "$(h2b_ratio "$name" hcpu)" "$(h2b_ratio "$name" gcpu)" \
+		    "$(h2b_ratio "$name" gpcpu)" >>"$work/h2b.csv"
+	done <"$work/h2b.names"
 	{
-		echo "contender,req_per_s_64x10,cpu_us_per_req,backend_conns,grpc_calls_per_s,cpu_us_per_call,grpc_backend_conns,grpc_paced_calls_per_s,cpu_us_per_paced_call"
+		echo "contender,req_per_s_64x10,cpu_us_per_req,backend_conns,grpc_calls_per_s,cpu_us_per_call,grpc_backend_conns,grpc_paced_calls_per_s,cpu_us_per_paced_call,cpu_per_req_vs_better_peer_same_round,cpu_per_call_vs_better_peer_same_round,cpu_per_paced_call_vs_better_peer_same_round"
 		cat "$work/h2b.csv"
 	} >"$PERF/results/h2b-$stamp.csv"
 	echo
 	awk -F, '
-function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
-{ row[NR] = $0; split($1, n, "-"); if (n[1] != "relayd") { for (i = 3; i <= 9; i += 3) if ($i + 0 > 0 && (best[i] == "" || $i + 0 < best[i] + 0)) best[i] = $i + 0 } }
-END {
-	print "| HTTP/2 backends | req/s, 64 conns x 10 streams | proxy CPU us/req | backend conns | gRPC unary calls/s | proxy CPU us/call | backend conns | calls/s, paced at '"$GRATE"' | proxy CPU us/call | CPU vs the better peer (req / call / paced call) |"
+BEGIN {
+	print "| HTTP/2 backends | req/s, 64 conns x 10 streams | proxy CPU us/req | backend conns | gRPC unary calls/s | proxy CPU us/call | backend conns | calls/s, paced at '"$GRATE"' | proxy CPU us/call | CPU vs the better peer, same round (req / call / paced call) |"
 	print "|---|---|---|---|---|---|---|---|---|---|"
-	for (i = 1; i <= NR; i++) {
-		split(row[i], f, ",")
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n",
-		    f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9],
-		    ratio(f[3], best[3]), ratio(f[6], best[6]),
-		    ratio(f[9], best[9])
-	}
+}
+{
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n",
+	    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 }' "$work/h2b.csv"
 	echo
-	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")), unpaced and then paced at $GRATE a second (GRATE=N); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT run(s); CSV in regress/perf/results/h2b-$stamp.csv"
+	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")), unpaced and then paced at $GRATE a second (GRATE=N); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT round(s), the contenders in turn, each round in another order; CPU vs the better peer: a contender's CPU over the lower of HAProxy's and nginx's in the same round, the median of the rounds; CSV in regress/perf/results/h2b-$stamp.csv"
 fi
 
 section shortconn
