@@ -132,7 +132,7 @@ LIB_SRCS =	$(RD)/proc.c $(RD)/config.c $(RD)/control.c $(RD)/log.c \
 		$(RD)/relay_h2b.c \
 		$(RD)/relay_h1b.c \
 		$(RD)/proxy_protocol.c $(RD)/patterns.c $(RD)/metrics.c \
-		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/maglev.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c \
+		$(RD)/ca.c $(RD)/relay_tls.c $(RD)/relay_stats.c $(RD)/relay_limit.c $(RD)/maglev.c $(RD)/http_msg.c $(RD)/tls_load.c $(RD)/tls_hello.c $(RD)/tls_keyops.c $(RD)/util.c $(RD)/printconf.c $(RD)/check_tcp.c $(RD)/check_h2.c \
 		$(RD)/check_icmp.c \
 		$(RD)/check_script.c $(RD)/kernel.c $(KERNEL_SRCS) $(RD)/agentx.c \
 		$(RD)/demote.c $(RD)/announce.c \

@@ -12,7 +12,7 @@
 atf_test_case smoke
 smoke_head()
 {
-	atf_set descr "the parse, imsg, control, http, pp, dns, agentx, h2, h2b and hello fuzz targets build with clang and ASan and run clean"
+	atf_set descr "the parse, imsg, control, http, pp, dns, agentx, h2, h2b, hello and h2check fuzz targets build with clang and ASan and run clean"
 	atf_set timeout 300
 }
 smoke_body()
@@ -74,6 +74,10 @@ smoke_body()
 	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
 	    b/hello_fuzz -runs=50000 -close_fd_mask=3 -timeout=10 \
 	    hello "$_dir/hello-seeds"
+	mkdir h2check
+	ASAN_OPTIONS=detect_leaks=1 atf_check -o ignore -e match:"Done [0-9]+ runs" \
+	    b/h2check_fuzz -runs=50000 -close_fd_mask=3 -timeout=10 \
+	    h2check "$_dir/h2check-seeds"
 }
 
 atf_init_test_cases()

@@ -115,6 +115,66 @@ http_cleanup()
 	stop_all
 }
 
+atf_test_case http2 cleanup
+http2_head()
+{
+	atf_set descr "check http2 code (h2c): nghttpd and a gRPC server up, a missing path a mismatch, an HTTP/1.1 server malformed"
+	atf_set require.user root
+	atf_set timeout 60
+}
+http2_body()
+{
+	require_daemon
+	command -v nghttpd >/dev/null ||
+	    atf_skip "no nghttpd (make deps installs nghttp2-server)"
+	mkdir docs
+	echo up >docs/health
+	h2=$(freeport)
+	nghttpd --no-tls -d "$PWD/docs" "$h2" >nghttpd.out 2>&1 &
+	echo $! >nghttpd.pid
+	wait_for 10 "$RTOOL" probe "$h2" || atf_fail "nghttpd did not start"
+	resp h1.resp 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'
+	h1=$(start_backend h1 answer "$PWD/h1.resp" 120)
+	grpc=""
+	if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+		/usr/bin/python3 "$TOP/regress/tools/grpctool.py" server \
+		    "$PWD/grpc.port" 120 >grpc.out 2>&1 &
+		echo $! >grpc.pid
+		wait_for 20 test -s grpc.port ||
+		    atf_fail "gRPC server did not start"
+		grpc="forward to <g> port $(cat grpc.port) check http2 \"/\" code 200"
+	fi
+	hce_conf "table <t> { 127.0.0.1 }
+table <u> { 127.0.0.1 }
+table <g> { 127.0.0.1 }
+relay r {
+	listen on 127.0.0.1 port $(freeport)
+	forward to <t> port $h2 check http2 \"/health\" code 200
+	forward to <u> port $h2 check http2 \"/none\" host \"www\" code 200
+	forward to <t> port $h1 check http2 \"/\" code 200
+}
+relay s {
+	listen on 127.0.0.1 port $(freeport)
+	${grpc:-forward to <g> port $h2 check http2 \"/health\" code 200}
+}"
+	start_hce
+	expect_check 127.0.0.1 "http2 code" "http code ok" up
+	expect_check 127.0.0.1 "http2 code" "http code mismatch,404" down
+	expect_check 127.0.0.1 "http2 code" "http code malformed" down
+	# the second table up: nghttpd's file, or the gRPC server's answer
+	wait_for 10 sh -c "[ \$(grep -c 'check http2 code ([0-9]*ms,http code ok), state unknown -> up' relayd.log) -eq 2 ]" ||
+	    atf_fail "not two tables up: $(grep 'http2 code' relayd.log)"
+	atf_check -o match:"check http2 \"/none\" host \"www\" code 200" -e ignore \
+	    "$RELAYD" -nv -f relayd.conf
+}
+http2_cleanup()
+{
+	for p in nghttpd grpc; do
+		[ -f $p.pid ] && kill "$(cat $p.pid)" 2>/dev/null
+	done
+	stop_all
+}
+
 atf_test_case digest cleanup
 digest_head()
 {
@@ -754,6 +814,7 @@ atf_init_test_cases()
 	atf_add_test_case parent_disabled
 	atf_add_test_case tcp
 	atf_add_test_case http
+	atf_add_test_case http2
 	atf_add_test_case digest
 	atf_add_test_case send_expect
 	atf_add_test_case tls

@@ -538,6 +538,8 @@ ERR_TC(err_check_twice, CHECK_CONF("check tcp check icmp"),
     "t.conf:4: only one check per table\n")
 ERR_TC(err_check_code, CHECK_CONF("check http \"/\" code 42"),
     "t.conf:4: invalid http code: 42\n")
+ERR_TC(err_check_http2_code, CHECK_CONF("check http2 \"/\" code 1000"),
+    "t.conf:4: invalid http code: 1000\n")
 ERR_TC(err_check_digest, CHECK_CONF("check http \"/\" digest \"abc\""),
     "t.conf:4: invalid http digest: abc (32 hex digits for MD5, 40 for "
     "SHA1)\n")
@@ -756,6 +758,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, err_check_unknown);
 	ATF_TP_ADD_TC(tp, err_check_twice);
 	ATF_TP_ADD_TC(tp, err_check_code);
+	ATF_TP_ADD_TC(tp, err_check_http2_code);
 	ATF_TP_ADD_TC(tp, err_check_digest);
 	ATF_TP_ADD_TC(tp, err_check_binary);
 	ATF_TP_ADD_TC(tp, err_check_binsend);

@@ -62,6 +62,9 @@ struct check_event {
 	char		*buf;		/* what was read, NUL-terminated */
 	size_t		 len;
 	EVP_MD_CTX	*md;		/* http digest: the body */
+	struct h2check	*h2;		/* http2 code: the answer's frames */
+	char		*req;		/* http2 code: the request */
+	size_t		 reqlen;
 	int		 inbody;
 	uint32_t	 seq;		/* a unix socket: the parent's try */
 };
@@ -226,6 +229,8 @@ cte_free(struct check_event *cte)
 		close(cte->s);
 	if (cte->md != NULL)
 		EVP_MD_CTX_free(cte->md);
+	h2check_free(cte->h2);
+	free(cte->req);
 	free(cte->buf);
 	free(cte);
 }
@@ -345,16 +350,48 @@ cte_handshake(struct check_event *cte)
 	cte_write(cte);
 }
 
+/*
+ * An HTTP/2 check's :authority: "host NAME", else the host as the table
+ * names it (an IPv6 address in brackets; a unix socket: localhost).
+ */
+static const char *
+h2check_authority(struct table *tb, struct host *h)
+{
+	static char	 name[RELAYD_HOSTNAME_MAX + 3];
+
+	if (tb->conf.host[0] != '\0')
+		return (tb->conf.host);
+	if (h->conf.name[0] == '/')
+		return ("localhost");
+	if (strchr(h->conf.name, ':') != NULL) {
+		(void)snprintf(name, sizeof(name), "[%s]", h->conf.name);
+		return (name);
+	}
+	return (h->conf.name);
+}
+
 static void
 cte_write(struct check_event *cte)
 {
 	struct table	*tb = cte->table;
+	const char	*out = tb->sendbuf;
+	size_t		 outlen = tb->sendbuf_len;
 	ssize_t		 n;
 
-	while (cte->sent < tb->sendbuf_len) {
+	if (tb->conf.check == CHECK_HTTP2_CODE) {
+		if (cte->req == NULL && h2check_request(tb->conf.path,
+		    h2check_authority(tb, cte->host), &cte->req,
+		    &cte->reqlen) == -1) {
+			cte_done(cte, HCE_TCP_WRITE_FAIL);
+			return;
+		}
+		out = cte->req;
+		outlen = cte->reqlen;
+	}
+	while (cte->sent < outlen) {
 		if (cte->tls != NULL) {
-			n = tls_write(cte->tls, tb->sendbuf + cte->sent,
-			    tb->sendbuf_len - cte->sent);
+			n = tls_write(cte->tls, out + cte->sent,
+			    outlen - cte->sent);
 			if (n == TLS_WANT_POLLIN || n == TLS_WANT_POLLOUT) {
 				cte_wait(cte, n == TLS_WANT_POLLIN ?
 				    EV_READ : EV_WRITE);
@@ -365,8 +402,7 @@ cte_write(struct check_event *cte)
 				return;
 			}
 		} else {
-			n = write(cte->s, tb->sendbuf + cte->sent,
-			    tb->sendbuf_len - cte->sent);
+			n = write(cte->s, out + cte->sent, outlen - cte->sent);
 			if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
 				cte_wait(cte, EV_WRITE);
 				return;
@@ -477,6 +513,39 @@ validate_http_code(struct check_event *cte, int final)
 	return (1);
 }
 
+/* HTTP/2 frames, taken off the buffer as they are read. */
+static int
+validate_http2_code(struct check_event *cte, int final)
+{
+	struct host	*h = cte->host;
+	size_t		 used;
+	int		 code;
+
+	if (cte->h2 == NULL && (cte->h2 = h2check_new()) == NULL) {
+		cte_done(cte, HCE_HTTP_CODE_ERROR);
+		return (1);
+	}
+	code = h2check_status(cte->h2, (uint8_t *)cte->buf, cte->len, &used);
+	memmove(cte->buf, cte->buf + used, cte->len - used);
+	cte->len -= used;
+	cte->buf[cte->len] = '\0';
+	if (code == 0 && !final)
+		return (0);
+	if (code <= 0) {
+		cte_done(cte, HCE_HTTP_CODE_ERROR);
+		return (1);
+	}
+	if (code != cte->table->conf.retcode) {
+		log_debug("%s: host %s: http code %d, expected %d", __func__,
+		    h->conf.name, code, cte->table->conf.retcode);
+		h->code = code;
+		cte_done(cte, HCE_HTTP_CODE_FAIL);
+		return (1);
+	}
+	cte_done(cte, HCE_HTTP_CODE_OK);
+	return (1);
+}
+
 /* The body is hashed as it comes, byte for byte (binary bodies too). */
 static int
 validate_http_digest(struct check_event *cte, int final)
@@ -567,6 +636,8 @@ cte_validate(struct check_event *cte, int final)
 		return (validate_http_code(cte, final));
 	case CHECK_HTTP_DIGEST:
 		return (validate_http_digest(cte, final));
+	case CHECK_HTTP2_CODE:
+		return (validate_http2_code(cte, final));
 	case CHECK_BINSEND_EXPECT:
 		return (validate_binary(cte, final));
 	case CHECK_SEND_EXPECT:

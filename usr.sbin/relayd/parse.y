@@ -2135,6 +2135,32 @@ tablecheck	: ICMP				{
 			FREEARG($2);
 			FREEARG($3);
 		}
+		| HTTP2 STRING hostname CODE NUMBER	{
+			/* an extension: HEAD over HTTP/2, h2c */
+			if (check_set(CHECK_HTTP2_CODE, 0) == -1) {
+				FREEARG($2);
+				FREEARG($3);
+				YYERROR;
+			}
+			if ($5 < 100 || $5 > 999) {
+				yyerror("invalid http code: %lld",
+				    (long long)$5);
+				FREEARG($2);
+				FREEARG($3);
+				YYERROR;
+			}
+			topts.retcode = $5;
+			/* hce makes the request, with the host's name */
+			if (strlcpy(topts.path, $2, sizeof(topts.path)) >=
+			    sizeof(topts.path)) {
+				yyerror("http2 check path too long: %s", $2);
+				FREEARG($2);
+				FREEARG($3);
+				YYERROR;
+			}
+			FREEARG($2);
+			FREEARG($3);
+		}
 		| httptype STRING hostname DIGEST STRING	{
 			size_t	 i, len = strlen($5);
 

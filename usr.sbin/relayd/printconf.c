@@ -106,13 +106,15 @@ print_check(struct table *tb)
 		break;
 	case CHECK_HTTP_CODE:
 	case CHECK_HTTP_DIGEST:
-		printf("check %s ", tb->conf.flags & F_TLS ? "https" : "http");
+	case CHECK_HTTP2_CODE:
+		printf("check %s ", tb->conf.check == CHECK_HTTP2_CODE ?
+		    "http2" : tb->conf.flags & F_TLS ? "https" : "http");
 		print_str(tb->conf.path);
 		if (tb->conf.host[0] != '\0') {
 			printf(" host ");
 			print_str(tb->conf.host);
 		}
-		if (tb->conf.check == CHECK_HTTP_CODE)
+		if (tb->conf.check != CHECK_HTTP_DIGEST)
 			printf(" code %d", tb->conf.retcode);
 		else {
 			printf(" digest ");

@@ -346,7 +346,8 @@ enum table_check {
 	CHECK_HTTP_DIGEST	= 4,
 	CHECK_SEND_EXPECT	= 5,
 	CHECK_BINSEND_EXPECT	= 6,
-	CHECK_SCRIPT		= 7
+	CHECK_SCRIPT		= 7,
+	CHECK_HTTP2_CODE	= 8	/* an extension: h2c, :status */
 };
 
 enum host_status {
@@ -1271,6 +1272,15 @@ void		 hce(struct privsep *, struct privsep_proc *);
 void		 hce_notify_done(struct host *, enum host_error);
 void		 hce_notify_state(struct host *, enum host_error, int);
 struct table	*hce_table(struct host *);
+
+/* check_h2.c */
+struct h2check;
+int		 h2check_request(const char *, const char *, char **,
+		    size_t *);
+struct h2check	*h2check_new(void);
+void		 h2check_free(struct h2check *);
+int		 h2check_status(struct h2check *, const uint8_t *, size_t,
+		    size_t *);
 
 /* check_tcp.c */
 void		 check_tcp_init(struct privsep *);

@@ -158,6 +158,8 @@ table_check(enum table_check check)
 		return ("binary send expect");
 	case CHECK_SCRIPT:
 		return ("script");
+	case CHECK_HTTP2_CODE:
+		return ("http2 code");
 	}
 	return ("invalid");
 }
