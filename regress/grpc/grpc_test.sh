@@ -407,7 +407,7 @@ h2_backend_tls_rules_cleanup()
 atf_test_case grpc_example cleanup
 grpc_example_head()
 {
-	atf_set "descr" "etc/examples/grpc.conf runs as it is with -D port, backend and keypair, its keypair in /etc/ssl"
+	atf_set "descr" "etc/examples/grpc.conf runs as it is with -D port, backend and keypair, its keypair in /etc/ssl; its check http2 finds the gRPC server up"
 	atf_set "require.user" "root"
 }
 grpc_example_body()
@@ -430,6 +430,9 @@ grpc_example_body()
 	    -f "$TOP/etc/examples/grpc.conf" 2>>relayd.log &
 	echo $! >relayd.pid
 	PREFORK=3 wait_started
+	# its check: an HTTP/2 request that the gRPC server answers
+	wait_log 10 "^host 127.0.0.1, check http2 code ([0-9]*ms,http code ok), state unknown -> up" ||
+	    atf_fail "the gRPC server is not up"
 	gok check
 	wait_log 10 "done, POST POST" || atf_fail "no end line"
 }
