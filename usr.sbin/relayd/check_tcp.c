@@ -485,10 +485,26 @@ tohex(const unsigned char *p, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+/* The status code of an answer: the verdict of an http code check. */
+static int
+cte_code(struct check_event *cte, int code)
+{
+	struct host	*h = cte->host;
+
+	if (code != cte->table->conf.retcode) {
+		log_debug("%s: host %s: http code %d, expected %d", __func__,
+		    h->conf.name, code, cte->table->conf.retcode);
+		h->code = code;
+		cte_done(cte, HCE_HTTP_CODE_FAIL);
+		return (1);
+	}
+	cte_done(cte, HCE_HTTP_CODE_OK);
+	return (1);
+}
+
 static int
 validate_http_code(struct check_event *cte, int final)
 {
-	struct host	*h = cte->host;
 	const char	*p = cte->buf;
 	int		 code;
 
@@ -502,22 +518,13 @@ validate_http_code(struct check_event *cte, int final)
 		return (1);
 	}
 	code = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-	if (code != cte->table->conf.retcode) {
-		log_debug("%s: host %s: http code %d, expected %d", __func__,
-		    h->conf.name, code, cte->table->conf.retcode);
-		h->code = code;
-		cte_done(cte, HCE_HTTP_CODE_FAIL);
-		return (1);
-	}
-	cte_done(cte, HCE_HTTP_CODE_OK);
-	return (1);
+	return (cte_code(cte, code));
 }
 
 /* HTTP/2 frames, taken off the buffer as they are read. */
 static int
 validate_http2_code(struct check_event *cte, int final)
 {
-	struct host	*h = cte->host;
 	size_t		 used;
 	int		 code;
 
@@ -535,15 +542,7 @@ validate_http2_code(struct check_event *cte, int final)
 		cte_done(cte, HCE_HTTP_CODE_ERROR);
 		return (1);
 	}
-	if (code != cte->table->conf.retcode) {
-		log_debug("%s: host %s: http code %d, expected %d", __func__,
-		    h->conf.name, code, cte->table->conf.retcode);
-		h->code = code;
-		cte_done(cte, HCE_HTTP_CODE_FAIL);
-		return (1);
-	}
-	cte_done(cte, HCE_HTTP_CODE_OK);
-	return (1);
+	return (cte_code(cte, code));
 }
 
 /* The body is hashed as it comes, byte for byte (binary bodies too). */
