@@ -118,7 +118,7 @@ http_cleanup()
 atf_test_case http2 cleanup
 http2_head()
 {
-	atf_set descr "check http2 code (h2c): nghttpd and a gRPC server up, a missing path a mismatch, an HTTP/1.1 server malformed"
+	atf_set descr "check http2 code: nghttpd in cleartext and over TLS (ALPN h2) and a gRPC server up, a missing path a mismatch, an HTTP/1.1 server malformed"
 	atf_set require.user root
 	atf_set timeout 60
 }
@@ -133,6 +133,14 @@ http2_body()
 	nghttpd --no-tls -d "$PWD/docs" "$h2" >nghttpd.out 2>&1 &
 	echo $! >nghttpd.pid
 	wait_for 10 "$RTOOL" probe "$h2" || atf_fail "nghttpd did not start"
+	mkca
+	mkcert 127.0.0.1 ec IP:127.0.0.1
+	h2s=$(freeport)
+	nghttpd -d "$PWD/docs" "$h2s" ssl/private/127.0.0.1.key \
+	    ssl/127.0.0.1.crt >nghttpds.out 2>&1 &
+	echo $! >nghttpds.pid
+	wait_for 10 "$RTOOL" probe "$h2s" ||
+	    atf_fail "nghttpd with TLS did not start"
 	resp h1.resp 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'
 	h1=$(start_backend h1 answer "$PWD/h1.resp" 120)
 	grpc=""
@@ -147,6 +155,7 @@ http2_body()
 	hce_conf "table <t> { 127.0.0.1 }
 table <u> { 127.0.0.1 }
 table <g> { 127.0.0.1 }
+table <s> { 127.0.0.1 }
 relay r {
 	listen on 127.0.0.1 port $(freeport)
 	forward to <t> port $h2 check http2 \"/health\" code 200
@@ -156,20 +165,27 @@ relay r {
 relay s {
 	listen on 127.0.0.1 port $(freeport)
 	${grpc:-forward to <g> port $h2 check http2 \"/health\" code 200}
+	forward to <s> port $h2s check http2 \"/health\" host \"127.0.0.1\" code 200 tls
 }"
 	start_hce
 	expect_check 127.0.0.1 "http2 code" "http code ok" up
 	expect_check 127.0.0.1 "http2 code" "http code mismatch,404" down
 	expect_check 127.0.0.1 "http2 code" "http code malformed" down
-	# the second table up: nghttpd's file, or the gRPC server's answer
-	wait_for 10 sh -c "[ \$(grep -c 'check http2 code ([0-9]*ms,http code ok), state unknown -> up' relayd.log) -eq 2 ]" ||
-	    atf_fail "not two tables up: $(grep 'http2 code' relayd.log)"
-	atf_check -o match:"check http2 \"/none\" host \"www\" code 200" -e ignore \
-	    "$RELAYD" -nv -f relayd.conf
+	# three tables up: nghttpd's file in cleartext and over TLS, and
+	# the gRPC server's answer (or nghttpd's file again)
+	wait_for 10 sh -c "[ \$(grep -cE 'check http2 code( use tls)? \\([0-9]*ms,http code ok\\), state unknown -> up' relayd.log) -eq 3 ]" ||
+	    atf_fail "not three tables up: $(grep 'http2 code' relayd.log | tr '\n' ' ')"
+	atf_check -o match:"check http2 code use tls \([0-9]*ms,http code ok\)" \
+	    cat relayd.log
+	"$RELAYD" -nv -f relayd.conf >printed 2>&1
+	atf_check -o match:"check http2 \"/none\" host \"www\" code 200," \
+	    cat printed
+	atf_check -o match:"check http2 \"/health\" host \"127.0.0.1\" code 200 tls," \
+	    cat printed
 }
 http2_cleanup()
 {
-	for p in nghttpd grpc; do
+	for p in nghttpd nghttpds grpc; do
 		[ -f $p.pid ] && kill "$(cat $p.pid)" 2>/dev/null
 	done
 	stop_all

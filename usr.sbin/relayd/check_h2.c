@@ -15,16 +15,17 @@
  */
 
 /*
- * "check http2 path [host name] code n": a HEAD request to an HTTP/2
- * backend in cleartext with prior knowledge (h2c), as backends of
- * "http2 backend" relays and gRPC servers speak it, and the :status of
- * its answer.  The request is bytes made once, when the configuration
- * is read: the connection preface, an empty SETTINGS frame and one
- * HEADERS frame (stream 1, its fields literal, not indexed, not
- * Huffman coded).  The answer's frames are read as they come; only the
- * header block of stream 1 is decoded (libnghttp2's HPACK inflater),
- * the rest is skipped.  A GOAWAY, a reset of stream 1, or its DATA
- * before a head, is an answer that fails.
+ * "check http2 path [host name] code n [tls]": a HEAD request to an
+ * HTTP/2 backend, in cleartext with prior knowledge (h2c) as backends of
+ * "http2 backend" relays and gRPC servers speak it, or over TLS with
+ * ALPN h2, and the :status of its answer.  The request is bytes that
+ * hce makes for each check (its :authority is the host's): the
+ * connection preface, an empty SETTINGS frame and one HEADERS frame
+ * (stream 1, its fields literal, not indexed, not Huffman coded).
+ * The answer's frames are read as they come; only the header block of
+ * stream 1 is decoded (libnghttp2's HPACK inflater), the rest is
+ * skipped.  A GOAWAY, a reset of stream 1, or its DATA before a head,
+ * is an answer that fails.
  */
 
 #include <sys/types.h>
@@ -99,11 +100,12 @@ h2c_field(uint8_t *p, const char *name, const char *value)
 
 /*
  * The bytes of the check's request for path, with host as :authority
- * ("" for none).  -1: the head would not fit in a frame (a path of
- * PATH_MAX and a host name of RELAYD_HOSTNAME_MAX fit), or no memory.
+ * ("" for none), over TLS or not.  -1: the head would not fit in a
+ * frame (a path of PATH_MAX and a host name of RELAYD_HOSTNAME_MAX
+ * fit), or no memory.
  */
 int
-h2check_request(const char *path, const char *host, char **bufp,
+h2check_request(const char *path, const char *host, int tls, char **bufp,
     size_t *lenp)
 {
 	uint8_t		*buf, *p;
@@ -111,7 +113,7 @@ h2check_request(const char *path, const char *host, char **bufp,
 
 	/* each field: a byte, two lengths of at most 4 bytes, the text */
 	max = 4 * 9 + strlen(":method") + strlen("HEAD") +
-	    strlen(":scheme") + strlen("http") + strlen(":path") +
+	    strlen(":scheme") + strlen("https") + strlen(":path") +
 	    strlen(path) + strlen(":authority") + strlen(host);
 	if (max > H2C_MAXFRAME)
 		return (-1);
@@ -127,7 +129,7 @@ h2check_request(const char *path, const char *host, char **bufp,
 	p += H2C_FRAMEHDR;
 	n = H2C_FRAMEHDR;
 	n += h2c_field(p + n, ":method", "HEAD");
-	n += h2c_field(p + n, ":scheme", "http");
+	n += h2c_field(p + n, ":scheme", tls ? "https" : "http");
 	n += h2c_field(p + n, ":path", path);
 	if (*host != '\0')
 		n += h2c_field(p + n, ":authority", host);

@@ -80,21 +80,35 @@ static void	 cte_read(struct check_event *);
 static int	 cte_validate(struct check_event *, int);
 
 static struct tls_config	*cte_tlscfg;
+static struct tls_config	*cte_tlscfg_h2;	/* check http2 ... tls */
 static struct privsep		*cte_ps;
 static uint32_t			 cte_seq;
+
+/* A configuration that verifies nothing, asking for alpn if not NULL. */
+static struct tls_config *
+cte_tlsconfig(const char *alpn)
+{
+	struct tls_config	*cfg;
+
+	if ((cfg = tls_config_new()) == NULL ||
+	    (alpn != NULL && tls_config_set_alpn(cfg, alpn) != 0)) {
+		log_warnx("check tls: cannot make a TLS configuration");
+		tls_config_free(cfg);
+		return (NULL);
+	}
+	tls_config_insecure_noverifycert(cfg);
+	tls_config_insecure_noverifyname(cfg);
+	tls_config_insecure_noverifytime(cfg);
+	return (cfg);
+}
 
 /* Before the chroot: libtls reads its defaults from /etc. */
 void
 check_tcp_init(struct privsep *ps)
 {
 	cte_ps = ps;
-	if ((cte_tlscfg = tls_config_new()) == NULL) {
-		log_warnx("check tls: cannot make a TLS configuration");
-		return;
-	}
-	tls_config_insecure_noverifycert(cte_tlscfg);
-	tls_config_insecure_noverifyname(cte_tlscfg);
-	tls_config_insecure_noverifytime(cte_tlscfg);
+	cte_tlscfg = cte_tlsconfig(NULL);
+	cte_tlscfg_h2 = cte_tlsconfig("h2");
 }
 
 void
@@ -299,12 +313,15 @@ cte_event(int fd, short event, void *arg)
 static void
 cte_connected(struct check_event *cte)
 {
-	struct table	*tb = cte->table;
+	struct table		*tb = cte->table;
+	struct tls_config	*cfg = cte_tlscfg;
 
 	if (tb->conf.flags & F_TLS) {
+		if (tb->conf.check == CHECK_HTTP2_CODE)
+			cfg = cte_tlscfg_h2;
 		/* check https ... host NAME asks for NAME (SNI) */
-		if (cte_tlscfg == NULL || (cte->tls = tls_client()) == NULL ||
-		    tls_configure(cte->tls, cte_tlscfg) == -1 ||
+		if (cfg == NULL || (cte->tls = tls_client()) == NULL ||
+		    tls_configure(cte->tls, cfg) == -1 ||
 		    tls_connect_socket(cte->tls, cte->s,
 		    tb->conf.host[0] != '\0' ? tb->conf.host : NULL) == -1) {
 			cte_done(cte, HCE_TLS_CONNECT_ERROR);
@@ -325,7 +342,8 @@ cte_connected(struct check_event *cte)
 static void
 cte_handshake(struct check_event *cte)
 {
-	int	 r;
+	const char	*alpn;
+	int		 r;
 
 	r = tls_handshake(cte->tls);
 	if (r == TLS_WANT_POLLIN) {
@@ -344,6 +362,15 @@ cte_handshake(struct check_event *cte)
 	}
 	if (cte->table->conf.check == CHECK_TCP) {
 		cte_done(cte, HCE_TLS_CONNECT_OK);
+		return;
+	}
+	/* a backend that does not choose h2 does not speak it here */
+	if (cte->table->conf.check == CHECK_HTTP2_CODE &&
+	    ((alpn = tls_conn_alpn_selected(cte->tls)) == NULL ||
+	    strcmp(alpn, "h2") != 0)) {
+		log_debug("%s: host %s: no ALPN h2", __func__,
+		    cte->host->conf.name);
+		cte_done(cte, HCE_HTTP_CODE_ERROR);
 		return;
 	}
 	cte->state = CTE_WRITE;
@@ -380,8 +407,8 @@ cte_write(struct check_event *cte)
 
 	if (tb->conf.check == CHECK_HTTP2_CODE) {
 		if (cte->req == NULL && h2check_request(tb->conf.path,
-		    h2check_authority(tb, cte->host), &cte->req,
-		    &cte->reqlen) == -1) {
+		    h2check_authority(tb, cte->host), cte->tls != NULL,
+		    &cte->req, &cte->reqlen) == -1) {
 			cte_done(cte, HCE_TCP_WRITE_FAIL);
 			return;
 		}

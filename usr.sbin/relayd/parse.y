@@ -2135,9 +2135,9 @@ tablecheck	: ICMP				{
 			FREEARG($2);
 			FREEARG($3);
 		}
-		| HTTP2 STRING hostname CODE NUMBER	{
-			/* an extension: HEAD over HTTP/2, h2c */
-			if (check_set(CHECK_HTTP2_CODE, 0) == -1) {
+		| HTTP2 STRING hostname CODE NUMBER checktls	{
+			/* an extension: HEAD over HTTP/2, h2c or ALPN h2 */
+			if (check_set(CHECK_HTTP2_CODE, $6) == -1) {
 				FREEARG($2);
 				FREEARG($3);
 				YYERROR;

@@ -114,7 +114,10 @@ print_check(struct table *tb)
 			printf(" host ");
 			print_str(tb->conf.host);
 		}
-		if (tb->conf.check != CHECK_HTTP_DIGEST)
+		if (tb->conf.check == CHECK_HTTP2_CODE)
+			printf(" code %d%s", tb->conf.retcode,
+			    tb->conf.flags & F_TLS ? " tls" : "");
+		else if (tb->conf.check == CHECK_HTTP_CODE)
 			printf(" code %d", tb->conf.retcode);
 		else {
 			printf(" digest ");

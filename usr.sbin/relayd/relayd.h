@@ -1275,7 +1275,7 @@ struct table	*hce_table(struct host *);
 
 /* check_h2.c */
 struct h2check;
-int		 h2check_request(const char *, const char *, char **,
+int		 h2check_request(const char *, const char *, int, char **,
 		    size_t *);
 struct h2check	*h2check_new(void);
 void		 h2check_free(struct h2check *);
