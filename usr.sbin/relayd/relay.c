@@ -124,6 +124,7 @@ static void	 relay_count_written(struct evbuffer *,
 static void	 relay_session_free(struct rsession *);
 static void	 relay_link_adopt(struct rsession *);
 static void	 relay_accept_resume(void);
+static void	 relay_peak_note(void);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
 
 static void	 relay_act(struct rsession *, struct ctl_relay_event *,
@@ -163,6 +164,7 @@ struct sessionlist		 relay_sessions =
 static int			 relay_nsessions;
 static int			 relay_ndgrams;	/* of them, dns queries */
 static int			 relay_nlinks;	/* links, not among them */
+static int			 relay_npeak;	/* of both, since last asked */
 static objid_t			 relay_conid;
 static objid_t			 relay_linkid;
 /* how a link's connect starts (the fuzz target gives its own) */
@@ -610,6 +612,28 @@ relay_proto_ops(struct rsession *con)
 	return (&relay_http_ops);
 }
 
+/* Sessions and links: the most there were since relay_sessions_peak(). */
+static void
+relay_peak_note(void)
+{
+	if (relay_nsessions + relay_nlinks > relay_npeak)
+		relay_npeak = relay_nsessions + relay_nlinks;
+}
+
+/*
+ * The most sessions and links there were since the last call, however
+ * briefly; *now, how many there are.
+ */
+unsigned int
+relay_sessions_peak(unsigned int *now)
+{
+	unsigned int	 peak = relay_npeak;
+
+	*now = relay_nsessions + relay_nlinks;
+	relay_npeak = *now;
+	return (peak > *now ? peak : *now);
+}
+
 /*
  * A session of rlay, counted: size bytes (a protocol may keep its own
  * after the rsession), s the client's socket (-1 for a datagram).
@@ -626,6 +650,7 @@ relay_session_new(struct relay *rlay, size_t size,
 	con->se_id = ++relay_conid;
 	TAILQ_INSERT_TAIL(&relay_sessions, con, se_entry);
 	relay_nsessions++;
+	relay_peak_note();
 	if (s == -1) {
 		con->se_dgram = 1;
 		relay_ndgrams++;
@@ -695,6 +720,7 @@ relay_link_open(struct rsession *parent, const struct relay_ops *ops,
 	TAILQ_INSERT_TAIL(&relay_sessions, link, se_entry);
 	TAILQ_INSERT_TAIL(&parent->se_links, link, se_link);
 	relay_nlinks++;
+	relay_peak_note();
 	evtimer_set(&link->se_ev, relay_link_start, link);
 	evtimer_add(&link->se_ev, &tv);
 	return (link);
@@ -732,6 +758,7 @@ relay_link_shared(struct rsession *con, const struct relay_ops *ops,
 		link->se_conf->sc_nsessions++;
 	TAILQ_INSERT_TAIL(&relay_sessions, link, se_entry);
 	relay_nlinks++;
+	relay_peak_note();
 	evtimer_set(&link->se_ev, relay_link_start, link);
 	evtimer_add(&link->se_ev, &tv);
 	return (link);

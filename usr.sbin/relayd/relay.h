@@ -159,6 +159,8 @@ struct relay_stats
 /* a datagram's session (dns): made and given a backend by its protocol */
 struct rsession	*relay_session_new(struct relay *, size_t,
 		    const struct relay_ops *, int, struct sockaddr_storage *);
+/* the most sessions and links since last asked, and now (memory trim) */
+unsigned int	 relay_sessions_peak(unsigned int *);
 struct host	*relay_from_table(struct rsession *);
 /*
  * a link: one more backend connection of a session's (HTTP/2 clients),

@@ -40,7 +40,7 @@
 #include "relay.h"
 
 static void	 relay_statistics(int, short, void *);
-static void	 relay_memtrim(unsigned int);
+static void	 relay_memtrim(void);
 
 #define RELAY_LOG_MAX		1024	/* texts of the end line */
 
@@ -154,14 +154,12 @@ relay_statistics(int fd, short event, void *arg)
 	struct rsession		*con;
 	struct timeval		 tv = { 1, 0 };
 	uint64_t		 b[2][2];
-	unsigned int		 active = 0;
 	int			 dir, kind;
 
 	(void)fd;
 	(void)event;
 	TAILQ_FOREACH(rlay, env->sc_relays, rl_entry) {
 		cur = &rlay->rl_stats[ps->ps_instance];
-		active += cur->active;
 		if (++cur->tick >= RELAY_STATINTERVAL) {
 			cur->tick = 0;
 			cur->cnt += cur->last;
@@ -203,32 +201,34 @@ relay_statistics(int fd, short event, void *arg)
 		ks.proc = ps->ps_instance;
 		proc_compose(ps, PROC_PFE, IMSG_KEYOP_STATS, &ks, sizeof(ks));
 	}
-	relay_memtrim(active);
+	relay_memtrim();
 	evtimer_add(&relay_statev, &tv);
 }
 
 /*
- * After a peak of sessions, what they took goes back to the system once
- * they are down to a quarter of it, and again at each quarter of that
- * down to none: the allocator keeps freed memory for the next peak
- * otherwise (180 MB after 1,000 HTTP/2 clients of 100 streams each had
- * left), and the last quarter of a peak that drains slowly holds its
- * share.
+ * After a peak of sessions and links, what they took goes back to the
+ * system once they are down to a quarter of it, and again at each
+ * quarter of that down to none: the allocator keeps freed memory for
+ * the next peak otherwise (180 MB after 1,000 HTTP/2 clients of 100
+ * streams each had left), and the last quarter of a peak that drains
+ * slowly holds its share.  The peak is counted as sessions start, for
+ * a burst may come and go between two of these calls.
  */
 static void
-relay_memtrim(unsigned int active)
+relay_memtrim(void)
 {
-	static unsigned int	 peak;
+	static unsigned int	 top;
 	static int		 big;	/* since sessions were last none */
+	unsigned int		 now, peak;
 
-	if (active > peak)
-		peak = active;
-	if (peak >= RELAY_TRIM_PEAK)
+	if ((peak = relay_sessions_peak(&now)) > top)
+		top = peak;
+	if (top >= RELAY_TRIM_PEAK)
 		big = 1;
-	if (big && active <= peak / 4 && active < peak) {
+	if (big && now <= top / 4 && now < top) {
 		compat_memtrim();
-		peak = active;
-		if (active == 0)
+		top = now;
+		if (now == 0)
 			big = 0;
 	}
 }

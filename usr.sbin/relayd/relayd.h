@@ -73,7 +73,7 @@
 #define RELAY_PPFROM_ALL	-1	/* every peer of a unix listener */
 #define RELAY_SUN_MODE		0666	/* a unix listener, as a TCP one */
 #define RELAY_STATINTERVAL	60
-#define RELAY_TRIM_PEAK		64	/* sessions: a peak worth trimming */
+#define RELAY_TRIM_PEAK		64	/* sessions and links: a peak to trim */
 #define RELAY_MAXPROTOTTL	255
 #define PROC_MAX_INSTANCES	32
 #define FD_RESERVE		5
