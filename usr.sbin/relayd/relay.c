@@ -164,7 +164,8 @@ struct sessionlist		 relay_sessions =
 static int			 relay_nsessions;
 static int			 relay_ndgrams;	/* of them, dns queries */
 static int			 relay_nlinks;	/* links, not among them */
-static int			 relay_npeak;	/* of both, since last asked */
+static int			 relay_nshared;	/* of them, shared links */
+static int			 relay_npeak;	/* sessions and their links */
 static objid_t			 relay_conid;
 static objid_t			 relay_linkid;
 /* how a link's connect starts (the fuzz target gives its own) */
@@ -612,24 +613,27 @@ relay_proto_ops(struct rsession *con)
 	return (&relay_http_ops);
 }
 
-/* Sessions and links: the most there were since relay_sessions_peak(). */
+/*
+ * Sessions and their own links (not the shared links, which stay): the
+ * most there were since relay_sessions_peak().
+ */
 static void
 relay_peak_note(void)
 {
-	if (relay_nsessions + relay_nlinks > relay_npeak)
-		relay_npeak = relay_nsessions + relay_nlinks;
+	if (relay_nsessions + relay_nlinks - relay_nshared > relay_npeak)
+		relay_npeak = relay_nsessions + relay_nlinks - relay_nshared;
 }
 
 /*
- * The most sessions and links there were since the last call, however
- * briefly; *now, how many there are.
+ * The most sessions and their links there were since the last call,
+ * however briefly; *now, how many there are.
  */
 unsigned int
 relay_sessions_peak(unsigned int *now)
 {
 	unsigned int	 peak = relay_npeak;
 
-	*now = relay_nsessions + relay_nlinks;
+	*now = relay_nsessions + relay_nlinks - relay_nshared;
 	relay_npeak = *now;
 	return (peak > *now ? peak : *now);
 }
@@ -758,7 +762,7 @@ relay_link_shared(struct rsession *con, const struct relay_ops *ops,
 		link->se_conf->sc_nsessions++;
 	TAILQ_INSERT_TAIL(&relay_sessions, link, se_entry);
 	relay_nlinks++;
-	relay_peak_note();
+	relay_nshared++;
 	evtimer_set(&link->se_ev, relay_link_start, link);
 	evtimer_add(&link->se_ev, &tv);
 	return (link);
@@ -2538,9 +2542,10 @@ relay_session_free(struct rsession *con)
 	if (con->se_parent != NULL) {
 		TAILQ_REMOVE(&con->se_parent->se_links, con, se_link);
 		relay_nlinks--;
-	} else if (con->se_shared)
+	} else if (con->se_shared) {
 		relay_nlinks--;
-	else
+		relay_nshared--;
+	} else
 		relay_nsessions--;
 	if (con->se_dgram)
 		relay_ndgrams--;
