@@ -165,7 +165,7 @@ static int			 relay_nsessions;
 static int			 relay_ndgrams;	/* of them, dns queries */
 static int			 relay_nlinks;	/* links, not among them */
 static int			 relay_nshared;	/* of them, shared links */
-static int			 relay_npeak;	/* sessions and their links */
+static int			 relay_npeak;	/* most, shared ones aside */
 static objid_t			 relay_conid;
 static objid_t			 relay_linkid;
 /* how a link's connect starts (the fuzz target gives its own) */

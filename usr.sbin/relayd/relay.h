@@ -159,7 +159,7 @@ struct relay_stats
 /* a datagram's session (dns): made and given a backend by its protocol */
 struct rsession	*relay_session_new(struct relay *, size_t,
 		    const struct relay_ops *, int, struct sockaddr_storage *);
-/* the most sessions and links since last asked, and now (memory trim) */
+/* the most sessions and their links since last asked, and now */
 unsigned int	 relay_sessions_peak(unsigned int *);
 struct host	*relay_from_table(struct rsession *);
 /*
