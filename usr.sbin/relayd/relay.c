@@ -124,6 +124,7 @@ static void	 relay_count_written(struct evbuffer *,
 static void	 relay_session_free(struct rsession *);
 static void	 relay_link_adopt(struct rsession *);
 static void	 relay_accept_resume(void);
+static int	 relay_nowned(void);
 static void	 relay_peak_note(void);
 static uint64_t	 relay_bytes(struct ctl_relay_event *, int);
 
@@ -613,15 +614,19 @@ relay_proto_ops(struct rsession *con)
 	return (&relay_http_ops);
 }
 
-/*
- * Sessions and their own links (not the shared links, which stay): the
- * most there were since relay_sessions_peak().
- */
+/* Sessions and their own links: not the shared links, which stay. */
+static int
+relay_nowned(void)
+{
+	return (relay_nsessions + relay_nlinks - relay_nshared);
+}
+
+/* relay_nowned(): the most there were since relay_sessions_peak(). */
 static void
 relay_peak_note(void)
 {
-	if (relay_nsessions + relay_nlinks - relay_nshared > relay_npeak)
-		relay_npeak = relay_nsessions + relay_nlinks - relay_nshared;
+	if (relay_nowned() > relay_npeak)
+		relay_npeak = relay_nowned();
 }
 
 /*
@@ -633,7 +638,7 @@ relay_sessions_peak(unsigned int *now)
 {
 	unsigned int	 peak = relay_npeak;
 
-	*now = relay_nsessions + relay_nlinks - relay_nshared;
+	*now = relay_nowned();
 	relay_npeak = *now;
 	return (peak > *now ? peak : *now);
 }
