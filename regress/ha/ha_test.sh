@@ -386,7 +386,7 @@ stall()
 	    atf_fail "grp1 not demoted with $1 stopped: $(cat demote/grp1)"
 	_ms=$(python3 -c "print(int(($(now) - $_st) * 1000))")
 	echo "$1 stopped: demoted after $_ms ms" >&2
-	# a heartbeat every 100 ms, silent after 0.6 s (and the poll's 0.1 s)
+	# a heartbeat every 200 ms, silent 0.6 s after the last one
 	[ "$_ms" -le 1300 ] || atf_fail "$1 stopped: demoted after $_ms ms"
 	atf_check -o match:"$1 process 0 \(pid $sp\) does not answer: demoting" \
 	    cat relayd.log

@@ -609,14 +609,17 @@ parent_reload(struct relayd *env, const char *filename, uint32_t peerid)
 }
 
 /*
- * Every RELAY_HEARTBEAT_MS: has each child process said it is alive (a
- * heartbeat from its event loop, proc_run()) in the last
+ * Has each child process said it is alive (a heartbeat from its event
+ * loop every RELAY_HEARTBEAT_MS, proc_run()) in the last
  * RELAY_HEARTBEAT_DEAD_MS?  One that has not, stopped or stuck, demotes
  * every demote group until it answers again: a relay process serves no
  * client, hce sees no backend fail, pfe moves no host state to the
  * relays and answers no relayctl, ca signs no handshake.  pfe is told
  * of each, for relayctl status and the metrics.  The service manager's
- * watchdog is fed only while all answer.
+ * watchdog is fed only while all answer.  The timer is set for the
+ * moment the first child that answers would be late, not in turns, so
+ * that an idle relayd wakes seldom; a silent one that answers again is
+ * seen at its heartbeat (parent_dispatch_child()).
  */
 static void
 parent_liveness(int fd, short event, void *arg)
@@ -625,9 +628,10 @@ parent_liveness(int fd, short event, void *arg)
 	static struct timespec	 fed;
 	struct relayd		*env = arg;
 	struct privsep		*ps = env->sc_ps;
-	struct timeval		 tv = { 0, RELAY_HEARTBEAT_MS * 1000 };
+	struct timeval		 tv;
 	struct timespec		 now;
 	unsigned int		 i, stalled = 0;
+	long long		 ms, next = RELAY_HEARTBEAT_DEAD_MS;
 	int			 id, late;
 
 	(void)fd;
@@ -641,12 +645,14 @@ parent_liveness(int fd, short event, void *arg)
 	}
 	for (id = PROC_PARENT + 1; id < PROC_MAX; id++) {
 		for (i = 0; i < ps->ps_instances[id]; i++) {
-			late = timespec_ms(&now, &proc_alive[id][i]) >=
-			    RELAY_HEARTBEAT_DEAD_MS;
+			ms = timespec_ms(&now, &proc_alive[id][i]);
+			late = ms >= RELAY_HEARTBEAT_DEAD_MS;
 			if (late != proc_stalled[id][i])
 				parent_silent(ps, id, i, late);
 			proc_stalled[id][i] = late;
 			stalled += late;
+			if (!late && RELAY_HEARTBEAT_DEAD_MS - ms < next)
+				next = RELAY_HEARTBEAT_DEAD_MS - ms;
 		}
 	}
 	if (stalled != last) {
@@ -660,6 +666,8 @@ parent_liveness(int fd, short event, void *arg)
 		(void)compat_sdnotify("WATCHDOG=1");
 		fed = now;
 	}
+	tv.tv_sec = next / 1000;
+	tv.tv_usec = (next % 1000) * 1000;
 	evtimer_add(&parent_liveness_ev, &tv);
 }
 
@@ -827,9 +835,12 @@ parent_dispatch_child(int fd, struct privsep_proc *p, struct imsg *imsg)
 	case IMSG_HEARTBEAT:
 		IMSG_EXACT_SIZE_CHECK(imsg, &n);
 		memcpy(&n, imsg->data, sizeof(n));
-		if (n < PROC_MAX_INSTANCES)
-			clock_gettime(CLOCK_MONOTONIC,
-			    &proc_alive[p->p_id][n]);
+		if (n >= PROC_MAX_INSTANCES)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &proc_alive[p->p_id][n]);
+		/* it answers again: said now, not at the next deadline */
+		if (proc_stalled[p->p_id][n])
+			parent_liveness(-1, EV_TIMEOUT, p->p_ps->ps_env);
 		break;
 	case IMSG_SCRIPT:
 		if (p->p_id != PROC_HCE)

@@ -48,7 +48,7 @@
 #define TLS_TICKET_KEYS		4		/* kept: a lifetime's worth */
 #define TLS_PRIV_TIMEOUT	1000		/* ms for an answer of ca */
 #define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
-#define RELAY_HEARTBEAT_MS	100		/* a child's heartbeat */
+#define RELAY_HEARTBEAT_MS	200		/* a child's heartbeat */
 #define RELAY_HEARTBEAT_DEAD_MS	600		/* without one: silent */
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
