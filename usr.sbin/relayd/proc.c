@@ -40,6 +40,7 @@ static void	 proc_accept(struct privsep *, struct imsg *);
 static void	 proc_sig_handler(int, short, void *);
 static void	 proc_log_relay(const char *, size_t, int);
 static void	 proc_heartbeat(int, short, void *);
+static void	 proc_dispatch_more(int, short, void *);
 static __dead void
 		 proc_shutdown(struct privsep *);
 
@@ -246,6 +247,7 @@ proc_newiev(struct privsep *ps, struct privsep_proc *p, int fd,
 	socket_set_blockmode(fd, 0);
 	imsg_init(&iev->ibuf, fd);
 	iev->handler = proc_dispatch;
+	evtimer_set(&iev->ev_more, proc_dispatch_more, iev);
 	iev->proc = p;
 	iev->data = iev;
 	iev->peer = id;
@@ -334,6 +336,7 @@ proc_kill(struct privsep *ps)
 			if (iev == NULL)
 				continue;
 			event_del(&iev->ev);
+			evtimer_del(&iev->ev_more);
 			imsg_clear(&iev->ibuf);
 			close(iev->ibuf.fd);
 			free(iev);
@@ -480,12 +483,19 @@ proc_dispatch(int fd, short event, void *arg)
 	struct privsep		*ps = p->p_ps;
 	struct imsgbuf		*ibuf = &iev->ibuf;
 	struct imsg		 imsg;
+	struct timespec		 t0, t;
+	struct timeval		 tv;
 	ssize_t			 n;
-	int			 verbose;
+	int			 verbose, more = 0;
 
 	if (event & EV_READ) {
+		/*
+		 * ENOBUFS: the buffer is full of messages that a cut batch
+		 * left; they go first, and the socket is read next turn.
+		 */
 		n = imsg_read(ibuf);
-		if (n == -1 && errno != EAGAIN && errno != ECONNRESET)
+		if (n == -1 && errno != EAGAIN && errno != ECONNRESET &&
+		    errno != ENOBUFS)
 			fatal("%s: imsg_read from %s", __func__,
 			    proc_name(iev->peer));
 		if (n == 0 || (n == -1 && errno == ECONNRESET)) {
@@ -511,6 +521,7 @@ proc_dispatch(int fd, short event, void *arg)
 		}
 	}
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		if ((n = imsg_get(ibuf, &imsg)) == -1)
 			fatal("%s: bad message from %s", __func__,
@@ -561,8 +572,37 @@ proc_dispatch(int fd, short event, void *arg)
 			    proc_name(iev->peer), iev->instance);
 		}
 		imsg_free(&imsg);
+		/*
+		 * A long batch (ca signing for a burst of handshakes) lets
+		 * the loop turn after PROC_DISPATCH_MS: the heartbeat and
+		 * the other channels go on, and the rest follows at once.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (timespec_ms(&t, &t0) >= PROC_DISPATCH_MS) {
+			more = 1;
+			break;
+		}
 	}
 	imsg_event_add(iev);
+	if (more) {
+		timerclear(&tv);
+		evtimer_add(&iev->ev_more, &tv);
+	}
+}
+
+/*
+ * The rest of a long batch, from a timer: on the loop's next turn, with
+ * the timers that are due (an event made active now would run in this
+ * turn, before them).
+ */
+static void
+proc_dispatch_more(int fd, short event, void *arg)
+{
+	struct imsgev	*iev = arg;
+
+	(void)fd;
+	(void)event;
+	proc_dispatch(iev->ibuf.fd, 0, iev);
 }
 
 /*

@@ -50,6 +50,7 @@
 #define DEMOTE_GROUP_SIZE	16		/* carp's interface groups */
 #define RELAY_HEARTBEAT_MS	200		/* a child's heartbeat */
 #define RELAY_HEARTBEAT_DEAD_MS	600		/* without one: silent */
+#define PROC_DISPATCH_MS	50		/* imsgs, then the loop turns */
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
 #endif
@@ -197,6 +198,7 @@ struct imsgev {
 	struct imsgbuf		 ibuf;
 	void			(*handler)(int, short, void *);
 	struct event		 ev;
+	struct event		 ev_more;	/* the rest of a batch */
 	struct privsep_proc	*proc;
 	void			*data;
 	short			 events;
