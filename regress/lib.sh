@@ -236,6 +236,7 @@ mkcert()
 {
 	case $2 in
 	rsa)	_kopt="-newkey rsa:2048" ;;
+	rsa4096) _kopt="-newkey rsa:4096" ;;
 	ec)	_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256" ;;
 	esac
 	# shellcheck disable=SC2086

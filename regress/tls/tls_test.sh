@@ -1367,6 +1367,44 @@ tls_ca_stall_plain_sessions_cleanup()
 	stop_all
 }
 
+atf_test_case tls_ca_burst_answers cleanup
+tls_ca_burst_answers_head()
+{
+	atf_set descr "a burst of handshakes that keeps ca signing (RSA 4096) for seconds: every one is served, and no process stops answering the parent (ca's long batches let its heartbeat through; the relay processes never wait for ca themselves)"
+	atf_set require.user root
+	atf_set timeout 120
+}
+tls_ca_burst_answers_body()
+{
+	require_tls
+	command -v h2load >/dev/null ||
+	    atf_skip "no h2load (make deps installs nghttp2-client)"
+	mkca
+	mkcert 127.0.0.1 rsa4096 IP:127.0.0.1
+	start_httpd
+	tls_conf http "tcp { backlog 512 }" ""
+	# two relay processes: each of the two ca processes reads from both
+	sed -i 's/^prefork 1$/prefork 2/' relayd.conf
+	PREFORK=2 start_relayd
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	# 500 handshakes at once want 1.7 s of signing (3.4 ms each here)
+	for _i in 1 2 3; do
+		timeout 60 h2load -c 500 -n 500 --h1 \
+		    "https://127.0.0.1:$lport/bytes/10" >h2load.out 2>&1 ||
+		    { cat h2load.out; atf_fail "h2load did not end"; }
+		grep "^requests:" h2load.out
+		grep -q "500 succeeded, 0 failed" h2load.out ||
+		    atf_fail "not every handshake of the burst was served"
+	done
+	atf_check -s exit:1 grep "does not answer" relayd.log
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	atf_check -s exit:1 grep "lost child" relayd.log
+}
+tls_ca_burst_answers_cleanup()
+{
+	stop_all
+}
+
 # The serial of the certificate the relay shows now.
 served_serial()
 {
@@ -1720,5 +1758,6 @@ atf_init_test_cases()
 	atf_add_test_case tls_proxy_protocol
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions
+	atf_add_test_case tls_ca_burst_answers
 	atf_add_test_case tls_probe_no_backend
 }

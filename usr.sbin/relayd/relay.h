@@ -264,6 +264,8 @@ struct ctl_relay_event {
 	struct relay_tlsin	 tin;		/* what libtls reads */
 	void			*tlsjob;	/* a handshake paused for ca */
 	struct keyop_wait	 keyop;		/* what it waits for */
+	TAILQ_ENTRY(ctl_relay_event) jobentry;	/* waits for a job */
+	int			 jobwait;
 	size_t			 readsize;	/* the next read's reservation */
 };
 

@@ -54,6 +54,22 @@ static int	 relay_tls_wait(struct ctl_relay_event *, int);
 static void	 relay_tls_handshake_on(struct ctl_relay_event *);
 static ssize_t	 relay_tls_recv(struct tls *, void *, size_t, void *);
 static ssize_t	 relay_tls_send(struct tls *, const void *, size_t, void *);
+static void	 relay_tls_jobwait(struct ctl_relay_event *);
+static void	 relay_tls_jobkick(int, short, void *);
+
+/*
+ * Handshakes that wait for a job.  While TLS_MAXJOBS handshakes are
+ * paused for ca, another one would run without a job of its own, and
+ * its key operation would wait for ca in the event loop's stead: every
+ * session of the process would stand still, up to TLS_PRIV_TIMEOUT each
+ * time, and the process would look stuck to the parent.  It waits here
+ * instead, its socket not watched, within its session timeout, until a
+ * paused one ends.
+ */
+static TAILQ_HEAD(, ctl_relay_event) relay_tls_jobq =
+    TAILQ_HEAD_INITIALIZER(relay_tls_jobq);
+static unsigned int	 relay_tls_paused;	/* jobs paused for ca */
+static struct event	 relay_tls_jobev;
 
 #define RELAY_TLS_CHUNK		(16 * 1024)	/* one record's worth */
 /*
@@ -719,7 +735,8 @@ relay_tls_keyop_done(void *arg)
 static int
 relay_tls_job(struct ctl_relay_event *cre, int *ret)
 {
-	int	 r;
+	struct timeval	 tv = { 0, 0 };
+	int		 r, had = cre->tlsjob != NULL;
 
 	tls_keyops_waiter(&cre->keyop, relay_tls_keyop_done, cre);
 	r = compat_tlsjob_run(&cre->tlsjob, relay_tls_handshake_call, cre,
@@ -730,7 +747,57 @@ relay_tls_job(struct ctl_relay_event *cre, int *ret)
 		*ret = -1;
 		r = COMPAT_TLSJOB_DONE;
 	}
+	if (!had && r == COMPAT_TLSJOB_PAUSED)
+		relay_tls_paused++;
+	else if (had && r == COMPAT_TLSJOB_DONE) {
+		/* a job is free: the first that waits for one, from the loop */
+		relay_tls_paused--;
+		if (!TAILQ_EMPTY(&relay_tls_jobq)) {
+			if (!event_initialized(&relay_tls_jobev))
+				evtimer_set(&relay_tls_jobev,
+				    relay_tls_jobkick, NULL);
+			evtimer_add(&relay_tls_jobev, &tv);
+		}
+	}
 	return (r);
+}
+
+/* No job to be had: wait for one, within what is left of the timeout. */
+static void
+relay_tls_jobwait(struct ctl_relay_event *cre)
+{
+	struct timeval	 left;
+	int		 t;
+
+	if ((t = relay_start_left(cre->con, &left)) == -1) {
+		relay_close(cre->con, "TLS handshake timeout", 1);
+		return;
+	}
+	if (event_initialized(&cre->tev))
+		event_del(&cre->tev);
+	evtimer_set(&cre->tev, relay_tls_handshake, cre);
+	if (t == 1)
+		evtimer_add(&cre->tev, &left);
+	cre->jobwait = 1;
+	TAILQ_INSERT_TAIL(&relay_tls_jobq, cre, jobentry);
+}
+
+/* Jobs are free: the handshakes that waited go on, the first first. */
+static void
+relay_tls_jobkick(int fd, short event, void *arg)
+{
+	struct ctl_relay_event	*cre;
+
+	(void)fd;
+	(void)event;
+	(void)arg;
+	while (relay_tls_paused < TLS_MAXJOBS &&
+	    (cre = TAILQ_FIRST(&relay_tls_jobq)) != NULL) {
+		TAILQ_REMOVE(&relay_tls_jobq, cre, jobentry);
+		cre->jobwait = 0;
+		event_del(&cre->tev);
+		relay_tls_handshake_on(cre);
+	}
 }
 
 /*
@@ -766,6 +833,10 @@ relay_tls_handshake_on(struct ctl_relay_event *cre)
 	char			 why[160], *msg;
 	int			 ret;
 
+	if (cre->tlsjob == NULL && relay_tls_paused >= TLS_MAXJOBS) {
+		relay_tls_jobwait(cre);
+		return;
+	}
 	do {
 		if (cre->tlsjob == NULL)
 			cre->tin.asked = 0;
@@ -808,6 +879,10 @@ relay_tls_abandon(struct ctl_relay_event *cre)
 {
 	int	 ret;
 
+	if (cre->jobwait) {
+		TAILQ_REMOVE(&relay_tls_jobq, cre, jobentry);
+		cre->jobwait = 0;
+	}
 	while (cre->tlsjob != NULL) {
 		tls_keyops_cancel(&cre->keyop);
 		(void)relay_tls_job(cre, &ret);

@@ -54,7 +54,7 @@
 #ifndef DEMOTE_DIR
 #define DEMOTE_DIR		"/run/relayd/demote"
 #endif
-#define TLS_MAXJOBS		256		/* handshakes paused for ca */
+#define TLS_MAXJOBS		64		/* handshakes paused for ca */
 #define TLS_HASH_SIZE		72		/* "SHA256:" + 64 hex + NUL */
 #ifndef RELAYD_SOCKET
 #define RELAYD_SOCKET		"/var/run/relayd.sock"
