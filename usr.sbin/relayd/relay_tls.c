@@ -766,18 +766,10 @@ relay_tls_job(struct ctl_relay_event *cre, int *ret)
 static void
 relay_tls_jobwait(struct ctl_relay_event *cre)
 {
-	struct timeval	 left;
-	int		 t;
-
-	if ((t = relay_start_left(cre->con, &left)) == -1) {
+	if (relay_tls_wait(cre, 0) == -1) {
 		relay_close(cre->con, "TLS handshake timeout", 1);
 		return;
 	}
-	if (event_initialized(&cre->tev))
-		event_del(&cre->tev);
-	evtimer_set(&cre->tev, relay_tls_handshake, cre);
-	if (t == 1)
-		evtimer_add(&cre->tev, &left);
 	cre->jobwait = 1;
 	TAILQ_INSERT_TAIL(&relay_tls_jobq, cre, jobentry);
 }
@@ -891,10 +883,11 @@ relay_tls_abandon(struct ctl_relay_event *cre)
 }
 
 /*
- * Wait for the socket, within what is left of the session timeout.  The
- * wait persists: the next round of the handshake that waits for the
- * same keeps it, and after the handshake it stays until reading has
- * the socket (relay_read_on()), with no epoll_ctl(2) in between.
+ * Wait for the socket (what 0: for nothing, until the time is out),
+ * within what is left of the session timeout.  The wait persists: the
+ * next round of the handshake that waits for the same keeps it, and
+ * after the handshake it stays until reading has the socket
+ * (relay_read_on()), with no epoll_ctl(2) in between.
  */
 static int
 relay_tls_wait(struct ctl_relay_event *cre, int what)
