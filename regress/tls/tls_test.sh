@@ -1406,6 +1406,80 @@ tls_ca_burst_answers_cleanup()
 	stop_all
 }
 
+# The key operations ca has answered, from the metrics.
+keyops_done()
+{
+	"$RELAYCTL" -s relayd.sock show metrics | awk '
+	    /^relayd_ca_key_operation_duration_seconds_count / { n = $2 }
+	    END { print n + 0 }'
+}
+
+# At least $1 sessions have ended in error, says the metrics: the
+# relay process's report of them came, and its key operations with it.
+errors_reported()
+{
+	"$RELAYCTL" -s relayd.sock show metrics | awk -v want="$1" '
+	    /^relayd_relay_session_ends_total\{.*end="error"\} / { n = $2 }
+	    END { exit !(n >= want) }'
+}
+
+atf_test_case tls_queued_client_left cleanup
+tls_queued_client_left_head()
+{
+	atf_set descr "handshakes that wait their turn behind a full queue of handshakes paused for ca, whose clients left meanwhile, end without ca signing for them"
+	atf_set require.user root
+	atf_set timeout 120
+}
+tls_queued_client_left_body()
+{
+	require_tls
+	mkca
+	mkcert 127.0.0.1 rsa4096 IP:127.0.0.1
+	start_httpd
+	tls_conf http "tcp { backlog 512 }" ""
+	PREFORK=1 start_relayd
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	# 300 clients send a ClientHello each, all at once, and close:
+	# 64 handshakes pause for ca (3.4 ms of signing each here), the
+	# rest wait, and their clients are gone when their turn comes
+	python3 - "$lport" <<'PY' || atf_fail "the clients failed"
+import socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+t = ctx.wrap_bio(i, o)
+try:
+    t.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = o.read()
+socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    for _ in range(300)]
+for s in socks:
+    s.sendall(hello)
+for s in socks:
+    s.close()
+PY
+	wait_for 60 errors_reported 300 ||
+	    atf_fail "not every handshake ended: $(grep -c 'TLS handshake' relayd.log)"
+	grep -o "TLS handshake error: [a-z ]*" relayd.log | sort | uniq -c
+	# one for the first client, one for each of the 64 paused, and
+	# some let in as they ended before their clients' ends were read
+	ops=$(keyops_done)
+	echo "key operations: $ops"
+	[ "$ops" -lt 150 ] ||
+	    atf_fail "ca signed $ops times for 301 clients, 300 of which had left"
+	atf_check -o match:"TLS handshake error: the peer left while it waited" \
+	    cat relayd.log
+	get10 "https://127.0.0.1:$lport/bytes/10"
+	atf_check -s exit:1 grep "does not answer" relayd.log
+}
+tls_queued_client_left_cleanup()
+{
+	stop_all
+}
+
 # The serial of the certificate the relay shows now.
 served_serial()
 {
@@ -1760,5 +1834,6 @@ atf_init_test_cases()
 	atf_add_test_case tls_idle_body_to_eof
 	atf_add_test_case tls_ca_stall_plain_sessions
 	atf_add_test_case tls_ca_burst_answers
+	atf_add_test_case tls_queued_client_left
 	atf_add_test_case tls_probe_no_backend
 }

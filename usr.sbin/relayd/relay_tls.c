@@ -56,6 +56,7 @@ static ssize_t	 relay_tls_recv(struct tls *, void *, size_t, void *);
 static ssize_t	 relay_tls_send(struct tls *, const void *, size_t, void *);
 static void	 relay_tls_jobwait(struct ctl_relay_event *);
 static void	 relay_tls_jobkick(int, short, void *);
+static int	 relay_tls_left(struct ctl_relay_event *);
 
 /*
  * Handshakes that wait for a job.  While TLS_MAXJOBS handshakes are
@@ -788,8 +789,48 @@ relay_tls_jobkick(int fd, short event, void *arg)
 		TAILQ_REMOVE(&relay_tls_jobq, cre, jobentry);
 		cre->jobwait = 0;
 		event_del(&cre->tev);
+		if (relay_tls_left(cre)) {
+			relay_close(cre->con, "TLS handshake error: "
+			    "the peer left while it waited", 1);
+			continue;
+		}
 		relay_tls_handshake_on(cre);
 	}
+}
+
+/*
+ * A handshake that waited its turn: has its peer gone meanwhile, as
+ * clients that give up on a busy relay do?  Then ca is not asked to
+ * sign for it.  What the socket holds (a ClientHello) is read ahead for
+ * the handshake, so that an end behind it shows.
+ */
+static int
+relay_tls_left(struct ctl_relay_event *cre)
+{
+	struct relay_tlsin	*tin = &cre->tin;
+	ssize_t			 n;
+	int			 error;
+	char			 c;
+
+	if (tin->len == 0 && (tin->buf = relay_tls_ahead()) != NULL) {
+		tin->ahead = 1;
+		while ((n = recv(cre->s, tin->buf, RELAY_TLS_AHEAD,
+		    MSG_DONTWAIT)) == -1 && errno == EINTR)
+			;
+		if (n > 0) {
+			tin->off = 0;
+			tin->len = n;
+			if (n == RELAY_TLS_AHEAD)
+				return (0);
+		} else {
+			error = errno;
+			relay_tls_unahead(tin);
+			if (n == 0 || (error != EAGAIN &&
+			    error != EWOULDBLOCK))
+				return (1);
+		}
+	}
+	return (recv(cre->s, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
 }
 
 /*
