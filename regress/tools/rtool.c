@@ -25,7 +25,9 @@
  *                                       half-closed and read back checked;
  *                                       with RATE, each stream sends RATE
  *                                       bytes a second and the longest
- *                                       wait for bytes back is printed
+ *                                       wait for bytes back is printed;
+ *                                       SIGUSR1 ends the pacing: the rest
+ *                                       goes at once
  *   rtool idle PORT SECONDS             connect, send one byte, wait for the
  *                                       close; print how long it took
  *   rtool sink PORTFILE [SECONDS]       read everything, answer nothing
@@ -337,6 +339,16 @@ since(const struct timeval *t0)
 	return ((now.tv_sec - t0->tv_sec) + (now.tv_usec - t0->tv_usec) / 1e6);
 }
 
+/* SIGUSR1 to a paced client: send the rest unpaced */
+static volatile sig_atomic_t hurry;
+
+static void
+client_hurry(int sig)
+{
+	(void)sig;
+	hurry = 1;
+}
+
 static int
 client(int port, int conns, uint64_t bytes, int secs, uint64_t rate)
 {
@@ -356,6 +368,7 @@ client(int port, int conns, uint64_t bytes, int secs, uint64_t rate)
 	    (out = malloc(BUFSZ)) == NULL || (in = malloc(BUFSZ)) == NULL ||
 	    (want = malloc(BUFSZ)) == NULL)
 		err(1, NULL);
+	signal(SIGUSR1, client_hurry);
 	alarm(secs);
 	gettimeofday(&t0, NULL);
 	for (i = 0; i < conns; i++) {
@@ -377,7 +390,7 @@ client(int port, int conns, uint64_t bytes, int secs, uint64_t rate)
 			if (pfd[i].revents & POLLOUT && !st[i].wdone) {
 				len = bytes - st[i].sent < BUFSZ ?
 				    bytes - st[i].sent : BUFSZ;
-				if (rate) {
+				if (rate && !hurry) {
 					/* paced: rate bytes a second */
 					allowed = since(&t0) * rate -
 					    st[i].sent;
