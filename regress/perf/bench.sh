@@ -1062,11 +1062,15 @@ start_haproxy_h2()
 }
 
 # nginx's keepalive_requests: its default of 1000 ends a connection
-# (GOAWAY) that h2load does not open again
+# (GOAWAY) that h2load does not open again.  ssl_protocols: Debian 12's
+# nginx (1.22) leaves TLS 1.3 out by default, and its clients would be
+# on TLS 1.2 while relayd's and HAProxy's are on 1.3 (Debian's own
+# nginx.conf names 1.3 too).
 start_nginx_h2()
 {
 	start_nginx_http "ssl http2" "ssl_certificate $work/ssl/bench-ec.crt;
 		ssl_certificate_key $work/ssl/private/bench-ec.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
 		keepalive_requests 100000000;"
 }
 
@@ -1201,6 +1205,7 @@ http {
 		listen 127.0.0.1:$LS ssl http2;
 		ssl_certificate $work/ssl/bench-ec.crt;
 		ssl_certificate_key $work/ssl/private/bench-ec.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
 		keepalive_requests 100000000;
 		location / { grpc_pass grpc://b; }
 	}
