@@ -1099,6 +1099,16 @@ h2_slow_run()
 	    "$work/h2slow.out" >>"$work/$1"
 }
 
+# The TLS version a client gets from the proxy on $LS, to the log: the
+# HTTP/2 tables compare like with like only when every proxy says the
+# same.  tls_said NAME
+tls_said()
+{
+	v=$(openssl s_client -connect "127.0.0.1:$LS" -alpn h2 </dev/null \
+	    2>/dev/null | sed -n 's/^New, \(TLSv[0-9.]*\),.*/\1/p')
+	echo "  $1 speaks ${v:-no TLS}" >&2
+}
+
 h2_contender()
 {
 	name=$1
@@ -1110,6 +1120,7 @@ h2_contender()
 		stop_proxy
 		return
 	fi
+	tls_said "$name"
 	: >"$work/h1"; : >"$work/h1c"; : >"$work/h64"; : >"$work/h64c"
 	: >"$work/hslow"
 	r=0
@@ -1300,6 +1311,7 @@ h2b_contender()
 		return
 	fi
 	grep -qx "$name" "$work/h2b.names" || echo "$name" >>"$work/h2b.names"
+	[ "$hr" -eq 0 ] && tls_said "$name"
 	h2b_run
 	stop_proxy
 	if [ -n "${GRPCPORT:-}" ]; then
