@@ -1104,8 +1104,8 @@ h2_slow_run()
 # same.  tls_said NAME
 tls_said()
 {
-	v=$(openssl s_client -connect "127.0.0.1:$LS" -alpn h2 </dev/null \
-	    2>/dev/null | sed -n 's/^New, \(TLSv[0-9.]*\),.*/\1/p')
+	v=$(timeout 5 openssl s_client -connect "127.0.0.1:$LS" -alpn h2 \
+	    </dev/null 2>/dev/null | sed -n 's/^New, \(TLSv[0-9.]*\),.*/\1/p')
 	echo "  $1 speaks ${v:-no TLS}" >&2
 }
 
