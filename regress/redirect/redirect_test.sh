@@ -132,6 +132,17 @@ log state changes
 CONF
 }
 
+# relayd's tables and their base chains, with their kernel handles: a
+# chain replaced gets a new one, a table replaced too.
+base_chains()
+{
+	ip netns exec $R nft -a list ruleset | awk '
+	    /^table / { print $2, $3, $NF }
+	    /^\tchain / { c = $2 " " $NF; next }
+	    c != "" && / hook / { print c }
+	    { c = "" }' | sort
+}
+
 # Servers 11 and 12, relayd with the redirection www to both on
 # 10.78.9.9 port 80, its rules in place.
 setup_www()
@@ -537,7 +548,7 @@ rdr_options_cleanup()
 atf_test_case rdr_route_to cleanup
 rdr_route_to_head()
 {
-	atf_set descr "redirect with route to (direct server return): packets forwarded unchanged to the hosts that are up, which answer the client themselves; a dead host leaves the rule"
+	atf_set descr "redirect with route to (direct server return): packets forwarded unchanged to the hosts that are up, which answer the client themselves; a dead host leaves the rule; a reload keeps the base chains"
 	atf_set require.user root
 	atf_set timeout 90
 }
@@ -602,7 +613,9 @@ CONF
 	atf_check -o inline:"u11 10.78.1.2\n" cat after
 	wait_for 10 sh -c "'$RELAYCTL' -s '$PWD/relayd.sock' show redirects | grep -q 'total: 35 sessions'" ||
 	    atf_fail "counters: $("$RELAYCTL" -s relayd.sock show redirects)"
-	# source-hash: through the Maglev map of the netdev table
+	# source-hash: through the Maglev map of the netdev table; the
+	# reload changes the tables and their base chains in place
+	base_chains >chains.before
 	sed -i 's/check tcp interface/mode source-hash check tcp interface/' \
 	    relayd.conf
 	"$RELAYCTL" -s relayd.sock reload >/dev/null || atf_fail "reload"
@@ -615,6 +628,9 @@ CONF
 	    ip netns exec $R nft list chain netdev relayd_rdr rdr1_v0
 	ask 10.78.9.9 >one
 	atf_check -o match:"^u1[12] 10.78.1.2$" cat one
+	base_chains >chains.after
+	atf_check -o file:chains.before cat chains.after
+	atf_check -o match:"^rdr1_v0 " cat chains.after
 	# SIGTERM: the netdev table goes too
 	kill "$(cat relayd.pid)"
 	wait_for 10 sh -c "! kill -0 $(cat relayd.pid)" || atf_fail "no stop"
@@ -698,7 +714,7 @@ rdr_failover_cleanup()
 atf_test_case rdr_reload_no_gap cleanup
 rdr_reload_no_gap_head()
 {
-	atf_set descr "redirect: 50 reloads while a client connects every 10 ms: a reload that keeps the redirection never leaves its rules empty, no connection fails"
+	atf_set descr "redirect: 50 reloads while a client connects every 10 ms: a reload that keeps the redirection never leaves its rules empty, no connection fails; the nat base chains stay the same chains"
 	atf_set require.user root
 	atf_set timeout 120
 }
@@ -706,6 +722,7 @@ rdr_reload_no_gap_body()
 {
 	require_netns
 	setup_www
+	base_chains >chains.before
 	# a connection every 10 ms until reloads.done, 3000 at most
 	ip netns exec $C python3 - "$PWD/reloads.done" >client.out 2>&1 <<'PY' &
 import os, socket, sys, time
@@ -740,10 +757,89 @@ PY
 	cat client.out >&2
 	atf_check -o match:"^ok [1-9][0-9]+ failed 0 " cat client.out
 	atf_check -o inline:"50\n" grep -c "reloading configuration" relayd.log
+	# A base chain replaced leaves an instant when a packet meets the
+	# new one before its rules are there and the old one after its are
+	# gone (the client above sees it only now and then): the reloads
+	# changed the chains, they did not replace them.
+	base_chains >chains.after
+	atf_check -o file:chains.before cat chains.after
+	rdr_chain >out
+	atf_check -o match:"dnat ip to numgen inc mod 2 map" cat out
 }
 rdr_reload_no_gap_cleanup()
 {
 	stop_all
+	cleanup_ns
+}
+
+atf_test_case rdr_reload_in_place cleanup
+rdr_reload_in_place_head()
+{
+	atf_set descr "redirect: a reload changes relayd's nftables table in place: the table and its base chains stay, what the new configuration no longer has goes, what it changes is the new one's"
+	atf_set require.user root
+	atf_set timeout 60
+}
+rdr_reload_in_place_body()
+{
+	require_netns
+	setup_ns
+	start_server 11
+	start_server 12
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12, fd78:2::11, fd78:2::12 }
+redirect "one" {
+	listen on 10.78.9.1 port 80
+	listen on fd78:9::1 port 80
+	forward to <web> port 8080 check tcp
+	sticky-address
+	session timeout 30
+}
+redirect "two" {
+	listen on 10.78.9.2 port 80
+	listen on 10.78.9.2 udp port 53
+	forward to <web> port 8080 mode source-hash check tcp
+}
+CONF
+	} >relayd.conf
+	start_relayd_ns
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr2 | grep -q @mag2_4" ||
+	    atf_fail "no rule: $(ip netns exec $R nft list table inet relayd_rdr)"
+	base_chains >chains.before
+	# one: source-hash now, no IPv6, no sticky-address, another
+	# timeout; two goes
+	{ conf_head; cat <<CONF
+table <web> { 10.78.2.11, 10.78.2.12, fd78:2::11, fd78:2::12 }
+redirect "one" {
+	listen on 10.78.9.1 port 80
+	forward to <web> port 8080 mode source-hash check tcp
+	session timeout 60
+}
+CONF
+	} >relayd.conf
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q @mag1_4" ||
+	    atf_fail "not reloaded: $(ip netns exec $R nft list table inet relayd_rdr)"
+	base_chains >chains.after
+	atf_check -o file:chains.before cat chains.after
+	ip netns exec $R nft -t list table inet relayd_rdr >table
+	atf_check -o not-match:"rdr2|sticky|mag2_|rdr1_tcp6" cat table
+	atf_check -o match:"established : 60 " cat table
+	atf_check -o not-match:"in place" cat relayd.log
+	ask 10.78.9.1 >out
+	atf_check -o match:"^s1[12]$" cat out
+	# a table someone else changed: the next reload replaces it whole
+	ip netns exec $R nft flush table inet relayd_rdr
+	ip netns exec $R nft delete chain inet relayd_rdr rdr1_out
+	atf_check "$RELAYCTL" -s relayd.sock reload
+	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1_out | grep -q @mag1_4" ||
+	    atf_fail "not replaced: $(ip netns exec $R nft list table inet relayd_rdr)"
+	atf_check -o match:"could not be changed in place, replacing them" \
+	    cat relayd.log
+	ask 10.78.9.1 >out
+	atf_check -o match:"^s1[12]$" cat out
+}
+rdr_reload_in_place_cleanup()
+{
 	cleanup_ns
 }
 
@@ -1390,6 +1486,7 @@ atf_init_test_cases()
 	atf_add_test_case rdr_route_to
 	atf_add_test_case rdr_failover
 	atf_add_test_case rdr_reload_no_gap
+	atf_add_test_case rdr_reload_in_place
 	atf_add_test_case rdr_control
 	atf_add_test_case rdr_ownership
 	atf_add_test_case router_ecmp

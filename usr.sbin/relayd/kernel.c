@@ -133,7 +133,16 @@ kernel_configure(struct relayd *conf)
 		return (0);
 	}
 	/* (no redirection: no table, see above) */
-	ret = kernel_rdr_setup(&conf->sc_rdrs);
+	if (have_table && kernel_env != NULL && conf != kernel_env) {
+		/* a reload: in place, else whole if that fails */
+		if ((ret = kernel_rdr_setup(&conf->sc_rdrs,
+		    &kernel_env->sc_rdrs)) == -1) {
+			log_warnx("redirections: the nftables tables could "
+			    "not be changed in place, replacing them");
+			ret = kernel_rdr_setup(&conf->sc_rdrs, NULL);
+		}
+	} else
+		ret = kernel_rdr_setup(&conf->sc_rdrs, NULL);
 	TAILQ_FOREACH(rdr, &conf->sc_rdrs, entry) {
 		free(rdr->rd_init);
 		rdr->rd_init = NULL;

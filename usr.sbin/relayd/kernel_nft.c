@@ -76,7 +76,9 @@ static struct nft_ctx	*nft;
 static struct mnl_socket *nl_ct;
 
 struct cmdbuf;
-static void	 rdr_maglev_maps(struct cmdbuf *, struct rdr *);
+static void	 rdr_maglev_maps(struct cmdbuf *, struct rdr *, int);
+static void	 rdr_fwd_objects(struct cmdbuf *, struct rdr *, int,
+		    struct rdrlist *);
 static int		 quiet;		/* errors are no news */
 
 int
@@ -261,57 +263,87 @@ rdr_families(struct rdr *rdr)
 	return (f);
 }
 
-/* A redirection's objects: counters, timeouts, sticky maps, its chain. */
+/*
+ * An object of table: declared, in its table's block, with body, or
+ * (del) deleted, outside it.
+ */
 static void
-rdr_objects(struct cmdbuf *cb, struct rdr *rdr)
+rdr_obj(struct cmdbuf *cb, int del, const char *table, const char *kind,
+    const char *name, const char *body)
+{
+	if (del)
+		cmd_add(cb, "delete %s %s %s\n", kind, table, name);
+	else
+		cmd_add(cb, "%s %s {\n%s}\n", kind, name, body);
+}
+
+/*
+ * A redirection's objects: counters, timeouts, sticky maps, its chains;
+ * declared, or (del) deleted.
+ */
+static void
+rdr_objects(struct cmdbuf *cb, struct rdr *rdr, int del)
 {
 	struct rdr_virt	*v;
-	char		 tn[32];
+	char		 tn[32], n[32], body[128];
 	int		 i, bit, done = 0, f = rdr_families(rdr);
 	int		 t = rdr->conf.timeout > 0 ? rdr->conf.timeout : 1;
+	objid_t		 id = rdr->conf.id;
 
-	cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
-	    rdr->conf.id, rdr->conf.id);
-	cmd_add(cb, "chain rdr%u {\n}\nchain rdr%u_out {\n}\n", rdr->conf.id,
-	    rdr->conf.id);
+	(void)snprintf(n, sizeof(n), "rdr%u_new", id);
+	rdr_obj(cb, del, NFT_TABLE, "counter", n, "");
+	(void)snprintf(n, sizeof(n), "rdr%u", id);
+	rdr_obj(cb, del, NFT_TABLE, "counter", n, "");
+	rdr_obj(cb, del, NFT_TABLE, "chain", n, "");
+	(void)snprintf(n, sizeof(n), "rdr%u_out", id);
+	rdr_obj(cb, del, NFT_TABLE, "chain", n, "");
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
-		if (rdr_timeout_name(v, tn, sizeof(tn), rdr->conf.id) == NULL)
+		if (rdr_timeout_name(v, tn, sizeof(tn), id) == NULL)
 			continue;
 		bit = 1 << ((v->proto == IPPROTO_TCP) * 2 +
 		    (v->ss.ss_family == AF_INET6));
 		if (done & bit)
 			continue;
 		done |= bit;
-		cmd_add(cb, "ct timeout %s {\nprotocol %s; l3proto %s;\n"
-		    "policy = { %s: %d }\n}\n", tn,
+		(void)snprintf(body, sizeof(body), "protocol %s; l3proto %s;\n"
+		    "policy = { %s: %d }\n",
 		    v->proto == IPPROTO_TCP ? "tcp" : "udp",
 		    v->ss.ss_family == AF_INET ? "ip" : "ip6",
 		    v->proto == IPPROTO_TCP ? "established" : "replied", t);
+		rdr_obj(cb, del, NFT_TABLE, "ct timeout", tn, body);
 	}
-	rdr_maglev_maps(cb, rdr);
+	rdr_maglev_maps(cb, rdr, del);
 	if ((rdr->conf.flags & F_STICKY) == 0)
 		return;
-	for (i = 4; i <= 6; i += 2)
-		if (f & (i == 4 ? 1 : 2))
-			cmd_add(cb, "map sticky%u_%d {\ntype ipv%d_addr : "
-			    "ipv%d_addr; flags dynamic,timeout; timeout %ds;"
-			    "\n}\n", rdr->conf.id, i, i, i, t);
+	for (i = 4; i <= 6; i += 2) {
+		if ((f & (i == 4 ? 1 : 2)) == 0)
+			continue;
+		(void)snprintf(n, sizeof(n), "sticky%u_%d", id, i);
+		(void)snprintf(body, sizeof(body), "type ipv%d_addr : "
+		    "ipv%d_addr; flags dynamic,timeout; timeout %ds;\n",
+		    i, i, t);
+		rdr_obj(cb, del, NFT_TABLE, "map", n, body);
+	}
 }
 
 /* source-hash: a Maglev table per family (rdr_maglev()) */
 static void
-rdr_maglev_maps(struct cmdbuf *cb, struct rdr *rdr)
+rdr_maglev_maps(struct cmdbuf *cb, struct rdr *rdr, int del)
 {
+	char	 n[32], body[64];
 	int	 i, f = rdr_families(rdr);
 
 	if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
 		return;
-	for (i = 4; i <= 6; i += 2)
-		if (f & (i == 4 ? 1 : 2))
-			cmd_add(cb, "map mag%u_%d {\ntypeof numgen inc mod %u "
-			    ": ip%s daddr;\n}\n", rdr->conf.id, i,
-			    MAGLEV_SLOTS, i == 4 ? "" : "6");
+	for (i = 4; i <= 6; i += 2) {
+		if ((f & (i == 4 ? 1 : 2)) == 0)
+			continue;
+		(void)snprintf(n, sizeof(n), "mag%u_%d", rdr->conf.id, i);
+		(void)snprintf(body, sizeof(body), "typeof numgen inc mod %u "
+		    ": ip%s daddr;\n", MAGLEV_SLOTS, i == 4 ? "" : "6");
+		rdr_obj(cb, del, RDR_TABLE(rdr), "map", n, body);
+	}
 }
 
 /*
@@ -446,25 +478,99 @@ static void
 rdr_fwd_setup(struct cmdbuf *cb, struct rdrlist *rdrs)
 {
 	struct rdr	*rdr;
-	char		 ifn[16];
-	int		 i, any = 0;
+	int		 any = 0;
 
 	TAILQ_FOREACH(rdr, rdrs, entry) {
 		if (!RDR_FWD(rdr))
 			continue;
 		if (!any++)
 			cmd_add(cb, "table %s {\n", NFT_FWDTABLE);
-		cmd_add(cb, "counter rdr%u_new {\n}\ncounter rdr%u {\n}\n",
-		    rdr->conf.id, rdr->conf.id);
-		rdr_maglev_maps(cb, rdr);
-		for (i = 0; i < rdr->conf.nvirts; i++)
-			cmd_add(cb, "chain rdr%u_v%d {\ntype filter hook ingress "
-			    "device \"%s\" priority 0; policy accept;\n}\n",
-			    rdr->conf.id, i, nft_str(rdr->conf.virts[i].ifname,
-			    ifn, sizeof(ifn)));
+		rdr_fwd_objects(cb, rdr, 0, NULL);
 	}
 	if (any)
 		cmd_add(cb, "}\n");
+}
+
+/* Does rdrs declare route to redirection rdr's base chain i the same? */
+static int
+rdr_fwd_kept(struct rdr *rdr, int i, struct rdrlist *rdrs)
+{
+	struct rdr	*n;
+
+	TAILQ_FOREACH(n, rdrs, entry)
+		if (RDR_FWD(n) && n->conf.id == rdr->conf.id)
+			return (i < n->conf.nvirts &&
+			    strcmp(n->conf.virts[i].ifname,
+			    rdr->conf.virts[i].ifname) == 0);
+	return (0);
+}
+
+/*
+ * A route to redirection's objects: its counters, Maglev tables and a
+ * base chain per virtual address in its interface's ingress; declared,
+ * or (del) deleted, but for the base chains that rdrs, the
+ * configuration a reload is about to run, declares the same.
+ */
+static void
+rdr_fwd_objects(struct cmdbuf *cb, struct rdr *rdr, int del,
+    struct rdrlist *rdrs)
+{
+	char	 n[32], body[128], ifn[16];
+	int	 i;
+
+	(void)snprintf(n, sizeof(n), "rdr%u_new", rdr->conf.id);
+	rdr_obj(cb, del, NFT_FWDTABLE, "counter", n, "");
+	(void)snprintf(n, sizeof(n), "rdr%u", rdr->conf.id);
+	rdr_obj(cb, del, NFT_FWDTABLE, "counter", n, "");
+	rdr_maglev_maps(cb, rdr, del);
+	for (i = 0; i < rdr->conf.nvirts; i++) {
+		if (del && rdr_fwd_kept(rdr, i, rdrs))
+			continue;
+		(void)snprintf(n, sizeof(n), "rdr%u_v%d", rdr->conf.id, i);
+		(void)snprintf(body, sizeof(body), "type filter hook ingress "
+		    "device \"%s\" priority 0; policy accept;\n",
+		    nft_str(rdr->conf.virts[i].ifname, ifn, sizeof(ifn)));
+		rdr_obj(cb, del, NFT_FWDTABLE, "chain", n, body);
+	}
+}
+
+/*
+ * A reload changes both tables in place: every rule goes, and every
+ * object of old, the running configuration, but the base chains rdrs
+ * declares the same, to which the transaction then adds rdrs'.  A base
+ * chain replaced, with its table or alone, would leave an instant at
+ * the commit: nftables runs a chain added at a hook before those of the
+ * same priority already there, and reads the generation for each base
+ * chain anew, so that a packet could meet the new chain before its rules
+ * were there and the old one after its had gone, and leave without its
+ * DNAT.
+ */
+static void
+rdr_drop(struct cmdbuf *cb, struct rdrlist *old, struct rdrlist *rdrs)
+{
+	struct rdr	*rdr;
+	int		 fwd = 0, nfwd = 0;
+
+	cmd_add(cb, "add table %s\nflush table %s\n", NFT_TABLE, NFT_TABLE);
+	TAILQ_FOREACH(rdr, old, entry) {
+		if (RDR_FWD(rdr))
+			fwd++;
+		else
+			rdr_objects(cb, rdr, 1);
+	}
+	TAILQ_FOREACH(rdr, rdrs, entry)
+		nfwd += RDR_FWD(rdr);
+	/* the route to table is there when old has one of those */
+	if (fwd == 0)
+		return;
+	if (nfwd == 0) {
+		cmd_add(cb, "delete table %s\n", NFT_FWDTABLE);
+		return;
+	}
+	cmd_add(cb, "flush table %s\n", NFT_FWDTABLE);
+	TAILQ_FOREACH(rdr, old, entry)
+		if (RDR_FWD(rdr))
+			rdr_fwd_objects(cb, rdr, 1, rdrs);
 }
 
 /* The rules of a route to redirection: forward to one of n hosts. */
@@ -525,12 +631,13 @@ static void	 rdr_rules(struct cmdbuf *, struct rdr *,
 		    struct sockaddr_storage *, unsigned int, int);
 
 /*
- * relayd's table for these redirections, every rule chain empty (pfe
- * fills them as hosts come up), in place of whatever table was there:
- * one transaction.
+ * relayd's tables for these redirections, every rule chain empty (pfe
+ * fills them as hosts come up): one transaction.  old NULL, in place of
+ * whatever tables were there; else old is what they hold, the running
+ * configuration's, and they change in place (rdr_drop()).
  */
 int
-kernel_rdr_setup(struct rdrlist *rdrs)
+kernel_rdr_setup(struct rdrlist *rdrs, struct rdrlist *old)
 {
 	struct cmdbuf	 cb;
 	struct rdr	*rdr;
@@ -540,15 +647,20 @@ kernel_rdr_setup(struct rdrlist *rdrs)
 	const char	*hook[] = { "prerouting", "output" };
 
 	cmd_open(&cb);
-	/* "add" makes sure there is one to delete */
-	cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_TABLE, NFT_TABLE);
-	cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_FWDTABLE,
-	    NFT_FWDTABLE);
+	if (old != NULL)
+		rdr_drop(&cb, old, rdrs);
+	else {
+		/* "add" makes sure there is one to delete */
+		cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_TABLE,
+		    NFT_TABLE);
+		cmd_add(&cb, "add table %s\ndelete table %s\n", NFT_FWDTABLE,
+		    NFT_FWDTABLE);
+	}
 	rdr_fwd_setup(&cb, rdrs);
 	cmd_add(&cb, "table %s {\n", NFT_TABLE);
 	TAILQ_FOREACH(rdr, rdrs, entry)
 		if (!RDR_FWD(rdr))
-			rdr_objects(&cb, rdr);
+			rdr_objects(&cb, rdr, 0);
 	for (dir = 0; dir < 2; dir++) {
 		/* the redirections: DNAT */
 		cmd_add(&cb, "chain %s {\ntype nat hook %s priority %s; "

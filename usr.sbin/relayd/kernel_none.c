@@ -33,9 +33,10 @@ kernel_available(void)
 }
 
 int
-kernel_rdr_setup(struct rdrlist *rdrs)
+kernel_rdr_setup(struct rdrlist *rdrs, struct rdrlist *old)
 {
 	(void)rdrs;
+	(void)old;
 	return (0);
 }
 

@@ -1434,7 +1434,7 @@ int		 accept_reserve(int, struct sockaddr *, socklen_t *, int,
  * Makefile picks kernel_nft.c and kernel_rtnl.c (Linux) or kernel_none.c.
  */
 int		 kernel_available(void);
-int		 kernel_rdr_setup(struct rdrlist *);
+int		 kernel_rdr_setup(struct rdrlist *, struct rdrlist *);
 int		 kernel_rdr_rules(struct rdr *, struct sockaddr_storage *,
 		    unsigned int, int);
 int		 kernel_rdr_stats(struct rdr *, struct ctl_rdrstats *);
