@@ -161,7 +161,7 @@ ALL_CFLAGS =	$(CFLAGS) $(WARNINGS)
 	bench deb \
 	bench-deps bench-hce bench-syscalls bench-instructions bench-reload \
 	bench-forward-tls fuzz \
-	clean h2spec-deps ghz-deps
+	clean h2spec-deps ghz-deps go-deps
 
 all: $(RELAYD) $(RELAYCTL)
 
@@ -323,23 +323,32 @@ bench-deps: deps
 	@command -v ghz >/dev/null || [ -x "$$HOME/go/bin/ghz" ] || \
 	    $(MAKE) --no-print-directory ghz-deps || \
 	    echo "make bench-deps: no ghz, the gRPC row uses h2load"
+	@$(MAKE) -s --no-print-directory $(GRPCECHO) || \
+	    echo "make bench-deps: no Go gRPC server, the gRPC rows use the Python one"
 
 # ghz, gRPC's load generator, for make bench's gRPC calls (h2load with a
 # gRPC body without it): from Go's module proxy to ~/go/bin, as h2spec.
-ghz-deps:
+ghz-deps: go-deps
+	go install github.com/bojand/ghz/cmd/ghz@latest
+
+# make bench's gRPC server, with grpc-go: the modules its go.sum names,
+# from Go's module proxy
+GRPCECHO =	regress/perf/grpcecho/grpcecho
+$(GRPCECHO): regress/perf/grpcecho/main.go regress/perf/grpcecho/go.mod \
+		regress/perf/grpcecho/go.sum
+	@$(MAKE) --no-print-directory go-deps
+	cd regress/perf/grpcecho && go build -o grpcecho .
+
+go-deps:
 	@command -v go >/dev/null || { apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends golang ca-certificates; }
-	go install github.com/bojand/ghz/cmd/ghz@latest
 
 # h2spec, HTTP/2's conformance cases, which regress/h2 runs when it is
 # there: Go's toolchain from Debian's golang package, h2spec from Go's
 # module proxy (to ~/go/bin).  Not part of make deps: it is the one
 # thing not from Debian.
-h2spec-deps:
-	@command -v go >/dev/null || { apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    --no-install-recommends golang ca-certificates; }
+h2spec-deps: go-deps
 	go install github.com/summerwind/h2spec/cmd/h2spec@latest
 
 bench-hce: all regress/tools/rtool
@@ -369,4 +378,4 @@ fuzz: $(RD)/parse.c
 clean:
 	rm -f $(LIB_OBJS) $(RELAYD_SRCS:.c=.o) $(RELAYCTL_SRCS:.c=.o) \
 	    $(LIB) $(RELAYD) $(RELAYCTL) $(RD)/parse.c $(REGRESS_PROGS) \
-	    $(SBTEST_OBJS)
+	    $(SBTEST_OBJS) $(GRPCECHO)

@@ -1179,6 +1179,8 @@ H2BDOC=$work/h2bdocs
 H2BN=18311	# nghttpd
 GHZ=$(command -v ghz || { [ -x "$HOME/go/bin/ghz" ] && echo "$HOME/go/bin/ghz"; })
 GRATE=${GRATE:-2000}	# gRPC calls a second, paced
+GRPCECHO=$PERF/grpcecho/grpcecho
+GRPCSERVER=${GRPCSERVER:-go}	# or python: regress/tools/grpctool.py
 start_relayd_h2b()
 {
 	start_relayd_h2 "http2 backend" "$H2BPORT" relayd-h2b
@@ -1282,8 +1284,8 @@ h2b_grpc_calls()
 
 # gRPC unary calls: as fast as they go, with the backend connections the
 # proxy held; then at GRATE a second, which every proxy keeps: like work
-# for each, where the rate of the first (the Python server's pace) moves
-# with the proxy, and the CPU per call with the rate
+# for each, where the rate of the first moves with the proxy (and with
+# the server's pace), and the CPU per call with the rate
 h2b_grpc_run()
 {
 	h2b_grpc_calls "" greq gcpu
@@ -1364,10 +1366,20 @@ if command -v h2load >/dev/null && command -v nghttpd >/dev/null &&
 	head -c 1024 /dev/zero | tr '\0' x >"$H2BDOC/1024"
 	$ONCLIENT nghttpd --no-tls -n 1 -d "$H2BDOC" "$H2BN" \
 	    >"$work/nghttpd.log" 2>&1 & pids="$pids $!"
+	# the gRPC server: grpc-go's (make bench-deps builds it), else
+	# python3-grpcio's; GRPCSERVER=python takes the latter
 	GRPCPORT=
-	if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+	GRPCNAME=
+	if [ "$GRPCSERVER" != python ] && [ -x "$GRPCECHO" ]; then
+		$ONCLIENT "$GRPCECHO" "$work/grpc.port" 100000 &
+		pids="$pids $!"
+		GRPCNAME="a grpc-go server (regress/perf/grpcecho)"
+	elif /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
 		$ONCLIENT /usr/bin/python3 "$TOP/regress/tools/grpctool.py" \
 		    server "$work/grpc.port" 100000 & pids="$pids $!"
+		GRPCNAME="a python3-grpcio server"
+	fi
+	if [ -n "$GRPCNAME" ]; then
 		i=0
 		while [ ! -s "$work/grpc.port" ] && [ $i -lt 100 ]; do
 			i=$((i + 1)); sleep 0.1
@@ -1427,7 +1439,7 @@ BEGIN {
 	    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 }' "$work/h2b.csv"
 	echo
-	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to a python3-grpcio server ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")), unpaced and then paced at $GRATE a second (GRATE=N); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT round(s), the contenders in turn, each round in another order; CPU vs the better peer: a contender's CPU over the lower of HAProxy's and nginx's in the same round, the median of the rounds; CSV in regress/perf/results/h2b-$stamp.csv"
+	echo "HTTP/2 backends: h2load -D ${HSECS} -c 64 -m 10 over TLS (ALPN h2, ECDSA key) for a 1 KiB file of nghttpd (h2c); gRPC unary calls to ${GRPCNAME:-no gRPC server} ($( [ -n "$GHZ" ] && echo "ghz -c 50 --connections 10" || echo "h2load -c 10 -m 5 with a gRPC body")), unpaced and then paced at $GRATE a second (GRATE=N); relayd \"http http2 backend\", HAProxy \"proto h2\", nginx grpc_pass; backend conns: the proxy's connections to the backend after a run; medians of $REPEAT round(s), the contenders in turn, each round in another order; CPU vs the better peer: a contender's CPU over the lower of HAProxy's and nginx's in the same round, the median of the rounds; CSV in regress/perf/results/h2b-$stamp.csv"
 fi
 
 section shortconn
