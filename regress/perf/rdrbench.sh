@@ -50,6 +50,13 @@ waitfile()
 	done
 }
 
+# The rules of redirection $1: its chain, and its hosts map (roundrobin)
+rdr_rules()
+{
+	ip netns exec $R nft list chain inet relayd_rdr "rdr$1" 2>/dev/null
+	ip netns exec $R nft list map inet relayd_rdr "hosts$1_4" 2>/dev/null
+}
+
 ns_triangle 79
 ip -n $S addr add 10.79.2.3/24 dev s$id
 ip netns exec $C sysctl -qw net.ipv4.tcp_tw_reuse=1 || fail "sysctl"
@@ -145,16 +152,14 @@ rm -f "$work/relayd.sock"
 ip netns exec $R "$RELAYD" -d -f "$work/relayd.conf" 2>"$work/relayd.log" &
 pids="$pids $!"
 i=0
-until ip netns exec $R nft list chain inet relayd_rdr rdr1 2>/dev/null |
-    grep -q "10.79.2.3"; do
+until rdr_rules 1 | grep -q "10.79.2.3"; do
 	i=$((i + 1))
 	[ $i -gt 100 ] && fail "no failover rule"
 	sleep 0.1
 done
 kill "$(cat "$work/fo3.pid")"
 t0=$(date +%s%N)
-until ! ip netns exec $R nft list chain inet relayd_rdr rdr1 |
-    grep -q "10.79.2.3"; do
+until ! rdr_rules 1 | grep -q "10.79.2.3"; do
 	[ $(($(date +%s%N) - t0)) -gt 30000000000 ] && fail "no failover"
 	sleep 0.01
 done

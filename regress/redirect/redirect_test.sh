@@ -111,15 +111,31 @@ start_relayd_ns()
 rdr_chain()
 {
 	ip netns exec $R nft list chain inet relayd_rdr rdr${1:-1} 2>/dev/null
+	# roundrobin's and random's hosts, in maps of their own
+	for _f in 4 6; do
+		ip netns exec $R nft list map inet relayd_rdr \
+		    hosts${1:-1}_$_f 2>/dev/null
+	done
 }
 
-# Wait until the chain has (or, with !, has not) $1.
+# Do the rules of redirection $1 (its chain and hosts maps) have $2?
+rdr_has()
+{
+	rdr_chain "$1" | grep -q "$2"
+}
+
+rdr_lacks()
+{
+	! rdr_has "$@"
+}
+
+# Wait until rdr1's rules have (or, with !, have not) $1.
 wait_chain()
 {
 	if [ "$1" = "!" ]; then
-		wait_for 10 sh -c "! ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q '$2'"
+		wait_for 10 rdr_lacks 1 "$2"
 	else
-		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr1 | grep -q '$1'"
+		wait_for 10 rdr_has 1 "$1"
 	fi
 }
 
@@ -251,7 +267,7 @@ CONF
 	} >relayd.conf
 	start_relayd_ns
 	for n in 2 3; do
-		wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr$n | grep -q 10.78.2.12" ||
+		wait_for 10 rdr_has $n 10.78.2.12 ||
 		    atf_fail "no rule for rdr$n: $(rdr_chain $n)"
 	done
 	# source-hash: its hosts are in its Maglev map
@@ -312,7 +328,7 @@ redirect "added" {
 }
 CONF
 	"$RELAYCTL" -s relayd.sock reload >/dev/null || atf_fail "reload"
-	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr3 | grep -q 10.78.2.12" ||
+	wait_for 10 rdr_has 3 10.78.2.12 ||
 	    atf_fail "reload not done: $(cat relayd.log)"
 	seeds >seeds.2
 	atf_check cmp seeds.1 seeds.2
@@ -505,7 +521,7 @@ CONF
 	} >relayd.conf
 	start_relayd_ns
 	wait_chain "10.78.2.11" || atf_fail "no rule: $(rdr_chain)"
-	wait_for 10 sh -c "ip netns exec $R nft list chain inet relayd_rdr rdr2 | grep -q 10.78.2.11" ||
+	wait_for 10 rdr_has 2 10.78.2.11 ||
 	    atf_fail "no range rule: $(rdr_chain 2)"
 	rdr_chain >out
 	atf_check -o match:'iifname "xr[0-9]+" ip daddr 10.78.9.9 tcp dport 80 .*log prefix "relayd/www: " group 0' cat out

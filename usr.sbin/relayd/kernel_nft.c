@@ -76,7 +76,7 @@ static struct nft_ctx	*nft;
 static struct mnl_socket *nl_ct;
 
 struct cmdbuf;
-static void	 rdr_maglev_maps(struct cmdbuf *, struct rdr *, int);
+static void	 rdr_maps(struct cmdbuf *, struct rdr *, int);
 static void	 rdr_fwd_objects(struct cmdbuf *, struct rdr *, int,
 		    struct rdrlist *);
 static int		 quiet;		/* errors are no news */
@@ -313,7 +313,7 @@ rdr_objects(struct cmdbuf *cb, struct rdr *rdr, int del)
 		    v->proto == IPPROTO_TCP ? "established" : "replied", t);
 		rdr_obj(cb, del, NFT_TABLE, "ct timeout", tn, body);
 	}
-	rdr_maglev_maps(cb, rdr, del);
+	rdr_maps(cb, rdr, del);
 	if ((rdr->conf.flags & F_STICKY) == 0)
 		return;
 	for (i = 4; i <= 6; i += 2) {
@@ -327,21 +327,30 @@ rdr_objects(struct cmdbuf *cb, struct rdr *rdr, int del)
 	}
 }
 
-/* source-hash: a Maglev table per family (rdr_maglev()) */
+/*
+ * The map of a redirection's hosts per family, from the index its
+ * rules compute to an address: source-hash's Maglev table
+ * (rdr_maglev()), else the hosts up in turn (hosts_fill()).  Never an
+ * anonymous map in the rule: a packet can meet the rule of a commit
+ * while the map that came with it is still empty, and leave without its
+ * DNAT (a few connections in ten thousand, under a reload or a host
+ * coming or going).  A named map's elements change with the commit.
+ */
 static void
-rdr_maglev_maps(struct cmdbuf *cb, struct rdr *rdr, int del)
+rdr_maps(struct cmdbuf *cb, struct rdr *rdr, int del)
 {
 	char	 n[32], body[64];
 	int	 i, f = rdr_families(rdr);
+	int	 mag = rdr->conf.mode == RELAY_DSTMODE_SRCHASH;
 
-	if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
-		return;
 	for (i = 4; i <= 6; i += 2) {
 		if ((f & (i == 4 ? 1 : 2)) == 0)
 			continue;
-		(void)snprintf(n, sizeof(n), "mag%u_%d", rdr->conf.id, i);
+		(void)snprintf(n, sizeof(n), "%s%u_%d", mag ? "mag" : "hosts",
+		    rdr->conf.id, i);
 		(void)snprintf(body, sizeof(body), "typeof numgen inc mod %u "
-		    ": ip%s daddr;\n", MAGLEV_SLOTS, i == 4 ? "" : "6");
+		    ": ip%s daddr;\n", mag ? MAGLEV_SLOTS : 2,
+		    i == 4 ? "" : "6");
 		rdr_obj(cb, del, RDR_TABLE(rdr), "map", n, body);
 	}
 }
@@ -430,15 +439,25 @@ hosts_first(struct sockaddr_storage *hosts, unsigned int n, int af)
 	return (NULL);
 }
 
-/* " map { 0 : A, 1 : B }": index to address, for numgen or jhash. */
+/*
+ * The hosts map of family af (rdr_maps()): index to address, for numgen
+ * or jhash, the hosts of that family in turn; emptied where there are
+ * fewer than two, which the rules name themselves.
+ */
 static void
-hosts_map(struct cmdbuf *cb, struct sockaddr_storage *hosts, unsigned int n,
-    int af)
+hosts_fill(struct cmdbuf *cb, struct rdr *rdr, struct sockaddr_storage *hosts,
+    unsigned int n, int af)
 {
 	char		 a[INET6_ADDRSTRLEN];
 	unsigned int	 i, nf = 0;
+	int		 fam = af == AF_INET ? 4 : 6;
 
-	cmd_add(cb, " map { ");
+	cmd_add(cb, "flush map %s hosts%u_%d\n", RDR_TABLE(rdr), rdr->conf.id,
+	    fam);
+	if (hosts_count(hosts, n, af) < 2)
+		return;
+	cmd_add(cb, "add element %s hosts%u_%d { ", RDR_TABLE(rdr),
+	    rdr->conf.id, fam);
 	for (i = 0; i < n; i++) {
 		if (hosts[i].ss_family != af)
 			continue;
@@ -446,24 +465,27 @@ hosts_map(struct cmdbuf *cb, struct sockaddr_storage *hosts, unsigned int n,
 		    nft_addr(&hosts[i], a, sizeof(a)));
 		nf++;
 	}
-	cmd_add(cb, " }");
+	cmd_add(cb, " }\n");
 }
 
-/* The Maglev tables a source-hash redirection's families need. */
+/* The maps of a redirection's families, for these hosts. */
 static void
-rdr_maglev_fill(struct cmdbuf *cb, struct rdr *rdr,
+rdr_maps_fill(struct cmdbuf *cb, struct rdr *rdr,
     struct sockaddr_storage *hosts, unsigned int n)
 {
-	int	 af, f = rdr_families(rdr);
+	int	 i, af, f = rdr_families(rdr);
 
-	if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
-		return;
-	for (af = 0; af < 2; af++)
-		if ((f & (af ? 2 : 1)) && hosts_count(hosts, n,
-		    af ? AF_INET6 : AF_INET) > 1 && rdr_maglev(cb, rdr,
-		    hosts, n, af ? AF_INET6 : AF_INET) == -1)
+	for (i = 0; i < 2; i++) {
+		if ((f & (i ? 2 : 1)) == 0)
+			continue;
+		af = i ? AF_INET6 : AF_INET;
+		if (rdr->conf.mode != RELAY_DSTMODE_SRCHASH)
+			hosts_fill(cb, rdr, hosts, n, af);
+		else if (hosts_count(hosts, n, af) > 1 &&
+		    rdr_maglev(cb, rdr, hosts, n, af) == -1)
 			log_warn("redirection %s: no Maglev table",
 			    rdr->conf.name);
+	}
 }
 
 /*
@@ -522,7 +544,7 @@ rdr_fwd_objects(struct cmdbuf *cb, struct rdr *rdr, int del,
 	rdr_obj(cb, del, NFT_FWDTABLE, "counter", n, "");
 	(void)snprintf(n, sizeof(n), "rdr%u", rdr->conf.id);
 	rdr_obj(cb, del, NFT_FWDTABLE, "counter", n, "");
-	rdr_maglev_maps(cb, rdr, del);
+	rdr_maps(cb, rdr, del);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		if (del && rdr_fwd_kept(rdr, i, rdrs))
 			continue;
@@ -584,7 +606,7 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 	unsigned int	 nf;
 	int		 i, af;
 
-	rdr_maglev_fill(cb, rdr, hosts, n);
+	rdr_maps_fill(cb, rdr, hosts, n);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		v = &rdr->conf.virts[i];
 		af = v->ss.ss_family;
@@ -619,8 +641,8 @@ rdr_fwd_rules(struct cmdbuf *cb, struct rdr *rdr,
 				cmd_add(cb, "jhash %s saddr", ip);
 			else
 				cmd_add(cb, "jhash %s saddr . th sport", ip);
-			cmd_add(cb, " mod %u seed 0x%08x", nf, rdr->conf.seed);
-			hosts_map(cb, hosts, n, af);
+			cmd_add(cb, " mod %u seed 0x%08x map @hosts%u_%d", nf,
+			    rdr->conf.seed, rdr->conf.id, af == AF_INET ? 4 : 6);
 		}
 		cmd_add(cb, " device \"%s\"\n", nft_str(rdr->conf.routeif,
 		    ifn, sizeof(ifn)));
@@ -735,9 +757,9 @@ rdr_target(struct cmdbuf *cb, struct rdr *rdr, struct rdr_virt *v,
 		break;
 	case RELAY_DSTMODE_RANDOM:
 	default:
-		cmd_add(cb, "%s mod %u", rdr->conf.mode ==
-		    RELAY_DSTMODE_RANDOM ? "numgen random" : "numgen inc", nf);
-		hosts_map(cb, hosts, n, af);
+		cmd_add(cb, "%s mod %u map @hosts%u_%d", rdr->conf.mode ==
+		    RELAY_DSTMODE_RANDOM ? "numgen random" : "numgen inc", nf,
+		    rdr->conf.id, af == AF_INET ? 4 : 6);
 		break;
 	}
 	if (port != 0)
@@ -819,7 +841,7 @@ rdr_rules(struct cmdbuf *cb, struct rdr *rdr, struct sockaddr_storage *hosts,
 			if (seen[af])
 				cmd_add(cb, "flush map %s sticky%u_%d\n",
 				    NFT_TABLE, rdr->conf.id, af ? 6 : 4);
-	rdr_maglev_fill(cb, rdr, hosts, n);
+	rdr_maps_fill(cb, rdr, hosts, n);
 	for (i = 0; i < rdr->conf.nvirts; i++) {
 		if (hosts_count(hosts, n, rdr->conf.virts[i].ss.ss_family) == 0)
 			continue;
